@@ -1,0 +1,177 @@
+// Package evals scores one interaction trace: an Evaluator reads a
+// tracedata.TraceData (plus the results of evaluators that ran before it and
+// the task's outcome) and returns a typed, JSON-encodable result. The graph,
+// latency, judge and text evaluators live here and register themselves; the
+// caller picks them per request with Config.
+//
+// evals imports tracedata only: no OpenTelemetry, no A2A. Whoever runs the
+// evaluators wraps them in spans through an Observer.
+package evals
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+
+	"github.com/coordbench/coordbench/tracedata"
+)
+
+// Evaluator scores one trace.
+type Evaluator interface {
+	// Name is the result's key in the JSON ("graph", "latency", ...).
+	Name() string
+	// Tier orders evaluators: lower tiers run first, and later tiers see
+	// their results (1 graph; 2 latency and judge; 3 text).
+	Tier() int
+	Evaluate(ctx context.Context, trace *tracedata.TraceData, in Inputs) (Result, error)
+}
+
+// Result is an evaluator's output. It must encode with encoding/json.
+type Result interface {
+	// Headline returns the few numbers worth a span attribute or a metric,
+	// keyed by metric name. Keys must be a fixed set per evaluator, so
+	// metric cardinality stays bounded.
+	Headline() map[string]float64
+}
+
+// Inputs is what an evaluator may read besides the trace.
+type Inputs struct {
+	// Prior holds the results of the evaluators that already ran, by name.
+	Prior map[string]Result
+	// Outcome is whether the task itself succeeded; nil when unknown.
+	Outcome *Outcome
+	// Config is the request's evaluator configuration.
+	Config Config
+	// Participants are the agent names the request named, so an agent that
+	// took no part still counts (as an isolated node).
+	Participants []string
+}
+
+// Outcome is the task's result as the scenario judged it.
+type Outcome struct {
+	Success bool `json:"success"`
+	// Score is the scenario's 0..1 score for the task.
+	Score float64 `json:"score"`
+	// Summary says in words what was expected and what came back.
+	Summary string `json:"summary"`
+	// Details are scenario-specific.
+	Details map[string]any `json:"details,omitempty"`
+}
+
+// Config switches evaluators and graph metrics per request. The zero value
+// runs every registered evaluator with every metric.
+type Config struct {
+	// Evaluators maps an evaluator name to on/off; names not listed are on.
+	Evaluators map[string]bool `json:"evaluators,omitempty"`
+	// GraphMetrics maps a graph metric name to on/off; names not listed are
+	// on.
+	GraphMetrics map[string]bool `json:"graph_metrics,omitempty"`
+	// IncludeVirtualNodes puts virtual callers ("user", the assessor) into
+	// the graph metrics; by default they are drawn but not measured.
+	IncludeVirtualNodes bool `json:"include_virtual_nodes,omitempty"`
+}
+
+// Enabled reports whether the evaluator called name is on.
+func (c Config) Enabled(name string) bool {
+	on, listed := c.Evaluators[name]
+	return !listed || on
+}
+
+// MetricEnabled reports whether the graph metric called name is on.
+func (c Config) MetricEnabled(name string) bool {
+	on, listed := c.GraphMetrics[name]
+	return !listed || on
+}
+
+// Registry holds evaluators in tier order.
+type Registry struct {
+	mu         sync.RWMutex
+	evaluators []Evaluator
+}
+
+// Register adds e; a second evaluator of the same name is an error.
+func (r *Registry) Register(e Evaluator) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, have := range r.evaluators {
+		if have.Name() == e.Name() {
+			return fmt.Errorf("evaluator %q registered twice", e.Name())
+		}
+	}
+	r.evaluators = append(r.evaluators, e)
+	slices.SortStableFunc(r.evaluators, func(a, b Evaluator) int { return a.Tier() - b.Tier() })
+	return nil
+}
+
+// Evaluators returns the registered evaluators in run order.
+func (r *Registry) Evaluators() []Evaluator {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return slices.Clone(r.evaluators)
+}
+
+// Names returns the registered evaluator names in run order.
+func (r *Registry) Names() []string {
+	var names []string
+	for _, e := range r.Evaluators() {
+		names = append(names, e.Name())
+	}
+	return names
+}
+
+// Default is the registry the built-in evaluators register with.
+var Default = &Registry{}
+
+// mustRegister is for the built-in evaluators' init functions, where a
+// duplicate name is a programming error caught by any test run.
+func mustRegister(e Evaluator) {
+	if err := Default.Register(e); err != nil {
+		panic(err)
+	}
+}
+
+// Observer wraps each evaluator run, for tracing: it is called before the
+// evaluator starts and returns the context to run it in and a function to
+// call with its result.
+type Observer func(ctx context.Context, e Evaluator) (context.Context, func(Result, error))
+
+// Report is the outcome of running the evaluators on one trace.
+type Report struct {
+	// Results by evaluator name.
+	Results map[string]Result
+	// Errors by evaluator name, for evaluators that failed; the others still
+	// ran.
+	Errors map[string]string
+}
+
+// Run runs the enabled evaluators of r on trace in tier order, each seeing
+// the results of those before it. An evaluator's error is recorded and the
+// rest still run.
+func (r *Registry) Run(ctx context.Context, trace *tracedata.TraceData, in Inputs, observe Observer) Report {
+	rep := Report{Results: map[string]Result{}, Errors: map[string]string{}}
+	for _, e := range r.Evaluators() {
+		if !in.Config.Enabled(e.Name()) {
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			rep.Errors[e.Name()] = fmt.Sprintf("not run: %v", err)
+			continue
+		}
+		in.Prior = rep.Results
+		runCtx, done := ctx, func(Result, error) {}
+		if observe != nil {
+			runCtx, done = observe(ctx, e)
+		}
+		res, err := e.Evaluate(runCtx, trace, in)
+		done(res, err)
+		if err != nil {
+			slog.Warn("evaluator failed", "evaluator", e.Name(), "trace_id", trace.TraceID, "err", err)
+			rep.Errors[e.Name()] = err.Error()
+			continue
+		}
+		rep.Results[e.Name()] = res
+	}
+	return rep
+}

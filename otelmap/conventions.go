@@ -1,0 +1,118 @@
+// Package otelmap maps between OpenTelemetry and coordbench's trace model.
+// It holds the span and attribute conventions every coordbench component
+// emits and reads, the trace store that the three roads of spans feed (the
+// in-process span recorder, the OTLP/HTTP receiver, and the A2A
+// Traceability Extension), and the assembly of one trace's spans into a
+// tracedata.TraceData.
+package otelmap
+
+import (
+	"go.opentelemetry.io/otel/attribute"
+	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
+)
+
+// GenAI attributes (semantic conventions v1.41.0, status Development).
+const (
+	AttrGenAIOperationName  = semconv.GenAIOperationNameKey
+	AttrGenAIAgentName      = semconv.GenAIAgentNameKey
+	AttrGenAIAgentID        = semconv.GenAIAgentIDKey
+	AttrGenAIConversationID = semconv.GenAIConversationIDKey
+	AttrGenAIInputMessages  = semconv.GenAIInputMessagesKey
+	AttrGenAIOutputMessages = semconv.GenAIOutputMessagesKey
+	AttrGenAIRequestModel   = semconv.GenAIRequestModelKey
+	AttrGenAIResponseModel  = semconv.GenAIResponseModelKey
+	AttrGenAIProviderName   = semconv.GenAIProviderNameKey
+	AttrGenAIToolName       = semconv.GenAIToolNameKey
+	AttrGenAIToolCallArgs   = semconv.GenAIToolCallArgumentsKey
+	AttrGenAIInputTokens    = semconv.GenAIUsageInputTokensKey
+	AttrGenAIOutputTokens   = semconv.GenAIUsageOutputTokensKey
+	AttrServerAddress       = semconv.ServerAddressKey
+	AttrServerPort          = semconv.ServerPortKey
+	AttrServiceName         = semconv.ServiceNameKey
+	AttrErrorType           = semconv.ErrorTypeKey
+)
+
+// Values of gen_ai.operation.name that coordbench reads.
+const (
+	OpInvokeAgent = "invoke_agent"
+	OpChat        = "chat"
+	OpExecuteTool = "execute_tool"
+)
+
+// A2A attributes (the OpenTelemetry A2A conventions, not yet in semconv).
+const (
+	AttrA2AMethodName      = attribute.Key("a2a.method.name")
+	AttrA2AMessageID       = attribute.Key("a2a.message.id")
+	AttrA2ATaskID          = attribute.Key("a2a.task.id")
+	AttrA2ATaskState       = attribute.Key("a2a.task.state")
+	AttrA2AProtocolVersion = attribute.Key("a2a.protocol.version")
+)
+
+// coordbench's own attributes.
+const (
+	// AttrCallType marks a span as a step: AGENT, TOOL or HOST.
+	AttrCallType = attribute.Key("coordbench.call_type")
+	// AttrSource records which road a span came by when it was rebuilt from
+	// the Traceability Extension ("extension").
+	AttrSource = attribute.Key("coordbench.source")
+	// AttrStepType carries the extension's step_type.
+	AttrStepType = attribute.Key("coordbench.step_type")
+	// AttrCost carries the extension's cost.
+	AttrCost = attribute.Key("coordbench.cost")
+	// AttrTotalTokens carries the extension's total_tokens.
+	AttrTotalTokens = attribute.Key("coordbench.total_tokens")
+	// AttrCaller names the calling agent on a span rebuilt from an extension
+	// step, where there is no enclosing span to tell it.
+	AttrCaller = attribute.Key("coordbench.caller")
+	// AttrTaskID and AttrAssessmentID tie the assessor's HOST spans to one
+	// task and one assessment.
+	AttrTaskID       = attribute.Key("coordbench.task.id")
+	AttrAssessmentID = attribute.Key("coordbench.assessment.id")
+	// AttrEvaluator names the evaluator of an evaluator's HOST span.
+	AttrEvaluator = attribute.Key("coordbench.evaluator")
+	// AttrParametersPrefix prefixes extension parameters flattened to
+	// attributes; AttrRequestsPrefix the requests; AttrExtraPrefix the
+	// additional_attributes.
+	AttrParametersPrefix = "coordbench.parameters."
+	AttrRequestsPrefix   = "coordbench.requests."
+	AttrExtraPrefix      = "coordbench.attr."
+)
+
+// Span names.
+const (
+	SpanInvokeAgentPrefix = "invoke_agent "
+	SpanChatPrefix        = "chat "
+	SpanExecuteToolPrefix = "execute_tool "
+	SpanAssessment        = "coordbench.assessment"
+	SpanTask              = "coordbench.task"
+	SpanEvaluatorPrefix   = "coordbench.evaluate "
+)
+
+// MaxContentChars bounds captured message text on a span; longer text is cut
+// and ends with ContentTruncatedMarker.
+const (
+	MaxContentChars        = 16 << 10
+	ContentTruncatedMarker = "…[truncated]"
+)
+
+// Source values: the road a span came by.
+const (
+	SourceInProcess = "in_process"
+	SourceOTLP      = "otlp"
+	SourceExtension = "extension"
+)
+
+// TruncateContent cuts s to at most MaxContentChars bytes, on a rune
+// boundary, marking the cut.
+func TruncateContent(s string) string {
+	if len(s) <= MaxContentChars {
+		return s
+	}
+	cut := MaxContentChars - len(ContentTruncatedMarker)
+	for cut > 0 && !isRuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + ContentTruncatedMarker
+}
+
+func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }

@@ -1,0 +1,85 @@
+package otelmap
+
+import (
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// Span is one finished span as the trace store holds it, whichever road it
+// came by. It is deliberately small: assembly needs identity, timing, kind,
+// status and attributes, nothing else.
+type Span struct {
+	TraceID      trace.TraceID
+	SpanID       trace.SpanID
+	ParentSpanID trace.SpanID // invalid (zero) for a root span
+	Name         string
+	Kind         trace.SpanKind
+	Start        time.Time
+	End          time.Time
+	// StatusError is true for status code Error; StatusMessage is its text.
+	StatusError   bool
+	StatusMessage string
+	Attrs         []attribute.KeyValue
+	// Resource is shared by the spans of one batch; never nil in the store.
+	Resource *Resource
+	// Source is the road the span came by: SourceInProcess, SourceOTLP or
+	// SourceExtension.
+	Source string
+}
+
+// Resource is the entity that produced spans.
+type Resource struct {
+	// ServiceName is service.name, "" when absent.
+	ServiceName string
+	Attrs       []attribute.KeyValue
+}
+
+// emptyResource stands in for a missing resource so readers need no nil
+// checks.
+var emptyResource = &Resource{}
+
+// Attr returns the value of key on the span, and whether it was there.
+func (s *Span) Attr(key attribute.Key) (attribute.Value, bool) {
+	for _, kv := range s.Attrs {
+		if kv.Key == key {
+			return kv.Value, true
+		}
+	}
+	return attribute.Value{}, false
+}
+
+// StringAttr returns key's value when it is a non-empty string. A value of
+// another type is reported through ok=false and wrongType=true so callers
+// can note it rather than guess.
+func (s *Span) StringAttr(key attribute.Key) (v string, ok, wrongType bool) {
+	val, found := s.Attr(key)
+	if !found {
+		return "", false, false
+	}
+	if val.Type() != attribute.STRING {
+		return "", false, true
+	}
+	str := val.AsString()
+	return str, str != "", false
+}
+
+// IntAttr returns key's value when it is an integer, or a float with no
+// fraction.
+func (s *Span) IntAttr(key attribute.Key) (int64, bool) {
+	val, found := s.Attr(key)
+	if !found {
+		return 0, false
+	}
+	switch val.Type() {
+	case attribute.INT64:
+		return val.AsInt64(), true
+	case attribute.FLOAT64:
+		f := val.AsFloat64()
+		if f == float64(int64(f)) {
+			return int64(f), true
+		}
+	}
+	return 0, false
+}

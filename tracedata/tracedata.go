@@ -1,0 +1,186 @@
+// Package tracedata is coordbench's model of one interaction trace: the steps
+// (agent calls, LLM and tool calls, the assessor's own work), the agents that
+// took part, the interactions between them, and how much of the trace was
+// observed. Evaluators read only this model, so they know nothing of
+// OpenTelemetry or A2A. The Step type doubles as the step of the A2A
+// Traceability Extension, so a ResponseTrace encodes and decodes with
+// encoding/json.
+//
+// This package imports nothing of coordbench's.
+package tracedata
+
+import (
+	"time"
+)
+
+// CallType says what kind of operation a step is, as the Traceability
+// Extension names them.
+type CallType string
+
+// The call types of the Traceability Extension.
+const (
+	CallAgent CallType = "AGENT" // a call to or from an agent
+	CallTool  CallType = "TOOL"  // an LLM or tool call
+	CallHost  CallType = "HOST"  // the host (assessor) application's own work
+)
+
+// Valid reports whether c is one of the known call types.
+func (c CallType) Valid() bool {
+	return c == CallAgent || c == CallTool || c == CallHost
+}
+
+// TraceData is one trace rebuilt from its spans.
+type TraceData struct {
+	TraceID string `json:"trace_id"`
+	// Start and End span the earliest start and latest end of all steps.
+	Start time.Time `json:"start_time"`
+	End   time.Time `json:"end_time"`
+	// DurationMS is End-Start in milliseconds.
+	DurationMS float64 `json:"duration_ms"`
+	// Steps are ordered by start time, then step id.
+	Steps []Step `json:"steps"`
+	// Agents are the graph's nodes, ordered by name.
+	Agents []Agent `json:"agents"`
+	// Interactions are the graph's edges (caller -> callee), ordered by
+	// (From, To).
+	Interactions []Interaction `json:"interactions"`
+	Coverage     Coverage      `json:"coverage"`
+}
+
+// Agent is one node of the agent graph.
+type Agent struct {
+	Name string `json:"name"`
+	// ID is gen_ai.agent.id where a span carried one.
+	ID string `json:"id,omitempty"`
+	// IdentifiedBy says which rule named the agent: one of the Identity
+	// constants.
+	IdentifiedBy string `json:"identified_by"`
+	// Virtual marks a node that emitted no span of its own: the callee of an
+	// unpaired client span, or "user" for a root server span.
+	Virtual bool `json:"virtual,omitempty"`
+	// Steps counts the steps attributed to this agent.
+	Steps int `json:"steps"`
+	// Errors counts those of its steps that ended in error.
+	Errors int `json:"errors"`
+}
+
+// How an agent was identified, in the order the rules are tried.
+const (
+	IdentityAgentName   = "gen_ai.agent.name"
+	IdentityAgentID     = "gen_ai.agent.id"
+	IdentityServiceName = "service.name"
+	IdentityServerAddr  = "server.address"
+	IdentityUser        = "user"
+	IdentityExtension   = "extension"
+)
+
+// UserAgent is the virtual caller of a root server span.
+const UserAgent = "user"
+
+// Interaction is one edge of the agent graph: every call From made to To.
+type Interaction struct {
+	From   string `json:"from"`
+	To     string `json:"to"`
+	Count  int    `json:"count"`
+	Errors int    `json:"errors"`
+	// LatenciesMS holds one latency per call, in call start order.
+	LatenciesMS []float64 `json:"latencies_ms"`
+	// How the calls were observed; the counts add up to Count.
+	BothSides     int `json:"both_sides"`
+	ClientOnly    int `json:"client_only"`
+	ServerOnly    int `json:"server_only"`
+	InProcess     int `json:"in_process"`
+	ExtensionOnly int `json:"extension_only"`
+}
+
+// Coverage states how much of the trace's interactions was observed, so a
+// graph built from half the spans says so.
+type Coverage struct {
+	// Interactions is the number of calls (the sum of Interaction.Count).
+	Interactions  int `json:"interactions"`
+	BothSides     int `json:"both_sides"`
+	ClientOnly    int `json:"client_only"`
+	ServerOnly    int `json:"server_only"`
+	InProcess     int `json:"in_process"`
+	ExtensionOnly int `json:"extension_only"`
+	// Complete is the share of interactions observed in full (both sides or
+	// in process), 0..1; 1 for a trace with no interactions.
+	Complete float64 `json:"complete"`
+	// Spans counts the spans the trace was built from, by the road they came:
+	// "in_process", "otlp", "extension".
+	Spans         int            `json:"spans"`
+	SpansBySource map[string]int `json:"spans_by_source"`
+	// Services lists the distinct service.name values seen, sorted.
+	Services []string `json:"services"`
+	// Warnings name what was odd in the input (missing parents, wrong
+	// attribute types), deduplicated and sorted.
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// Step is one operation of a trace. Its JSON form is the Step of the A2A
+// Traceability Extension; the fields marked "coordbench" are additions that
+// other consumers ignore.
+type Step struct {
+	StepID       string   `json:"step_id"`
+	TraceID      string   `json:"trace_id"`
+	ParentStepID string   `json:"parent_step_id,omitempty"`
+	CallType     CallType `json:"call_type"`
+	Name         string   `json:"name,omitempty"`
+	// Parameters are a tool call's arguments.
+	Parameters map[string]any `json:"parameters,omitempty"`
+	// Requests is what an agent call sent.
+	Requests map[string]any `json:"requests,omitempty"`
+	// StepType is free text such as "tool_call" or "agent_call".
+	StepType             string         `json:"step_type,omitempty"`
+	Cost                 float64        `json:"cost,omitempty"`
+	TotalTokens          int64          `json:"total_tokens,omitempty"`
+	AdditionalAttributes map[string]any `json:"additional_attributes,omitempty"`
+	// Latency is EndTime-StartTime in whole milliseconds, as the extension
+	// defines it; LatencyMS keeps the fraction.
+	Latency   int64     `json:"latency"`
+	StartTime time.Time `json:"start_time"`
+	EndTime   time.Time `json:"end_time"`
+	Error     string    `json:"error,omitempty"`
+
+	// coordbench: the agent that did the work of this step (for an agent
+	// call, the callee), and for an agent call the caller.
+	Agent  string `json:"agent,omitempty"`
+	Caller string `json:"caller,omitempty"`
+	// coordbench: LatencyMS with sub-millisecond precision.
+	LatencyMS float64 `json:"latency_ms,omitempty"`
+	// coordbench: message text sent and received, where content was captured.
+	Input  string `json:"input,omitempty"`
+	Output string `json:"output,omitempty"`
+	// coordbench: the model of an LLM call.
+	Model string `json:"model,omitempty"`
+}
+
+// Failed reports whether the step ended in error.
+func (s *Step) Failed() bool { return s.Error != "" }
+
+// Duration returns EndTime-StartTime, never negative.
+func (s *Step) Duration() time.Duration {
+	if d := s.EndTime.Sub(s.StartTime); d > 0 {
+		return d
+	}
+	return 0
+}
+
+// AgentNames returns the names of the agents, in the trace's order.
+func (t *TraceData) AgentNames() []string {
+	names := make([]string, len(t.Agents))
+	for i, a := range t.Agents {
+		names[i] = a.Name
+	}
+	return names
+}
+
+// Agent returns the agent called name, or nil.
+func (t *TraceData) Agent(name string) *Agent {
+	for i := range t.Agents {
+		if t.Agents[i].Name == name {
+			return &t.Agents[i]
+		}
+	}
+	return nil
+}
