@@ -64,6 +64,9 @@ const (
 	// AttrCaller names the calling agent on a span rebuilt from an extension
 	// step, where there is no enclosing span to tell it.
 	AttrCaller = attribute.Key("coordbench.caller")
+	// AttrRole on a resource marks the assessor ("assessor"), whose node is
+	// drawn in the graph but left out of its metrics by default.
+	AttrRole = attribute.Key("coordbench.role")
 	// AttrTaskID and AttrAssessmentID tie the assessor's HOST spans to one
 	// task and one assessment.
 	AttrTaskID       = attribute.Key("coordbench.task.id")
@@ -94,6 +97,9 @@ const (
 	MaxContentChars        = 16 << 10
 	ContentTruncatedMarker = "…[truncated]"
 )
+
+// RoleAssessor is the value of AttrRole on the green agent's resource.
+const RoleAssessor = "assessor"
 
 // Source values: the road a span came by.
 const (

@@ -69,6 +69,15 @@ type storedTrace struct {
 	changed chan struct{}
 }
 
+func (t *storedTrace) index(id trace.SpanID) int {
+	for i := range t.spans {
+		if t.spans[i].SpanID == id {
+			return i
+		}
+	}
+	return -1
+}
+
 // NewStore returns an empty store with the given limits.
 func NewStore(limits Limits) *Store {
 	return &Store{
@@ -131,6 +140,19 @@ func (s *Store) Add(spans []Span) AddResult {
 		if _, dup := t.ids[sp.SpanID]; dup {
 			res.Duplicates++
 			s.duplicates.Add(1)
+			// A span rebuilt from the Traceability Extension gives way to the
+			// same span as its own process recorded it, which says more.
+			if sp.Source != SourceExtension {
+				if i := t.index(sp.SpanID); i >= 0 && t.spans[i].Source == SourceExtension {
+					replaced := *sp
+					if replaced.Resource == nil {
+						replaced.Resource = emptyResource
+					}
+					t.spans[i] = replaced
+					t.lastArrival = now
+					touched[t] = struct{}{}
+				}
+			}
 			continue
 		}
 		if len(t.spans) >= s.limits.MaxSpansPerTrace {

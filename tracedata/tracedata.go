@@ -58,6 +58,9 @@ type Agent struct {
 	// Virtual marks a node that emitted no span of its own: the callee of an
 	// unpaired client span, or "user" for a root server span.
 	Virtual bool `json:"virtual,omitempty"`
+	// Role is "assessor" for the green agent's own node, which like virtual
+	// nodes is drawn but left out of graph metrics by default.
+	Role string `json:"role,omitempty"`
 	// Steps counts the steps attributed to this agent.
 	Steps int `json:"steps"`
 	// Errors counts those of its steps that ended in error.
@@ -73,6 +76,13 @@ const (
 	IdentityUser        = "user"
 	IdentityExtension   = "extension"
 )
+
+// RoleAssessor is Agent.Role of the assessor's node.
+const RoleAssessor = "assessor"
+
+// Measured reports whether graph metrics include the agent by default: real
+// participants, not virtual nodes or the assessor.
+func (a *Agent) Measured() bool { return !a.Virtual && a.Role != RoleAssessor }
 
 // UserAgent is the virtual caller of a root server span.
 const UserAgent = "user"
