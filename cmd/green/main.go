@@ -1,0 +1,132 @@
+// Command green is coordbench's assessor. Subcommands:
+//
+//	green assess --otlp FILE [FILE ...]   assess OTLP JSON span files offline
+//	green demo                            run the built-in demo
+//
+// Exit status: 0 on success, 1 on a failure while running, 2 on bad input
+// (usage, unreadable or malformed files).
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/coordbench/coordbench/evals"
+	"github.com/coordbench/coordbench/green"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+const usage = `usage:
+  green assess --otlp FILE [FILE ...] [--config JSON|@file] [--output FILE]
+  green demo
+`
+
+func run(args []string, stdout, stderr io.Writer) int {
+	slog.SetDefault(slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo})))
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	switch args[0] {
+	case "assess":
+		return assess(ctx, args[1:], stdout, stderr)
+	case "demo":
+		return demo(ctx, args[1:], stdout, stderr)
+	case "-h", "--help", "help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	default:
+		fmt.Fprintf(stderr, "green: unknown subcommand %q\n%s", args[0], usage)
+		return 2
+	}
+}
+
+// fileList collects repeated --otlp flags.
+type fileList []string
+
+func (f *fileList) String() string     { return fmt.Sprint(*f) }
+func (f *fileList) Set(v string) error { *f = append(*f, v); return nil }
+
+func assess(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("green assess", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var files fileList
+	fs.Var(&files, "otlp", "OTLP JSON file to assess (repeatable; further files may follow the flags)")
+	configArg := fs.String("config", "", `evaluator config as JSON or @file, e.g. {"evaluators": {"judge": false}}`)
+	output := fs.String("output", "", "write the JSON result to this file instead of stdout")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	files = append(files, fs.Args()...)
+	if len(files) == 0 {
+		fmt.Fprintf(stderr, "green assess: no OTLP files given\n%s", usage)
+		return 2
+	}
+	cfg, err := parseEvalConfig(*configArg)
+	if err != nil {
+		fmt.Fprintf(stderr, "green assess: %v\n", err)
+		return 2
+	}
+	res, err := green.AssessOTLPFiles(ctx, files, green.OfflineOptions{Config: cfg})
+	if err != nil {
+		fmt.Fprintf(stderr, "green assess: %v\n", err)
+		var inputErr *green.InputError
+		if errors.As(err, &inputErr) {
+			return 2
+		}
+		return 1
+	}
+	if err := writeJSON(res, *output, stdout); err != nil {
+		fmt.Fprintf(stderr, "green assess: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+func parseEvalConfig(arg string) (evals.Config, error) {
+	var cfg evals.Config
+	if arg == "" {
+		return cfg, nil
+	}
+	raw := []byte(arg)
+	if arg[0] == '@' {
+		b, err := os.ReadFile(arg[1:])
+		if err != nil {
+			return cfg, fmt.Errorf("read config: %w", err)
+		}
+		raw = b
+	}
+	if err := json.Unmarshal(raw, &cfg); err != nil {
+		return cfg, fmt.Errorf("parse config: %w", err)
+	}
+	return cfg, nil
+}
+
+func writeJSON(v any, path string, stdout io.Writer) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode result: %w", err)
+	}
+	b = append(b, '\n')
+	if path == "" {
+		_, err = stdout.Write(b)
+		return err
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		return fmt.Errorf("write result: %w", err)
+	}
+	return nil
+}

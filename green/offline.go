@@ -1,0 +1,71 @@
+// Package green is the assessor ("green agent"): it turns spans into
+// assessed tasks. Today it assesses OTLP span files offline (spans exported
+// by agents that know nothing of coordbench); the A2A server, the executor
+// and the scenarios build on the same path.
+package green
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/coordbench/coordbench/evals"
+	"github.com/coordbench/coordbench/otelmap"
+)
+
+// OfflineOptions configure AssessOTLPFiles. The zero value uses the default
+// store limits and every registered evaluator.
+type OfflineOptions struct {
+	Limits     otelmap.Limits
+	Evaluators *evals.Registry
+	Config     evals.Config
+	// Observe, when set, wraps each evaluator run (for tracing).
+	Observe evals.Observer
+}
+
+// InputError is bad input the user must fix (a file that cannot be read or
+// parsed); the CLI exits with status 2 for it.
+type InputError struct{ Err error }
+
+func (e *InputError) Error() string { return e.Err.Error() }
+func (e *InputError) Unwrap() error { return e.Err }
+
+// AssessOTLPFiles reads OTLP JSON files (one ExportTraceServiceRequest per
+// file or per line, or Jaeger's /api/v3/traces answer), rebuilds every
+// trace they hold and runs the evaluators on each. Every file is read before
+// any is assessed, so a bad file fails the run before work is done.
+func AssessOTLPFiles(ctx context.Context, paths []string, opts OfflineOptions) (*Result, error) {
+	if len(paths) == 0 {
+		return nil, &InputError{Err: fmt.Errorf("no OTLP files given")}
+	}
+	registry := opts.Evaluators
+	if registry == nil {
+		registry = evals.Default
+	}
+	store := otelmap.NewStore(opts.Limits)
+	res := &Result{Schema: ResultSchema, Domain: "otlp", Inputs: slices.Clone(paths), Tasks: []TaskResult{}}
+	for _, path := range paths {
+		batches, err := otelmap.ReadOTLPJSONFile(path)
+		if err != nil {
+			return nil, &InputError{Err: err}
+		}
+		for _, td := range batches {
+			spans, warnings := otelmap.SpansFromTraces(td, otelmap.SourceOTLP)
+			for _, w := range warnings {
+				res.Warnings = append(res.Warnings, fmt.Sprintf("%s: %s", path, w))
+			}
+			if added := store.Add(spans); added.Rejected > 0 {
+				res.Warnings = append(res.Warnings, fmt.Sprintf("%s: %d spans rejected: %s", path, added.Rejected, added.Reason))
+			}
+		}
+	}
+	for _, id := range store.TraceIDs() {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("assess: %w", err)
+		}
+		td := otelmap.Assemble(id, store.Spans(id))
+		rep := registry.Run(ctx, td, evals.Inputs{Config: opts.Config}, opts.Observe)
+		res.Tasks = append(res.Tasks, newTaskResult(td, rep))
+	}
+	return res, nil
+}
