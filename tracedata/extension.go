@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"strings"
 	"time"
@@ -26,6 +27,14 @@ const (
 	MaxExtensionSteps = 10000
 )
 
+// maxStepLatency bounds one step's duration. Longer is not a measurement but
+// a broken clock, and the bound keeps every latency exactly representable as
+// a time.Duration and as whole milliseconds, so a decoded trace re-encodes.
+const maxStepLatency = 100 * 365 * 24 * time.Hour
+
+// maxTotalTokens bounds total_tokens so that it converts to int64 exactly.
+const maxTotalTokens = 1 << 53
+
 // ResponseTrace is the extension's payload: the steps of one trace.
 type ResponseTrace struct {
 	TraceID string `json:"trace_id"`
@@ -34,6 +43,9 @@ type ResponseTrace struct {
 
 // EncodeResponseTrace returns the JSON form of rt, with times in UTC.
 func EncodeResponseTrace(rt *ResponseTrace) ([]byte, error) {
+	if rt == nil {
+		return nil, errors.New("encode response trace: nil trace")
+	}
 	out := ResponseTrace{TraceID: rt.TraceID, Steps: make([]Step, len(rt.Steps))}
 	for i, s := range rt.Steps {
 		s.StartTime = s.StartTime.UTC()
@@ -56,19 +68,32 @@ func DecodeResponseTrace(data []byte) (*ResponseTrace, error) {
 	if len(data) > MaxExtensionBytes {
 		return nil, fmt.Errorf("response trace: %d bytes exceeds the limit of %d", len(data), MaxExtensionBytes)
 	}
+	// A top-level null would decode to an empty trace without complaint;
+	// anything but an object is not a ResponseTrace.
+	if trimmed := bytes.TrimLeft(data, " \t\r\n"); len(trimmed) == 0 || trimmed[0] != '{' {
+		return nil, errors.New("response trace: not a JSON object")
+	}
 	var wire struct {
-		TraceID string            `json:"trace_id"`
-		Steps   []json.RawMessage `json:"steps"`
+		TraceID      any               `json:"trace_id"`
+		TraceIDCamel any               `json:"traceId"` // proto-JSON's default names
+		Steps        []json.RawMessage `json:"steps"`
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	if err := dec.Decode(&wire); err != nil {
 		return nil, fmt.Errorf("response trace: %w", err)
 	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, errors.New("response trace: data after the JSON object")
+	}
 	if len(wire.Steps) > MaxExtensionSteps {
 		return nil, fmt.Errorf("response trace: %d steps exceeds the limit of %d", len(wire.Steps), MaxExtensionSteps)
 	}
-	rt := &ResponseTrace{TraceID: wire.TraceID, Steps: make([]Step, 0, len(wire.Steps))}
+	traceID, err := idString(firstSet(wire.TraceID, wire.TraceIDCamel))
+	if err != nil {
+		return nil, fmt.Errorf("response trace: trace_id: %w", err)
+	}
+	rt := &ResponseTrace{TraceID: traceID, Steps: make([]Step, 0, len(wire.Steps))}
 	for i, raw := range wire.Steps {
 		s, err := decodeStep(raw)
 		if err != nil {
@@ -95,6 +120,9 @@ func ResponseTraceFromMetadata(metadata map[string]any) (*ResponseTrace, error) 
 		raw = []byte(x)
 	case json.RawMessage:
 		raw = x
+	case []byte:
+		// json.Marshal would turn bytes into a base64 string.
+		raw = x
 	default:
 		b, err := json.Marshal(x)
 		if err != nil {
@@ -105,9 +133,13 @@ func ResponseTraceFromMetadata(metadata map[string]any) (*ResponseTrace, error) 
 	return DecodeResponseTrace(raw)
 }
 
+// wireStep is a step as producers write it: the Python sample's as_dict()
+// form (snake_case names, flat name/parameters/requests), the proto-JSON form
+// of the extension's proto (lowerCamelCase names by default, a step_action
+// oneof, int64 as strings) and coordbench's own additions.
 type wireStep struct {
 	StepID               any            `json:"step_id"`
-	TraceID              string         `json:"trace_id"`
+	TraceID              any            `json:"trace_id"`
 	ParentStepID         any            `json:"parent_step_id"`
 	CallType             any            `json:"call_type"`
 	Name                 string         `json:"name"`
@@ -127,6 +159,115 @@ type wireStep struct {
 	Input                string         `json:"input"`
 	Output               string         `json:"output"`
 	Model                string         `json:"model"`
+	StepAction           *wireAction    `json:"step_action"`
+
+	StepIDCamel               any            `json:"stepId"`
+	TraceIDCamel              any            `json:"traceId"`
+	ParentStepIDCamel         any            `json:"parentStepId"`
+	CallTypeCamel             any            `json:"callType"`
+	StepTypeCamel             string         `json:"stepType"`
+	TotalTokensCamel          any            `json:"totalTokens"`
+	AdditionalAttributesCamel map[string]any `json:"additionalAttributes"`
+	StartTimeCamel            any            `json:"startTime"`
+	EndTimeCamel              any            `json:"endTime"`
+	StepActionCamel           *wireAction    `json:"stepAction"`
+}
+
+// wireAction is the proto's StepAction oneof. A nested response_trace of an
+// agent invocation is not read: its steps belong to the callee's own answer.
+type wireAction struct {
+	Tool       *wireTool  `json:"tool_invocation"`
+	ToolCamel  *wireTool  `json:"toolInvocation"`
+	Agent      *wireAgent `json:"agent_invocation"`
+	AgentCamel *wireAgent `json:"agentInvocation"`
+}
+
+type wireTool struct {
+	ToolName      string         `json:"tool_name"`
+	ToolNameCamel string         `json:"toolName"`
+	Parameters    map[string]any `json:"parameters"`
+}
+
+type wireAgent struct {
+	AgentURL       string         `json:"agent_url"`
+	AgentURLCamel  string         `json:"agentUrl"`
+	AgentName      string         `json:"agent_name"`
+	AgentNameCamel string         `json:"agentName"`
+	Requests       map[string]any `json:"requests"`
+}
+
+// firstSet returns the first value that is present, so the snake_case name
+// wins over its lowerCamelCase alias.
+func firstSet(vs ...any) any {
+	for _, v := range vs {
+		if v != nil {
+			return v
+		}
+	}
+	return nil
+}
+
+func firstString(vs ...string) string {
+	for _, v := range vs {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// nonEmpty returns m, or nil when it holds nothing: the encoder omits empty
+// maps, so keeping them would make a decoded trace differ from its re-encoding.
+func nonEmpty(m map[string]any) map[string]any {
+	if len(m) == 0 {
+		return nil
+	}
+	return m
+}
+
+// applyAction folds the proto's step_action into the flat fields the Python
+// sample and coordbench use; flat fields that are set win.
+func (w *wireStep) applyAction() {
+	a := w.StepAction
+	if a == nil {
+		a = w.StepActionCamel
+	}
+	if a == nil {
+		return
+	}
+	if t := a.Tool; t != nil || a.ToolCamel != nil {
+		if t == nil {
+			t = a.ToolCamel
+		}
+		if w.Name == "" {
+			w.Name = firstString(t.ToolName, t.ToolNameCamel)
+		}
+		if len(w.Parameters) == 0 {
+			w.Parameters = t.Parameters
+		}
+	}
+	if g := a.Agent; g != nil || a.AgentCamel != nil {
+		if g == nil {
+			g = a.AgentCamel
+		}
+		if len(w.Requests) == 0 {
+			w.Requests = g.Requests
+		}
+		for k, v := range map[string]string{
+			"agent_name": firstString(g.AgentName, g.AgentNameCamel),
+			"agent_url":  firstString(g.AgentURL, g.AgentURLCamel),
+		} {
+			if v == "" {
+				continue
+			}
+			if w.AdditionalAttributes == nil {
+				w.AdditionalAttributes = make(map[string]any)
+			}
+			if _, ok := w.AdditionalAttributes[k]; !ok {
+				w.AdditionalAttributes[k] = v
+			}
+		}
+	}
 }
 
 func decodeStep(raw json.RawMessage) (Step, error) {
@@ -136,58 +277,74 @@ func decodeStep(raw json.RawMessage) (Step, error) {
 	if err := dec.Decode(&w); err != nil {
 		return Step{}, err
 	}
+	if w.AdditionalAttributes == nil {
+		w.AdditionalAttributes = w.AdditionalAttributesCamel
+	}
+	w.applyAction()
 	s := Step{
-		TraceID: w.TraceID, Name: w.Name, Parameters: w.Parameters, Requests: w.Requests,
-		StepType: w.StepType, AdditionalAttributes: w.AdditionalAttributes,
+		Name: w.Name, Parameters: nonEmpty(w.Parameters), Requests: nonEmpty(w.Requests),
+		StepType: firstString(w.StepType, w.StepTypeCamel), AdditionalAttributes: nonEmpty(w.AdditionalAttributes),
 		Agent: w.Agent, Caller: w.Caller, Input: w.Input, Output: w.Output, Model: w.Model,
 	}
 	var err error
-	if s.StepID, err = idString(w.StepID); err != nil || s.StepID == "" {
+	if s.StepID, err = idString(firstSet(w.StepID, w.StepIDCamel)); err != nil || s.StepID == "" {
 		return Step{}, errors.New("step_id is missing or not a string")
 	}
-	if s.ParentStepID, err = idString(w.ParentStepID); err != nil {
+	if s.TraceID, err = idString(firstSet(w.TraceID, w.TraceIDCamel)); err != nil {
+		return Step{}, fmt.Errorf("trace_id: %w", err)
+	}
+	if s.ParentStepID, err = idString(firstSet(w.ParentStepID, w.ParentStepIDCamel)); err != nil {
 		return Step{}, fmt.Errorf("parent_step_id: %w", err)
 	}
-	if s.CallType, err = parseCallType(w.CallType); err != nil {
+	if s.CallType, err = parseCallType(firstSet(w.CallType, w.CallTypeCamel)); err != nil {
 		return Step{}, err
 	}
 	if s.Cost, err = number(w.Cost, "cost"); err != nil {
 		return Step{}, err
 	}
-	tokens, err := number(w.TotalTokens, "total_tokens")
+	tokens, err := number(firstSet(w.TotalTokens, w.TotalTokensCamel), "total_tokens")
 	if err != nil {
 		return Step{}, err
+	}
+	if tokens < 0 || tokens > maxTotalTokens {
+		return Step{}, fmt.Errorf("total_tokens: %v is out of range", tokens)
 	}
 	s.TotalTokens = int64(tokens)
-	if s.StartTime, err = parseTime(w.StartTime, "start_time"); err != nil {
+	if s.StartTime, err = parseTime(firstSet(w.StartTime, w.StartTimeCamel), "start_time"); err != nil {
 		return Step{}, err
 	}
-	if s.EndTime, err = parseTime(w.EndTime, "end_time"); err != nil {
+	if s.EndTime, err = parseTime(firstSet(w.EndTime, w.EndTimeCamel), "end_time"); err != nil {
 		return Step{}, err
 	}
-	if !s.StartTime.IsZero() && !s.EndTime.IsZero() && s.EndTime.Before(s.StartTime) {
-		return Step{}, errors.New("end_time is before start_time")
+	if !s.StartTime.IsZero() && !s.EndTime.IsZero() {
+		if s.EndTime.Before(s.StartTime) {
+			return Step{}, errors.New("end_time is before start_time")
+		}
+		if s.EndTime.Sub(s.StartTime) > maxStepLatency {
+			return Step{}, fmt.Errorf("step lasts longer than %v", maxStepLatency)
+		}
 	}
-	latency, err := number(w.Latency, "latency")
+	latency, err := latencyMS(w.Latency, "latency")
 	if err != nil {
 		return Step{}, err
 	}
-	if latency < 0 {
-		return Step{}, errors.New("latency is negative")
-	}
-	s.LatencyMS, err = number(w.LatencyMS, "latency_ms")
-	if err != nil {
+	if s.LatencyMS, err = latencyMS(w.LatencyMS, "latency_ms"); err != nil {
 		return Step{}, err
 	}
 	switch {
 	case !s.StartTime.IsZero() && !s.EndTime.IsZero():
 		// The times are the more precise record; latency may be rounded.
-		s.LatencyMS = float64(s.EndTime.Sub(s.StartTime)) / float64(time.Millisecond)
+		s.LatencyMS = msOf(s.EndTime.Sub(s.StartTime))
 	case s.LatencyMS == 0:
 		s.LatencyMS = latency
 	}
 	if !s.StartTime.IsZero() && s.EndTime.IsZero() && s.LatencyMS > 0 {
 		s.EndTime = s.StartTime.Add(time.Duration(s.LatencyMS * float64(time.Millisecond)))
+		if y := s.EndTime.Year(); y > 9999 {
+			return Step{}, errors.New("start_time plus latency is past year 9999")
+		}
+		// Keep latency what the times say, so the step re-encodes as is.
+		s.LatencyMS = msOf(s.EndTime.Sub(s.StartTime))
 	}
 	s.Latency = int64(math.Round(s.LatencyMS))
 	switch e := w.Error.(type) {
@@ -203,6 +360,25 @@ func decodeStep(raw json.RawMessage) (Step, error) {
 		s.Error = string(b)
 	}
 	return s, nil
+}
+
+// msOf returns d in milliseconds with the fraction kept.
+func msOf(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// latencyMS reads a latency in milliseconds: a finite number from zero to
+// maxStepLatency.
+func latencyMS(v any, field string) (float64, error) {
+	f, err := number(v, field)
+	if err != nil {
+		return 0, err
+	}
+	if f < 0 {
+		return 0, fmt.Errorf("%s is negative", field)
+	}
+	if f > msOf(maxStepLatency) {
+		return 0, fmt.Errorf("%s: %v ms exceeds %v", field, f, maxStepLatency)
+	}
+	return f, nil
 }
 
 func idString(v any) (string, error) {
@@ -282,7 +458,12 @@ func parseTime(v any, field string) (time.Time, error) {
 		}
 		for _, layout := range timeLayouts {
 			if t, err := time.Parse(layout, x); err == nil {
-				return t.UTC(), nil
+				// A zone offset can carry year 0 or 9999 out of the range
+				// the encoder can write.
+				if t = t.UTC(); t.Year() < 0 || t.Year() > 9999 {
+					return time.Time{}, fmt.Errorf("%s: %q is out of range", field, x)
+				}
+				return t, nil
 			}
 		}
 		return time.Time{}, fmt.Errorf("%s: %q is not an ISO-8601 time", field, x)

@@ -55,8 +55,11 @@ type Agent struct {
 	// IdentifiedBy says which rule named the agent: one of the Identity
 	// constants.
 	IdentifiedBy string `json:"identified_by"`
-	// Virtual marks a node that emitted no span of its own: the callee of an
-	// unpaired client span, or "user" for a root server span.
+	// Virtual marks a node known only by an address or a placeholder: the
+	// server.address of an unpaired client span that names no agent, "user"
+	// for a root server span, "unknown" for a server span whose caller's
+	// spans are missing. A callee named by gen_ai.agent.name is not virtual
+	// even if it emitted nothing: it is a participant, and counts.
 	Virtual bool `json:"virtual,omitempty"`
 	// Role is "assessor" for the green agent's own node, which like virtual
 	// nodes is drawn but left out of graph metrics by default.
@@ -75,6 +78,11 @@ const (
 	IdentityServerAddr  = "server.address"
 	IdentityUser        = "user"
 	IdentityExtension   = "extension"
+	// IdentityUnknown names an agent no rule could name: spans of a
+	// resource without service.name, the caller of a server span whose
+	// parent is missing, the callee of a client span naming no agent and
+	// no address.
+	IdentityUnknown = "unknown"
 )
 
 // RoleAssessor is Agent.Role of the assessor's node.
@@ -86,6 +94,10 @@ func (a *Agent) Measured() bool { return !a.Virtual && a.Role != RoleAssessor }
 
 // UserAgent is the virtual caller of a root server span.
 const UserAgent = "user"
+
+// UnknownAgent is the name of an agent no rule could name (see
+// IdentityUnknown).
+const UnknownAgent = "unknown"
 
 // Interaction is one edge of the agent graph: every call From made to To.
 type Interaction struct {

@@ -1,0 +1,994 @@
+package otelmap
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/coordbench/coordbench/tracedata"
+)
+
+// extTracer returns a real SDK tracer of service, and the recorder of its
+// ended spans.
+func extTracer(t *testing.T, service string) (trace.Tracer, *tracetest.SpanRecorder) {
+	t.Helper()
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(
+		sdktrace.WithSpanProcessor(rec),
+		sdktrace.WithResource(resource.NewSchemaless(AttrServiceName.String(service))),
+	)
+	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+	return tp.Tracer("coordbench-test"), rec
+}
+
+// extCallerSpan starts and ends the caller's CLIENT invoke_agent span of a
+// call to callee, as the green agent records it, and returns it as the store
+// holds it.
+func extCallerSpan(t *testing.T, callee string) Span {
+	t.Helper()
+	tr, rec := extTracer(t, "green")
+	_, span := tr.Start(context.Background(), SpanInvokeAgentPrefix+callee,
+		trace.WithSpanKind(trace.SpanKindClient),
+		trace.WithTimestamp(time.Date(2025, 6, 3, 9, 14, 6, 0, time.UTC)),
+		trace.WithAttributes(
+			AttrGenAIOperationName.String(OpInvokeAgent),
+			AttrGenAIAgentName.String(callee),
+			AttrCallType.String(string(tracedata.CallAgent)),
+		))
+	span.End(trace.WithTimestamp(time.Date(2025, 6, 3, 9, 14, 10, 0, time.UTC)))
+	return extFromSDK(rec.Ended(), SourceInProcess)[0]
+}
+
+// extParent is the caller's span context as the participant receives it
+// through traceparent.
+func extParent(caller Span) trace.SpanContext {
+	return trace.NewSpanContext(trace.SpanContextConfig{
+		TraceID: caller.TraceID, SpanID: caller.SpanID, TraceFlags: trace.FlagsSampled, Remote: true,
+	})
+}
+
+// extFromSDK converts SDK spans as the in-process road would.
+func extFromSDK(ended []sdktrace.ReadOnlySpan, source string) []Span {
+	out := make([]Span, 0, len(ended))
+	resources := map[string]*Resource{}
+	for _, s := range ended {
+		svc := ""
+		for _, kv := range s.Resource().Attributes() {
+			if kv.Key == AttrServiceName {
+				svc = kv.Value.AsString()
+			}
+		}
+		r := resources[svc]
+		if r == nil {
+			r = &Resource{ServiceName: svc, Attrs: s.Resource().Attributes()}
+			resources[svc] = r
+		}
+		out = append(out, Span{
+			TraceID:       s.SpanContext().TraceID(),
+			SpanID:        s.SpanContext().SpanID(),
+			ParentSpanID:  s.Parent().SpanID(),
+			Name:          s.Name(),
+			Kind:          s.SpanKind(),
+			Start:         s.StartTime(),
+			End:           s.EndTime(),
+			StatusError:   s.Status().Code == codes.Error,
+			StatusMessage: s.Status().Description,
+			Attrs:         s.Attributes(),
+			Resource:      r,
+			Source:        source,
+		})
+	}
+	return out
+}
+
+func extAttr(t *testing.T, sp *Span, key attribute.Key) attribute.Value {
+	t.Helper()
+	v, ok := sp.Attr(key)
+	if !ok {
+		t.Errorf("span %q has no %s", sp.Name, key)
+	}
+	return v
+}
+
+func extNoAttr(t *testing.T, sp *Span, key attribute.Key) {
+	t.Helper()
+	if v, ok := sp.Attr(key); ok {
+		t.Errorf("span %q has %s = %v", sp.Name, key, v.Emit())
+	}
+}
+
+func extFixture(t *testing.T, name string) *tracedata.ResponseTrace {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "tracedata", "testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt, err := tracedata.DecodeResponseTrace(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rt
+}
+
+// extBySpanName indexes spans by name, failing on duplicates.
+func extBySpanName(t *testing.T, spans []Span) map[string]*Span {
+	t.Helper()
+	m := map[string]*Span{}
+	for i := range spans {
+		if _, dup := m[spans[i].Name]; dup {
+			t.Fatalf("two spans named %q", spans[i].Name)
+		}
+		m[spans[i].Name] = &spans[i]
+	}
+	return m
+}
+
+// The Python sample's answer becomes spans of the caller's trace shaped as
+// a participant would have recorded them: the responder's handling (SERVER),
+// its call to another agent (CLIENT), that agent's tool and LLM calls
+// (INTERNAL, on that agent's resource).
+func TestExtensionSpansFromPythonSample(t *testing.T) {
+	rt := extFixture(t, "python_sample.json")
+	caller := extCallerSpan(t, "Host Agent")
+	parent := extParent(caller)
+	spans, err := SpansFromResponseTrace(rt, parent, "Host Agent")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(spans) != len(rt.Steps) {
+		t.Fatalf("%d spans from %d steps", len(spans), len(rt.Steps))
+	}
+	by := extBySpanName(t, spans)
+	root := by["invoke_agent Host Agent"]
+	call := by["invoke_agent Weather Agent"]
+	weather, llm, failed, summary := by["get_weather"], by["gemini-2.0-flash"], by["lookup_airport"], by["send_summary"]
+	for name, sp := range map[string]*Span{"root": root, "call": call, "weather": weather, "llm": llm, "failed": failed, "summary": summary} {
+		if sp == nil {
+			t.Fatalf("no %s span among %v", name, spanNames(spans))
+		}
+	}
+
+	ids := map[string]trace.SpanID{}
+	for i, s := range rt.Steps {
+		// Python's "step-<uuid>" ids are not span ids: they are derived.
+		ids[s.StepID] = DeriveSpanID(caller.TraceID, s.StepID, 0)
+		sp := &spans[i]
+		if sp.SpanID != ids[s.StepID] {
+			t.Errorf("step %s: span id %s, want the derived %s", s.StepID, sp.SpanID, ids[s.StepID])
+		}
+		if sp.TraceID != caller.TraceID {
+			t.Errorf("span %q in trace %s, want the caller's %s", sp.Name, sp.TraceID, caller.TraceID)
+		}
+		if sp.Source != SourceExtension {
+			t.Errorf("span %q source %q", sp.Name, sp.Source)
+		}
+		if got := extAttr(t, sp, AttrSource).AsString(); got != SourceExtension {
+			t.Errorf("span %q coordbench.source = %q", sp.Name, got)
+		}
+		if got := extAttr(t, sp, AttrCallType).AsString(); got != string(s.CallType) {
+			t.Errorf("span %q call type %q, want %q", sp.Name, got, s.CallType)
+		}
+		if got := extAttr(t, sp, AttrOriginalTraceID).AsString(); got != rt.TraceID {
+			t.Errorf("span %q original trace id %q", sp.Name, got)
+		}
+	}
+
+	type want struct {
+		sp      *Span
+		kind    trace.SpanKind
+		parent  trace.SpanID
+		service string
+		op      string
+	}
+	for name, w := range map[string]want{
+		"root":    {root, trace.SpanKindServer, caller.SpanID, "Host Agent", OpInvokeAgent},
+		"call":    {call, trace.SpanKindClient, ids["step-1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d"], "Host Agent", OpInvokeAgent},
+		"weather": {weather, trace.SpanKindInternal, ids["step-8c1d2e3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f"], "Weather Agent", OpExecuteTool},
+		"llm":     {llm, trace.SpanKindInternal, ids["step-8c1d2e3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f"], "Weather Agent", OpChat},
+		"failed":  {failed, trace.SpanKindInternal, ids["step-8c1d2e3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f"], "Weather Agent", OpExecuteTool},
+		"summary": {summary, trace.SpanKindInternal, ids["step-1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d"], "Host Agent", OpExecuteTool},
+	} {
+		if w.sp.Kind != w.kind {
+			t.Errorf("%s: kind %v, want %v", name, w.sp.Kind, w.kind)
+		}
+		if w.sp.ParentSpanID != w.parent {
+			t.Errorf("%s: parent %s, want %s", name, w.sp.ParentSpanID, w.parent)
+		}
+		if w.sp.Resource.ServiceName != w.service {
+			t.Errorf("%s: service %q, want %q", name, w.sp.Resource.ServiceName, w.service)
+		}
+		if got := extAttr(t, w.sp, AttrGenAIOperationName).AsString(); got != w.op {
+			t.Errorf("%s: operation %q, want %q", name, got, w.op)
+		}
+	}
+	// One resource per executing agent, shared by its spans.
+	if root.Resource != call.Resource || weather.Resource != llm.Resource || root.Resource == weather.Resource {
+		t.Error("resources are not one per agent")
+	}
+	if got := root.Resource.Attrs; len(got) != 1 || got[0] != AttrServiceName.String("Host Agent") {
+		t.Errorf("resource attributes %v", got)
+	}
+
+	// Trace assembly reads the shapes as the calls they stand for.
+	td := Assemble(caller.TraceID, append([]Span{caller}, spans...))
+	edges := map[string]int{}
+	for _, in := range td.Interactions {
+		edges[in.From+"->"+in.To] = in.Count
+	}
+	if len(edges) != 2 || edges["green->Host Agent"] != 1 || edges["Host Agent->Weather Agent"] != 1 {
+		t.Errorf("interactions %+v", td.Interactions)
+	}
+	if len(td.Steps) != len(spans)+1 {
+		t.Errorf("%d steps assembled from %d spans", len(td.Steps), len(spans)+1)
+	}
+
+	if got := extAttr(t, root, AttrGenAIAgentName).AsString(); got != "Host Agent" {
+		t.Errorf("root agent %q", got)
+	}
+	if got := extAttr(t, call, AttrGenAIAgentName).AsString(); got != "Weather Agent" {
+		t.Errorf("callee %q", got)
+	}
+	if got := extAttr(t, call, AttrRequestsPrefix+"message").AsString(); !strings.Contains(got, "Paris") {
+		t.Errorf("requests.message %q", got)
+	}
+	if got := extAttr(t, call, AttrExtraPrefix+"agent_url").AsString(); got != "http://localhost:10001/" {
+		t.Errorf("attr.agent_url %q", got)
+	}
+	extNoAttr(t, call, AttrCaller) // the Python sample names no caller
+
+	if got := extAttr(t, weather, AttrGenAIToolName).AsString(); got != "get_weather" {
+		t.Errorf("tool name %q", got)
+	}
+	if got := extAttr(t, weather, AttrParametersPrefix+"city").AsString(); got != "Paris" {
+		t.Errorf("parameters.city %q", got)
+	}
+	if v := extAttr(t, weather, AttrParametersPrefix+"days"); v.Type() != attribute.INT64 || v.AsInt64() != 3 {
+		t.Errorf("parameters.days %s %v", v.Type(), v.Emit())
+	}
+	if got := extAttr(t, weather, AttrStepType).AsString(); got != "tool_call" {
+		t.Errorf("step type %q", got)
+	}
+	if !weather.Start.Equal(rt.Steps[0].StartTime) || !weather.End.Equal(rt.Steps[0].EndTime) {
+		t.Errorf("weather times %v..%v", weather.Start, weather.End)
+	}
+	extNoAttr(t, weather, AttrCost)
+	extNoAttr(t, weather, AttrTotalTokens)
+
+	if got := extAttr(t, llm, AttrCost).AsFloat64(); got != 0.00042 {
+		t.Errorf("cost %v", got)
+	}
+	if got := extAttr(t, llm, AttrTotalTokens).AsInt64(); got != 1536 {
+		t.Errorf("tokens %v", got)
+	}
+	if v := extAttr(t, llm, AttrExtraPrefix+"cached"); v.Type() != attribute.BOOL || v.AsBool() {
+		t.Errorf("attr.cached %s %v", v.Type(), v.Emit())
+	}
+	if v := extAttr(t, llm, AttrParametersPrefix+"temperature"); v.Type() != attribute.FLOAT64 || v.AsFloat64() != 0.2 {
+		t.Errorf("parameters.temperature %s %v", v.Type(), v.Emit())
+	}
+	extNoAttr(t, llm, AttrGenAIToolName)
+
+	if !failed.StatusError || !strings.Contains(failed.StatusMessage, "KeyError") {
+		t.Errorf("failed step status %v %q", failed.StatusError, failed.StatusMessage)
+	}
+	if root.StatusError || weather.StatusError {
+		t.Error("a step without error has status error")
+	}
+	// Still running when the trace was taken: no end, no latency.
+	if !summary.End.Equal(summary.Start) || summary.Start.IsZero() {
+		t.Errorf("summary times %v..%v", summary.Start, summary.End)
+	}
+}
+
+func spanNames(spans []Span) []string {
+	var names []string
+	for _, s := range spans {
+		names = append(names, s.Name)
+	}
+	return names
+}
+
+func extStep(id, parent string, ct tracedata.CallType, agent string) tracedata.Step {
+	return tracedata.Step{StepID: id, ParentStepID: parent, CallType: ct, Agent: agent}
+}
+
+// coordbench's own steps, which name agents, callers, models and content.
+func TestExtensionSpanShapes(t *testing.T) {
+	caller := extCallerSpan(t, "purple")
+	parent := extParent(caller)
+	long := strings.Repeat("é", MaxContentChars)
+	steps := []tracedata.Step{
+		extStep("root", "", tracedata.CallAgent, ""),
+		extStep("again", "root", tracedata.CallAgent, "purple"),
+		{StepID: "llm", ParentStepID: "root", CallType: tracedata.CallTool, Model: "gpt-4o-mini", Input: "Say <hi> & \"bye\"", Output: long},
+		{StepID: "call", ParentStepID: "root", CallType: tracedata.CallAgent, Agent: "booking", Caller: "purple", Error: "deadline exceeded"},
+		extStep("served", "call", tracedata.CallAgent, "booking"),
+		{StepID: "search", ParentStepID: "served", CallType: tracedata.CallTool, Name: "execute_tool search", StepType: "tool"},
+		{StepID: "direct", ParentStepID: "call", CallType: tracedata.CallTool, AdditionalAttributes: map[string]any{"tool_name": "lookup"}},
+		{StepID: "host", ParentStepID: "root", CallType: tracedata.CallHost, Name: "coordbench.evaluate latency"},
+		{StepID: "byname", ParentStepID: "again", CallType: tracedata.CallAgent, Name: "invoke_agent weather"},
+		{StepID: "byurl", ParentStepID: "again", CallType: tracedata.CallAgent, AdditionalAttributes: map[string]any{"agent_url": "http://w:1/"}},
+		{StepID: "chatless", ParentStepID: "again", CallType: tracedata.CallTool, StepType: "LLM_call"},
+		{StepID: "orphan", ParentStepID: "not-in-the-set", CallType: tracedata.CallAgent, Agent: "stray"},
+	}
+	rt := &tracedata.ResponseTrace{TraceID: caller.TraceID.String(), Steps: steps}
+	spans, err := SpansFromResponseTrace(rt, parent, "purple")
+	if err != nil {
+		t.Fatal(err)
+	}
+	byID := map[string]*Span{}
+	for i, s := range steps {
+		byID[s.StepID] = &spans[i]
+		extNoAttr(t, &spans[i], AttrOriginalTraceID) // same trace
+	}
+	id := func(step string) trace.SpanID { return byID[step].SpanID }
+	for _, c := range []struct {
+		step, name string
+		kind       trace.SpanKind
+		parent     trace.SpanID
+		service    string
+		agent      string // gen_ai.agent.name, "" for none
+	}{
+		{"root", "invoke_agent purple", trace.SpanKindServer, caller.SpanID, "purple", "purple"},
+		{"again", "invoke_agent purple", trace.SpanKindServer, id("root"), "purple", "purple"},
+		{"llm", "chat gpt-4o-mini", trace.SpanKindInternal, id("root"), "purple", ""},
+		{"call", "invoke_agent booking", trace.SpanKindClient, id("root"), "purple", "booking"},
+		{"served", "invoke_agent booking", trace.SpanKindServer, id("call"), "booking", "booking"},
+		{"search", "execute_tool search", trace.SpanKindInternal, id("served"), "booking", ""},
+		{"direct", "execute_tool lookup", trace.SpanKindInternal, id("call"), "booking", ""},
+		{"host", "coordbench.evaluate latency", trace.SpanKindInternal, id("root"), "purple", ""},
+		{"byname", "invoke_agent weather", trace.SpanKindClient, id("again"), "purple", "weather"},
+		{"byurl", "invoke_agent http://w:1/", trace.SpanKindClient, id("again"), "purple", "http://w:1/"},
+		{"chatless", "chat", trace.SpanKindInternal, id("again"), "purple", ""},
+		{"orphan", "invoke_agent stray", trace.SpanKindServer, caller.SpanID, "stray", "stray"},
+	} {
+		sp := byID[c.step]
+		if sp.Name != c.name || sp.Kind != c.kind || sp.ParentSpanID != c.parent || sp.Resource.ServiceName != c.service {
+			t.Errorf("%s: got %q %v parent %s service %q; want %q %v parent %s service %q",
+				c.step, sp.Name, sp.Kind, sp.ParentSpanID, sp.Resource.ServiceName, c.name, c.kind, c.parent, c.service)
+		}
+		if c.agent == "" {
+			extNoAttr(t, sp, AttrGenAIAgentName)
+		} else if got := extAttr(t, sp, AttrGenAIAgentName).AsString(); got != c.agent {
+			t.Errorf("%s: agent %q, want %q", c.step, got, c.agent)
+		}
+	}
+
+	if got := extAttr(t, byID["call"], AttrCaller).AsString(); got != "purple" {
+		t.Errorf("caller %q", got)
+	}
+	if sp := byID["call"]; !sp.StatusError || sp.StatusMessage != "deadline exceeded" {
+		t.Errorf("call status %v %q", sp.StatusError, sp.StatusMessage)
+	}
+	if got := extAttr(t, byID["search"], AttrGenAIToolName).AsString(); got != "search" {
+		t.Errorf("search tool %q", got)
+	}
+	if got := extAttr(t, byID["direct"], AttrGenAIToolName).AsString(); got != "lookup" {
+		t.Errorf("direct tool %q", got)
+	}
+	if got := extAttr(t, byID["chatless"], AttrGenAIOperationName).AsString(); got != OpChat {
+		t.Errorf("step_type LLM_call: operation %q", got)
+	}
+	host := byID["host"]
+	extNoAttr(t, host, AttrGenAIOperationName)
+	if got := extAttr(t, host, AttrCallType).AsString(); got != "HOST" {
+		t.Errorf("host call type %q", got)
+	}
+
+	llm := byID["llm"]
+	if got := extAttr(t, llm, AttrGenAIRequestModel).AsString(); got != "gpt-4o-mini" {
+		t.Errorf("model %q", got)
+	}
+	in := extAttr(t, llm, AttrGenAIInputMessages).AsString()
+	if want := `[{"role":"user","parts":[{"type":"text","content":"Say <hi> & \"bye\""}]}]`; in != want {
+		t.Errorf("input messages\n got %s\nwant %s", in, want)
+	}
+	var out []struct {
+		Role  string `json:"role"`
+		Parts []struct {
+			Type, Content string
+		} `json:"parts"`
+	}
+	if err := json.Unmarshal([]byte(extAttr(t, llm, AttrGenAIOutputMessages).AsString()), &out); err != nil {
+		t.Fatal(err)
+	}
+	if len(out) != 1 || out[0].Role != "assistant" || len(out[0].Parts) != 1 || out[0].Parts[0].Type != "text" {
+		t.Fatalf("output messages %+v", out)
+	}
+	if c := out[0].Parts[0].Content; len(c) > MaxContentChars || !strings.HasSuffix(c, ContentTruncatedMarker) {
+		t.Errorf("output content of %d bytes is not truncated", len(c))
+	}
+}
+
+// Step ids that are span ids are kept, so a round trip and the store's
+// dedup work; others are derived from (trace id, step id), the same way
+// every time.
+func TestExtensionSpanIDs(t *testing.T) {
+	tid, _ := trace.TraceIDFromHex("4bf92f3577b34da6a3ce929d0e0e4736")
+	callerID, _ := trace.SpanIDFromHex("00f067aa0ba902b7")
+	parent := trace.NewSpanContext(trace.SpanContextConfig{TraceID: tid, SpanID: callerID})
+	steps := []string{
+		"b7ad6b7169203331", // kept
+		"B7AD6B7169203332", // upper case: not the canonical form, derived
+		"0000000000000000", // the invalid span id
+		"00f067aa0ba902b7", // the caller's own span id
+		"b7ad6b716920333",  // 15 hex digits
+		"step-1",
+		"42",
+	}
+	rt := &tracedata.ResponseTrace{}
+	for _, s := range steps {
+		rt.Steps = append(rt.Steps, tracedata.Step{StepID: s, CallType: tracedata.CallTool})
+	}
+	spans, err := SpansFromResponseTrace(rt, parent, "p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[trace.SpanID]bool{callerID: true}
+	for i, s := range steps {
+		got := spans[i].SpanID
+		want := DeriveSpanID(tid, s, 0)
+		if i == 0 {
+			want, _ = trace.SpanIDFromHex(s)
+		}
+		if got != want {
+			t.Errorf("step %q: span id %s, want %s", s, got, want)
+		}
+		if !got.IsValid() || seen[got] {
+			t.Errorf("step %q: span id %s is invalid or taken", s, got)
+		}
+		seen[got] = true
+	}
+	again, _ := SpansFromResponseTrace(rt, parent, "p")
+	for i := range spans {
+		if again[i].SpanID != spans[i].SpanID {
+			t.Errorf("step %q: ids differ between runs", steps[i])
+		}
+	}
+	otherTrace, _ := trace.TraceIDFromHex("4bf92f3577b34da6a3ce929d0e0e4737")
+	if DeriveSpanID(otherTrace, "step-1", 0) == DeriveSpanID(tid, "step-1", 0) {
+		t.Error("derived id does not depend on the trace")
+	}
+	if DeriveSpanID(tid, "step-1", 1) == DeriveSpanID(tid, "step-1", 0) {
+		t.Error("salt does not change the derived id")
+	}
+
+	// A derived id that collides with a kept one is derived again.
+	clash := DeriveSpanID(tid, "step-x", 0).String()
+	rt = &tracedata.ResponseTrace{Steps: []tracedata.Step{
+		{StepID: "step-x", CallType: tracedata.CallTool},
+		{StepID: clash, CallType: tracedata.CallTool},
+	}}
+	spans, err = SpansFromResponseTrace(rt, parent, "p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if spans[1].SpanID.String() != clash || spans[0].SpanID != DeriveSpanID(tid, "step-x", 1) {
+		t.Errorf("collision: %s %s", spans[0].SpanID, spans[1].SpanID)
+	}
+}
+
+// Parent links that loop are cut, and the cut step hangs under the
+// caller's span; no walk up the result loops.
+func TestExtensionCycles(t *testing.T) {
+	caller := extCallerSpan(t, "p")
+	parent := extParent(caller)
+	rt := &tracedata.ResponseTrace{Steps: []tracedata.Step{
+		extStep("a", "c", tracedata.CallAgent, "x"),
+		extStep("b", "a", tracedata.CallTool, ""),
+		extStep("c", "b", tracedata.CallAgent, "y"),
+		extStep("d", "d", tracedata.CallTool, ""),
+		extStep("e", "c", tracedata.CallTool, ""),
+	}}
+	spans, err := SpansFromResponseTrace(rt, parent, "p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	extCheckTree(t, spans, caller.SpanID)
+	roots := 0
+	cut := spans[0].SpanID
+	for _, i := range []int{0, 1, 2} {
+		if spans[i].ParentSpanID == caller.SpanID {
+			roots++
+		}
+		if string(spans[i].SpanID[:]) < string(cut[:]) {
+			cut = spans[i].SpanID
+		}
+	}
+	if roots != 1 {
+		t.Errorf("%d steps of the a-b-c cycle hang under the caller, want 1", roots)
+	}
+	for _, sp := range spans[:3] {
+		if sp.SpanID == cut && sp.ParentSpanID != caller.SpanID {
+			t.Errorf("cycle not cut at its smallest span id %s", cut)
+		}
+	}
+	if spans[3].ParentSpanID != caller.SpanID {
+		t.Errorf("self-parented step: parent %s", spans[3].ParentSpanID)
+	}
+
+	// One cycle through every step of a full trace ends, and quickly.
+	n := tracedata.MaxExtensionSteps
+	rt = &tracedata.ResponseTrace{Steps: make([]tracedata.Step, n)}
+	for i := range n {
+		rt.Steps[i] = extStep(fmt.Sprint(i), fmt.Sprint((i+1)%n), tracedata.CallTool, "")
+	}
+	start := time.Now()
+	spans, err = SpansFromResponseTrace(rt, parent, "p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("%d steps took %v", n, d)
+	}
+	extCheckTree(t, spans, caller.SpanID)
+}
+
+// extCheckTree checks that every span reaches root by its parent links. A
+// span once seen to reach it is remembered, so a long chain costs O(n).
+func extCheckTree(t *testing.T, spans []Span, root trace.SpanID) {
+	t.Helper()
+	parentOf := map[trace.SpanID]trace.SpanID{}
+	for _, sp := range spans {
+		if sp.ParentSpanID == sp.SpanID {
+			t.Fatalf("span %s is its own parent", sp.SpanID)
+		}
+		parentOf[sp.SpanID] = sp.ParentSpanID
+	}
+	reaches := map[trace.SpanID]bool{root: true}
+	for _, sp := range spans {
+		var path []trace.SpanID
+		x := sp.SpanID
+		for !reaches[x] {
+			if len(path) > len(spans) {
+				t.Fatalf("span %s: walk up loops", sp.SpanID)
+			}
+			p, ok := parentOf[x]
+			if !ok {
+				t.Fatalf("span %s: walk up ends at %s, not the caller", sp.SpanID, x)
+			}
+			path = append(path, x)
+			x = p
+		}
+		for _, y := range path {
+			reaches[y] = true
+		}
+	}
+}
+
+func TestExtensionMissingTimes(t *testing.T) {
+	caller := extCallerSpan(t, "p")
+	parent := extParent(caller)
+	t0 := time.Date(2025, 6, 3, 9, 0, 0, 0, time.UTC)
+	rt := &tracedata.ResponseTrace{Steps: []tracedata.Step{
+		{StepID: "start-only", CallType: tracedata.CallAgent, StartTime: t0, Latency: 900},
+		{StepID: "untimed", ParentStepID: "start-only", CallType: tracedata.CallTool, LatencyMS: 12.5},
+		{StepID: "untimed-child", ParentStepID: "untimed", CallType: tracedata.CallTool},
+		{StepID: "end-only", ParentStepID: "start-only", CallType: tracedata.CallTool, EndTime: t0.Add(time.Second), Latency: 100},
+		{StepID: "backwards", ParentStepID: "start-only", CallType: tracedata.CallTool, StartTime: t0.Add(time.Second), EndTime: t0},
+		{StepID: "negative", ParentStepID: "start-only", CallType: tracedata.CallTool, Latency: -5},
+		{StepID: "forever", ParentStepID: "start-only", CallType: tracedata.CallTool, LatencyMS: 1e300},
+		{StepID: "untimed-root", CallType: tracedata.CallTool, Latency: 3},
+	}}
+	spans, err := SpansFromResponseTrace(rt, parent, "p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range []struct{ start, end time.Time }{
+		{t0, t0.Add(900 * time.Millisecond)},
+		{t0, t0.Add(12500 * time.Microsecond)},
+		{t0, t0},
+		{t0.Add(900 * time.Millisecond), t0.Add(time.Second)},
+		{t0.Add(time.Second), t0.Add(time.Second)},
+		{t0, t0},
+		{t0, t0.Add(maxStepDuration)},
+		// A root with no time of its own starts where the earliest step does.
+		{t0, t0.Add(3 * time.Millisecond)},
+	} {
+		sp := spans[i]
+		if !sp.Start.Equal(c.start) || !sp.End.Equal(c.end) {
+			t.Errorf("%s: %v..%v, want %v..%v", rt.Steps[i].StepID, sp.Start, sp.End, c.start, c.end)
+		}
+	}
+
+	// No time anywhere: now.
+	before := time.Now()
+	spans, err = SpansFromResponseTrace(&tracedata.ResponseTrace{Steps: []tracedata.Step{
+		{StepID: "a", CallType: tracedata.CallAgent, Latency: 5},
+	}}, parent, "p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := spans[0]; s.Start.Before(before.Add(-time.Second)) || s.End.Sub(s.Start) != 5*time.Millisecond {
+		t.Errorf("untimed trace: %v..%v", s.Start, s.End)
+	}
+}
+
+func TestExtensionSpansErrorsAndLimits(t *testing.T) {
+	caller := extCallerSpan(t, "p")
+	parent := extParent(caller)
+
+	if spans, err := SpansFromResponseTrace(nil, parent, "p"); spans != nil || err != nil {
+		t.Errorf("nil trace: %v, %v", spans, err)
+	}
+	if spans, err := SpansFromResponseTrace(&tracedata.ResponseTrace{}, parent, "p"); spans != nil || err != nil {
+		t.Errorf("empty trace: %v, %v", spans, err)
+	}
+	for name, rt := range map[string]*tracedata.ResponseTrace{
+		"no step id":        {Steps: []tracedata.Step{{CallType: tracedata.CallTool}}},
+		"unknown call type": {Steps: []tracedata.Step{{StepID: "a", CallType: "LLM"}}},
+		"too many steps":    {Steps: make([]tracedata.Step, tracedata.MaxExtensionSteps+1)},
+	} {
+		if spans, err := SpansFromResponseTrace(rt, parent, "p"); err == nil || spans != nil {
+			t.Errorf("%s: %d spans, err %v", name, len(spans), err)
+		} else if !strings.HasPrefix(err.Error(), "spans from response trace") {
+			t.Errorf("%s: error %q", name, err)
+		}
+	}
+
+	// Without a caller span the steps' own trace id is used, if it is one.
+	rt := &tracedata.ResponseTrace{TraceID: "4bf92f3577b34da6a3ce929d0e0e4736", Steps: []tracedata.Step{{StepID: "a", CallType: tracedata.CallAgent}}}
+	spans, err := SpansFromResponseTrace(rt, trace.SpanContext{}, "p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if spans[0].TraceID.String() != rt.TraceID || spans[0].ParentSpanID.IsValid() {
+		t.Errorf("no caller: trace %s parent %s", spans[0].TraceID, spans[0].ParentSpanID)
+	}
+	extNoAttr(t, &spans[0], AttrOriginalTraceID)
+	rt.TraceID = "trace-1"
+	if _, err := SpansFromResponseTrace(rt, trace.SpanContext{}, "p"); err == nil {
+		t.Error("no caller and no usable trace id: no error")
+	}
+
+	// Duplicate step ids: the first is kept.
+	rt = &tracedata.ResponseTrace{Steps: []tracedata.Step{
+		{StepID: "a", CallType: tracedata.CallTool, Name: "first"},
+		{StepID: "a", CallType: tracedata.CallTool, Name: "second"},
+	}}
+	spans, err = SpansFromResponseTrace(rt, parent, "p")
+	if err != nil || len(spans) != 1 || spans[0].Name != "first" {
+		t.Errorf("duplicates: %v %v", spanNames(spans), err)
+	}
+
+	// A participant's own original_trace_id attribute does not hide ours.
+	rt = &tracedata.ResponseTrace{TraceID: "theirs", Steps: []tracedata.Step{{
+		StepID: "a", CallType: tracedata.CallTool,
+		AdditionalAttributes: map[string]any{"original_trace_id": "forged", "nested": map[string]any{"k": []any{1.0, "x"}}, "none": nil},
+	}}}
+	spans, err = SpansFromResponseTrace(rt, parent, "p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, kv := range spans[0].Attrs {
+		if kv.Key == AttrOriginalTraceID {
+			n++
+			if kv.Value.AsString() != "theirs" {
+				t.Errorf("original trace id %q", kv.Value.AsString())
+			}
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d original_trace_id attributes", n)
+	}
+	if got := extAttr(t, &spans[0], AttrExtraPrefix+"nested").AsString(); got != `{"k":[1,"x"]}` {
+		t.Errorf("nested value %q", got)
+	}
+	extNoAttr(t, &spans[0], AttrExtraPrefix+"none")
+}
+
+// The store holds the span a participant recorded itself over the copy
+// rebuilt from its extension answer, whichever arrives first.
+func TestExtensionStoreDedup(t *testing.T) {
+	caller := extCallerSpan(t, "purple")
+	parent := extParent(caller)
+
+	// The purple's real span of the call, as OTLP would bring it.
+	tr, rec := extTracer(t, "purple")
+	ctx := trace.ContextWithRemoteSpanContext(context.Background(), parent)
+	_, span := tr.Start(ctx, "invoke_agent purple", trace.WithSpanKind(trace.SpanKindServer),
+		trace.WithAttributes(AttrGenAIOperationName.String(OpInvokeAgent), AttrGenAIAgentName.String("purple")))
+	span.End()
+	real := extFromSDK(rec.Ended(), SourceOTLP)[0]
+
+	// The same step in the purple's extension answer.
+	rt := &tracedata.ResponseTrace{TraceID: real.TraceID.String(), Steps: []tracedata.Step{{
+		StepID: real.SpanID.String(), CallType: tracedata.CallAgent, Agent: "purple",
+		StartTime: real.Start, EndTime: real.End,
+	}}}
+	ext, err := SpansFromResponseTrace(rt, parent, "purple")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ext[0].SpanID != real.SpanID || ext[0].ParentSpanID != real.ParentSpanID {
+		t.Fatalf("extension span %s (parent %s), real %s (parent %s)", ext[0].SpanID, ext[0].ParentSpanID, real.SpanID, real.ParentSpanID)
+	}
+
+	for _, order := range []string{"extension first", "real first"} {
+		t.Run(order, func(t *testing.T) {
+			st := NewStore(Limits{})
+			first, second := ext, []Span{real}
+			if order == "real first" {
+				first, second = second, first
+			}
+			if res := st.Add(first); res.Accepted != 1 {
+				t.Fatalf("first add: %+v", res)
+			}
+			if res := st.Add(second); res.Duplicates != 1 || res.Accepted != 0 {
+				t.Fatalf("second add: %+v", res)
+			}
+			held := st.Spans(real.TraceID)
+			if len(held) != 1 || held[0].Source != SourceOTLP || held[0].Resource != real.Resource {
+				t.Errorf("held %+v", held)
+			}
+		})
+	}
+}
+
+// The base purple agent's answer: its own spans of one call become steps,
+// those of that call only, and the caller turns them back into spans with
+// the same ids, which the store matches against the real ones.
+func TestExtensionResponseTraceForCall(t *testing.T) {
+	caller := extCallerSpan(t, "purple")
+	parent := extParent(caller)
+	tr, rec := extTracer(t, "purple")
+	ctx := trace.ContextWithRemoteSpanContext(context.Background(), parent)
+	agentAttrs := func(agent string) trace.SpanStartOption {
+		return trace.WithAttributes(AttrGenAIOperationName.String(OpInvokeAgent), AttrGenAIAgentName.String(agent),
+			AttrCallType.String(string(tracedata.CallAgent)))
+	}
+
+	ctx, post := tr.Start(ctx, "POST", trace.WithSpanKind(trace.SpanKindServer))
+	ctx, send := tr.Start(ctx, "SendMessage", trace.WithSpanKind(trace.SpanKindServer),
+		trace.WithAttributes(AttrA2AMethodName.String("SendMessage")))
+	rctx, root := tr.Start(ctx, "invoke_agent purple", agentAttrs("purple"))
+	_, chat := tr.Start(rctx, "chat gpt-4o-mini", trace.WithAttributes(
+		AttrGenAIOperationName.String(OpChat), AttrGenAIRequestModel.String("gpt-4o-mini")))
+	time.Sleep(time.Millisecond)
+	chat.End()
+	cctx, call := tr.Start(rctx, "invoke_agent booking", trace.WithSpanKind(trace.SpanKindClient), agentAttrs("booking"))
+	_, a2a := tr.Start(cctx, "SendMessage", trace.WithSpanKind(trace.SpanKindClient))
+	a2a.End()
+	call.SetStatus(codes.Error, "booking failed")
+	call.End()
+	root.End()
+	// Work of the same trace outside this call's handling.
+	_, other := tr.Start(ctx, "execute_tool housekeeping", trace.WithAttributes(AttrGenAIOperationName.String(OpExecuteTool)))
+	other.End()
+	send.End()
+	post.End()
+	own := extFromSDK(rec.Ended(), SourceInProcess)
+
+	rootID := root.SpanContext().SpanID()
+	rt := ResponseTraceForCall(caller.TraceID, own, rootID)
+	if rt.TraceID != caller.TraceID.String() {
+		t.Errorf("trace id %q", rt.TraceID)
+	}
+	got := map[string]tracedata.Step{}
+	for _, s := range rt.Steps {
+		got[s.StepID] = s
+	}
+	want := map[string]string{ // step id -> parent step id
+		rootID.String():                      "",
+		chat.SpanContext().SpanID().String(): rootID.String(),
+		call.SpanContext().SpanID().String(): rootID.String(),
+	}
+	if len(got) != len(want) {
+		t.Errorf("steps %v, want %v", stepIDs(rt.Steps), want)
+	}
+	for id, p := range want {
+		s, ok := got[id]
+		if !ok {
+			t.Errorf("step %s missing", id)
+			continue
+		}
+		if s.ParentStepID != p {
+			t.Errorf("step %s parent %q, want %q", id, s.ParentStepID, p)
+		}
+		if s.TraceID != caller.TraceID.String() {
+			t.Errorf("step %s trace id %q", id, s.TraceID)
+		}
+	}
+
+	// Over the wire and back into spans of the caller's trace.
+	b, err := tracedata.EncodeResponseTrace(rt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := tracedata.DecodeResponseTrace(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spans, err := SpansFromResponseTrace(back, parent, "purple")
+	if err != nil {
+		t.Fatal(err)
+	}
+	realByID := map[trace.SpanID]Span{}
+	for _, sp := range own {
+		realByID[sp.SpanID] = sp
+	}
+	for _, sp := range spans {
+		r, ok := realByID[sp.SpanID]
+		if !ok {
+			t.Errorf("span %q has id %s, not one of the purple's", sp.Name, sp.SpanID)
+			continue
+		}
+		if sp.SpanID == rootID {
+			if sp.ParentSpanID != caller.SpanID {
+				t.Errorf("root parent %s, want the caller's span %s", sp.ParentSpanID, caller.SpanID)
+			}
+		} else if sp.ParentSpanID != r.ParentSpanID {
+			t.Errorf("span %q parent %s, real %s", sp.Name, sp.ParentSpanID, r.ParentSpanID)
+		}
+		if !sp.Start.Equal(r.Start) || !sp.End.Equal(r.End) {
+			t.Errorf("span %q times %v..%v, real %v..%v", sp.Name, sp.Start, sp.End, r.Start, r.End)
+		}
+	}
+	byName := extBySpanName(t, spans)
+	if sp := byName["invoke_agent booking"]; sp == nil || sp.Kind != trace.SpanKindClient || !sp.StatusError {
+		t.Errorf("booking call span %+v", sp)
+	}
+	if sp := byName["invoke_agent purple"]; sp == nil || sp.Kind != trace.SpanKindServer {
+		t.Errorf("purple root span %+v", sp)
+	}
+
+	// An invalid root keeps every step; an unknown root none.
+	if all := ResponseTraceForCall(caller.TraceID, own, trace.SpanID{}); len(all.Steps) != 4 {
+		t.Errorf("invalid root: steps %v", stepIDs(all.Steps))
+	}
+	if none := ResponseTraceForCall(caller.TraceID, own, trace.SpanID{1}); len(none.Steps) != 0 || none.Steps == nil {
+		t.Errorf("unknown root: steps %v", none.Steps)
+	}
+}
+
+func stepIDs(steps []tracedata.Step) []string {
+	var ids []string
+	for _, s := range steps {
+		ids = append(ids, s.StepID+"<-"+s.ParentStepID)
+	}
+	return ids
+}
+
+// steps -> spans -> Assemble -> steps keeps what the steps said.
+func TestExtensionRoundTripThroughAssembly(t *testing.T) {
+	caller := extCallerSpan(t, "purple")
+	parent := extParent(caller)
+	t0 := caller.Start.Add(10 * time.Millisecond)
+	at := func(ms float64) time.Time { return t0.Add(time.Duration(ms * float64(time.Millisecond))) }
+	steps := []tracedata.Step{
+		{StepID: "1000000000000001", CallType: tracedata.CallAgent, Agent: "purple", StartTime: at(0), EndTime: at(1000), LatencyMS: 1000, Latency: 1000},
+		{StepID: "1000000000000002", ParentStepID: "1000000000000001", CallType: tracedata.CallTool, Agent: "purple", Model: "gpt-4o-mini",
+			StartTime: at(10), EndTime: at(310), LatencyMS: 300, Latency: 300},
+		{StepID: "1000000000000003", ParentStepID: "1000000000000001", CallType: tracedata.CallAgent, Agent: "booking", Caller: "purple",
+			StartTime: at(320), EndTime: at(920.5), LatencyMS: 600.5, Latency: 601},
+		{StepID: "1000000000000004", ParentStepID: "1000000000000003", CallType: tracedata.CallAgent, Agent: "booking",
+			StartTime: at(330), EndTime: at(900), LatencyMS: 570, Latency: 570},
+		{StepID: "1000000000000005", ParentStepID: "1000000000000004", CallType: tracedata.CallTool, Agent: "booking", Name: "execute_tool search",
+			StartTime: at(340), EndTime: at(400), LatencyMS: 60, Latency: 60},
+	}
+	spans, err := SpansFromResponseTrace(&tracedata.ResponseTrace{TraceID: caller.TraceID.String(), Steps: steps}, parent, "purple")
+	if err != nil {
+		t.Fatal(err)
+	}
+	td := Assemble(caller.TraceID, append([]Span{caller}, spans...))
+	got := map[string]tracedata.Step{}
+	for _, s := range td.Steps {
+		got[s.StepID] = s
+	}
+	for _, w := range steps {
+		g, ok := got[w.StepID]
+		if !ok {
+			t.Errorf("step %s lost; assembled %v", w.StepID, stepIDs(td.Steps))
+			continue
+		}
+		wantParent := w.ParentStepID
+		if wantParent == "" {
+			wantParent = caller.SpanID.String()
+		}
+		if g.ParentStepID != wantParent || g.CallType != w.CallType || g.Agent != w.Agent || g.LatencyMS != w.LatencyMS {
+			t.Errorf("step %s:\n got parent %s type %s agent %q latency %v\nwant parent %s type %s agent %q latency %v",
+				w.StepID, g.ParentStepID, g.CallType, g.Agent, g.LatencyMS, wantParent, w.CallType, w.Agent, w.LatencyMS)
+		}
+	}
+	// The graph reads the calls the shapes stand for: green's call to
+	// purple (its CLIENT span paired with the SERVER step) and purple's to
+	// booking, the latter known only through the extension.
+	edges := map[string]tracedata.Interaction{}
+	for _, in := range td.Interactions {
+		edges[in.From+"->"+in.To] = in
+	}
+	if len(edges) != 2 || edges["green->purple"].Count != 1 || edges["purple->booking"].Count != 1 ||
+		edges["purple->booking"].ExtensionOnly != 1 {
+		t.Errorf("interactions %+v", td.Interactions)
+	}
+	// And back out as the extension's payload.
+	rt := ResponseTraceFromSteps(caller.TraceID.String(), td.Steps)
+	if len(rt.Steps) != len(td.Steps) {
+		t.Errorf("%d steps from %d", len(rt.Steps), len(td.Steps))
+	}
+}
+
+func TestExtensionResponseTraceFromSteps(t *testing.T) {
+	steps := []tracedata.Step{{StepID: "a", TraceID: "mine"}, {StepID: "b", ParentStepID: "a"}}
+	rt := ResponseTraceFromSteps("t", steps)
+	if rt.TraceID != "t" || rt.Steps[0].TraceID != "mine" || rt.Steps[1].TraceID != "t" || rt.Steps[1].ParentStepID != "a" {
+		t.Errorf("%+v", rt)
+	}
+	if steps[1].TraceID != "" {
+		t.Error("ResponseTraceFromSteps changed its argument")
+	}
+	if empty := ResponseTraceFromSteps("t", nil); empty.Steps == nil {
+		t.Error("no steps encode as null, want []")
+	}
+
+	// Over the limit: the first steps are kept, links to dropped ones cut.
+	n := tracedata.MaxExtensionSteps + 2
+	many := make([]tracedata.Step, n)
+	for i := range many {
+		many[i] = tracedata.Step{StepID: fmt.Sprint(i), CallType: tracedata.CallTool}
+	}
+	many[1].ParentStepID = fmt.Sprint(n - 1)
+	many[2].ParentStepID = "0"
+	rt = ResponseTraceFromSteps("t", many)
+	if len(rt.Steps) != tracedata.MaxExtensionSteps || rt.Steps[1].ParentStepID != "" || rt.Steps[2].ParentStepID != "0" {
+		t.Errorf("%d steps, parents %q %q", len(rt.Steps), rt.Steps[1].ParentStepID, rt.Steps[2].ParentStepID)
+	}
+	b, err := tracedata.EncodeResponseTrace(rt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tracedata.DecodeResponseTrace(b); err != nil {
+		t.Errorf("the caller cannot read it: %v", err)
+	}
+}
+
+// FuzzExtensionSpans feeds whatever the decoder accepts to the conversion:
+// it never panics, and the spans always form a tree under the caller's span
+// with unique, valid ids.
+func FuzzExtensionSpans(f *testing.F) {
+	for _, name := range []string{"python_sample.json", "proto_json.json", "coordbench.json"} {
+		b, err := os.ReadFile(filepath.Join("..", "tracedata", "testdata", name))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Add([]byte(`{"steps":[{"step_id":"a","parent_step_id":"b","call_type":"AGENT"},{"step_id":"b","parent_step_id":"a","call_type":"TOOL"}]}`))
+	tid, _ := trace.TraceIDFromHex("4bf92f3577b34da6a3ce929d0e0e4736")
+	callerID, _ := trace.SpanIDFromHex("00f067aa0ba902b7")
+	parent := trace.NewSpanContext(trace.SpanContextConfig{TraceID: tid, SpanID: callerID})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		rt, err := tracedata.DecodeResponseTrace(data)
+		if err != nil {
+			return
+		}
+		spans, err := SpansFromResponseTrace(rt, parent, "responder")
+		if err != nil {
+			t.Fatalf("decoded trace does not convert: %v", err)
+		}
+		seen := map[trace.SpanID]bool{}
+		for _, sp := range spans {
+			if !sp.SpanID.IsValid() || seen[sp.SpanID] || sp.SpanID == callerID {
+				t.Fatalf("span id %s invalid or reused", sp.SpanID)
+			}
+			seen[sp.SpanID] = true
+			if sp.TraceID != tid || sp.End.Before(sp.Start) || sp.Resource == nil {
+				t.Fatalf("span %+v", sp)
+			}
+		}
+		extCheckTree(t, spans, callerID)
+	})
+}

@@ -1,0 +1,474 @@
+package otelmap
+
+import (
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"mime"
+	"net/http"
+	"strings"
+	"sync/atomic"
+
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
+	spb "google.golang.org/genproto/googleapis/rpc/status"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/protobuf/proto"
+)
+
+// TracesPath is where OTLP/HTTP exporters send traces by default; the
+// Receiver answers only there.
+const TracesPath = "/v1/traces"
+
+// OTLP/HTTP content types.
+const (
+	ContentTypeProtobuf = "application/x-protobuf"
+	ContentTypeJSON     = "application/json"
+)
+
+// Default receiver limits. The wire limit is what a sender may push at us;
+// the decompressed limit is what we agree to hold in memory once it is
+// unpacked, so that a small gzip body cannot become gigabytes.
+const (
+	DefaultMaxBodyBytes         = 16 << 20
+	DefaultMaxDecompressedBytes = 64 << 20
+)
+
+// ReceiverLimits bound one request. Zero fields take the defaults.
+type ReceiverLimits struct {
+	// MaxBodyBytes bounds the request body as it arrives on the wire,
+	// compressed or not.
+	MaxBodyBytes int64
+	// MaxDecompressedBytes bounds the body after gzip decompression. An
+	// uncompressed body is held to the smaller of the two limits.
+	MaxDecompressedBytes int64
+}
+
+func (l ReceiverLimits) withDefaults() ReceiverLimits {
+	if l.MaxBodyBytes <= 0 {
+		l.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if l.MaxDecompressedBytes <= 0 {
+		l.MaxDecompressedBytes = DefaultMaxDecompressedBytes
+	}
+	return l
+}
+
+// Receiver is the OTLP/HTTP trace receiver (POST /v1/traces, protobuf or
+// JSON, optionally gzip), the second road by which spans reach the store.
+// It follows https://opentelemetry.io/docs/specs/otlp/#otlphttp: 200 with an
+// ExportTraceServiceResponse (carrying partial_success when the store
+// turned spans away), 400 with a google.rpc.Status for a body that does not
+// decode, 413 over a size limit, 415 for other media types or encodings,
+// 405 for other methods. A request is decoded in full before anything is
+// stored, so a malformed one leaves the store as it was.
+//
+// A Receiver is safe for concurrent use.
+type Receiver struct {
+	store  *Store
+	limits ReceiverLimits
+	logger atomic.Pointer[slog.Logger]
+
+	requests       atomic.Uint64
+	rejMalformed   atomic.Uint64
+	rejTooLarge    atomic.Uint64
+	rejMediaType   atomic.Uint64
+	rejMethod      atomic.Uint64
+	rejNotFound    atomic.Uint64
+	rejCanceled    atomic.Uint64
+	spansReceived  atomic.Uint64
+	spansAccepted  atomic.Uint64
+	spansDuplicate atomic.Uint64
+	spansRejected  atomic.Uint64
+}
+
+// NewReceiver returns a receiver that adds what it decodes to store.
+func NewReceiver(store *Store, limits ReceiverLimits) *Receiver {
+	return &Receiver{store: store, limits: limits.withDefaults()}
+}
+
+// Limits returns the limits in force.
+func (r *Receiver) Limits() ReceiverLimits { return r.limits }
+
+// SetLogger sets where rejections are logged; nil restores the default,
+// slog.Default() at the time of each message.
+func (r *Receiver) SetLogger(l *slog.Logger) { r.logger.Store(l) }
+
+func (r *Receiver) log() *slog.Logger {
+	if l := r.logger.Load(); l != nil {
+		return l
+	}
+	return slog.Default()
+}
+
+// ReceiverStats are the receiver's counters, for logs, reports and
+// metrics. Spans counted here are those of requests that decoded; their
+// fate in the store is split into accepted, duplicate and rejected.
+type ReceiverStats struct {
+	Requests         uint64           `json:"requests"`
+	RequestsRejected RequestsRejected `json:"requests_rejected"`
+	SpansReceived    uint64           `json:"spans_received"`
+	SpansAccepted    uint64           `json:"spans_accepted"`
+	SpansDuplicate   uint64           `json:"spans_duplicate"`
+	SpansRejected    uint64           `json:"spans_rejected"`
+}
+
+// RequestsRejected counts requests turned away, by reason.
+type RequestsRejected struct {
+	// Malformed: the body did not decode (400).
+	Malformed uint64 `json:"malformed"`
+	// TooLarge: the body or its decompressed form was over a limit (413).
+	TooLarge uint64 `json:"too_large"`
+	// UnsupportedMediaType: a content type or encoding we do not speak
+	// (415).
+	UnsupportedMediaType uint64 `json:"unsupported_media_type"`
+	// Method: not a POST (405).
+	Method uint64 `json:"method"`
+	// NotFound: a path other than TracesPath (404).
+	NotFound uint64 `json:"not_found"`
+	// Canceled: the request's context ended before its spans were stored
+	// (503).
+	Canceled uint64 `json:"canceled"`
+}
+
+// Total is the number of rejected requests.
+func (r RequestsRejected) Total() uint64 {
+	return r.Malformed + r.TooLarge + r.UnsupportedMediaType + r.Method + r.NotFound + r.Canceled
+}
+
+// Stats returns the current counters.
+func (r *Receiver) Stats() ReceiverStats {
+	return ReceiverStats{
+		Requests: r.requests.Load(),
+		RequestsRejected: RequestsRejected{
+			Malformed:            r.rejMalformed.Load(),
+			TooLarge:             r.rejTooLarge.Load(),
+			UnsupportedMediaType: r.rejMediaType.Load(),
+			Method:               r.rejMethod.Load(),
+			NotFound:             r.rejNotFound.Load(),
+			Canceled:             r.rejCanceled.Load(),
+		},
+		SpansReceived:  r.spansReceived.Load(),
+		SpansAccepted:  r.spansAccepted.Load(),
+		SpansDuplicate: r.spansDuplicate.Load(),
+		SpansRejected:  r.spansRejected.Load(),
+	}
+}
+
+// wireFormat is the body's encoding: protobuf or JSON.
+type wireFormat int
+
+const (
+	formatUnknown wireFormat = iota
+	formatProtobuf
+	formatJSON
+)
+
+func (f wireFormat) contentType() string {
+	if f == formatProtobuf {
+		return ContentTypeProtobuf
+	}
+	return ContentTypeJSON
+}
+
+// rejection is a request turned away: the status to answer, the counter to
+// bump, the reason to log, and the message for the sender.
+type rejection struct {
+	status  int
+	code    codes.Code
+	counter *atomic.Uint64
+	reason  string
+	msg     string
+}
+
+func (r *Receiver) malformed(msg string) *rejection {
+	return &rejection{http.StatusBadRequest, codes.InvalidArgument, &r.rejMalformed, "malformed", msg}
+}
+
+func (r *Receiver) tooLarge(msg string) *rejection {
+	return &rejection{http.StatusRequestEntityTooLarge, codes.InvalidArgument, &r.rejTooLarge, "too_large", msg}
+}
+
+func (r *Receiver) unsupported(msg string) *rejection {
+	return &rejection{http.StatusUnsupportedMediaType, codes.InvalidArgument, &r.rejMediaType, "unsupported_media_type", msg}
+}
+
+// ServeHTTP handles one export request.
+func (r *Receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	r.requests.Add(1)
+	format, rej := r.check(w, req)
+	if rej != nil {
+		r.reject(w, req, format, rej)
+		return
+	}
+	gz := isGzip(req.Header.Get("Content-Encoding"))
+	body, err := r.readBody(w, req, gz)
+	if err != nil {
+		r.reject(w, req, format, r.classifyReadError(req.Context(), err))
+		return
+	}
+	td, err := decodeTraces(body, format)
+	if err != nil {
+		r.reject(w, req, format, r.malformed(err.Error()))
+		return
+	}
+	// The sender may have given up while we decoded; storing now would
+	// record spans it will send again, or that a shutdown has disowned.
+	if err := req.Context().Err(); err != nil {
+		r.reject(w, req, format, r.canceled(err))
+		return
+	}
+	spans, warnings := SpansFromTraces(td, SourceOTLP)
+	res := r.store.Add(spans)
+	r.spansReceived.Add(uint64(len(spans)))
+	r.spansAccepted.Add(uint64(res.Accepted))
+	r.spansDuplicate.Add(uint64(res.Duplicates))
+	r.spansRejected.Add(uint64(res.Rejected))
+
+	resp := ptraceotlp.NewExportResponse()
+	if res.Rejected > 0 {
+		msg := res.Reason
+		if len(warnings) > 0 {
+			msg += "; " + warnings[0]
+		}
+		resp.PartialSuccess().SetRejectedSpans(int64(res.Rejected))
+		resp.PartialSuccess().SetErrorMessage(msg)
+		r.log().LogAttrs(req.Context(), slog.LevelWarn, "otlp receiver: spans rejected",
+			slog.Int("rejected", res.Rejected), slog.Int("received", len(spans)),
+			slog.String("reason", msg), slog.String("remote", req.RemoteAddr))
+	}
+	var out []byte
+	if format == formatProtobuf {
+		out, err = resp.MarshalProto()
+	} else {
+		out, err = resp.MarshalJSON()
+	}
+	if err != nil {
+		// The spans are stored; only the answer failed, which cannot
+		// happen for a message this simple.
+		http.Error(w, "encode response: "+err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", format.contentType())
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(out)
+}
+
+// check validates everything but the body: path, method, content type,
+// content encoding and declared length. format is known as soon as the
+// content type is, so that a later rejection can answer in it.
+func (r *Receiver) check(w http.ResponseWriter, req *http.Request) (wireFormat, *rejection) {
+	format := parseContentType(req.Header.Get("Content-Type"))
+	if req.URL.Path != TracesPath {
+		return format, &rejection{http.StatusNotFound, codes.NotFound, &r.rejNotFound, "not_found",
+			fmt.Sprintf("no OTLP endpoint at %q; traces go to %s", req.URL.Path, TracesPath)}
+	}
+	if req.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		return format, &rejection{http.StatusMethodNotAllowed, codes.Unimplemented, &r.rejMethod, "method",
+			fmt.Sprintf("method %s not allowed; use POST", req.Method)}
+	}
+	if format == formatUnknown {
+		return format, r.unsupported(fmt.Sprintf("unsupported content type %q; use %s or %s",
+			req.Header.Get("Content-Type"), ContentTypeProtobuf, ContentTypeJSON))
+	}
+	if enc := req.Header.Get("Content-Encoding"); !isGzip(enc) && !isIdentity(enc) {
+		w.Header().Set("Accept-Encoding", "gzip, identity")
+		return format, r.unsupported(fmt.Sprintf("unsupported content encoding %q; use gzip or none", enc))
+	}
+	if req.ContentLength > r.limits.MaxBodyBytes {
+		return format, r.tooLarge(fmt.Sprintf("request body of %d bytes exceeds the limit of %d bytes",
+			req.ContentLength, r.limits.MaxBodyBytes))
+	}
+	return format, nil
+}
+
+// parseContentType accepts the two OTLP media types, with any parameters
+// (e.g. "; charset=utf-8").
+func parseContentType(ct string) wireFormat {
+	mt, _, err := mime.ParseMediaType(ct)
+	if err != nil {
+		return formatUnknown
+	}
+	switch mt {
+	case ContentTypeProtobuf:
+		return formatProtobuf
+	case ContentTypeJSON:
+		return formatJSON
+	}
+	return formatUnknown
+}
+
+func isGzip(enc string) bool {
+	return strings.EqualFold(strings.TrimSpace(enc), "gzip")
+}
+
+func isIdentity(enc string) bool {
+	enc = strings.TrimSpace(enc)
+	return enc == "" || strings.EqualFold(enc, "identity") || strings.EqualFold(enc, "none")
+}
+
+// errBodyTooLarge is returned by readLimited when the reader holds more
+// than the limit.
+type errBodyTooLarge struct {
+	what  string
+	limit int64
+}
+
+func (e *errBodyTooLarge) Error() string {
+	return fmt.Sprintf("%s exceeds the limit of %d bytes", e.what, e.limit)
+}
+
+// readBody reads the whole body, decompressed, within the limits. The wire
+// bytes pass through http.MaxBytesReader (which also tells the server to
+// close the connection rather than drain an oversized body); the
+// decompressed bytes are counted as they come, so a gzip bomb is stopped
+// after at most MaxDecompressedBytes+1 bytes were inflated.
+func (r *Receiver) readBody(w http.ResponseWriter, req *http.Request, gz bool) ([]byte, error) {
+	var body io.Reader = ctxReader{req.Context(), http.MaxBytesReader(w, req.Body, r.limits.MaxBodyBytes)}
+	if !gz {
+		limit := min(r.limits.MaxBodyBytes, r.limits.MaxDecompressedBytes)
+		return readLimited(body, limit, req.ContentLength, "request body")
+	}
+	zr, err := gzip.NewReader(body)
+	if err != nil {
+		return nil, fmt.Errorf("gzip: %w", err)
+	}
+	defer zr.Close()
+	b, err := readLimited(zr, r.limits.MaxDecompressedBytes, 0, "decompressed request body")
+	if err != nil {
+		return nil, fmt.Errorf("gzip: %w", err)
+	}
+	return b, nil
+}
+
+func (r *Receiver) classifyReadError(ctx context.Context, err error) *rejection {
+	var tooBig *errBodyTooLarge
+	var maxBytes *http.MaxBytesError
+	switch {
+	case ctx.Err() != nil:
+		return r.canceled(ctx.Err())
+	case errors.As(err, &tooBig):
+		return r.tooLarge(tooBig.Error())
+	case errors.As(err, &maxBytes):
+		return r.tooLarge(fmt.Sprintf("request body exceeds the limit of %d bytes", maxBytes.Limit))
+	default:
+		return r.malformed("read request body: " + err.Error())
+	}
+}
+
+func (r *Receiver) canceled(err error) *rejection {
+	return &rejection{http.StatusServiceUnavailable, codes.Unavailable, &r.rejCanceled, "canceled",
+		"request ended before its spans were stored: " + err.Error()}
+}
+
+// readLimited reads r to EOF into one buffer of at most limit bytes. The
+// buffer starts at the declared size when there is one and otherwise grows
+// by doubling, never past limit+1 bytes: the one byte more is how an
+// over-limit body is told from one exactly at the limit.
+func readLimited(r io.Reader, limit, declared int64, what string) ([]byte, error) {
+	size := int64(64 << 10)
+	if declared > 0 {
+		size = declared + 1 // +1 so the read that meets EOF needs no growth
+	}
+	size = min(size, limit+1)
+	buf := make([]byte, 0, size)
+	for {
+		if len(buf) == cap(buf) {
+			if int64(len(buf)) > limit {
+				return nil, &errBodyTooLarge{what, limit}
+			}
+			grown := make([]byte, len(buf), min(2*int64(cap(buf))+1, limit+1))
+			copy(grown, buf)
+			buf = grown
+		}
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if int64(len(buf)) > limit {
+			return nil, &errBodyTooLarge{what, limit}
+		}
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+}
+
+// ctxReader stops reading once ctx has ended, so that decompressing a large
+// body does not outlive its request.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
+}
+
+// decodeTraces decodes a whole ExportTraceServiceRequest. Both paths apply
+// pdata's migration of deprecated fields (instrumentationLibrarySpans).
+func decodeTraces(body []byte, format wireFormat) (ptrace.Traces, error) {
+	if format == formatProtobuf {
+		req := ptraceotlp.NewExportRequest()
+		if err := req.UnmarshalProto(body); err != nil {
+			return ptrace.Traces{}, fmt.Errorf("decode protobuf ExportTraceServiceRequest: %s", cleanDecodeError(err))
+		}
+		return req.Traces(), nil
+	}
+	var u ptrace.JSONUnmarshaler
+	td, err := u.UnmarshalTraces(body)
+	if err != nil {
+		return ptrace.Traces{}, fmt.Errorf("decode JSON ExportTraceServiceRequest: %s", cleanDecodeError(err))
+	}
+	return td, nil
+}
+
+// cleanDecodeError drops the excerpt of the input that pdata's JSON decoder
+// (json-iterator) appends to its errors: it is up to a hundred bytes of the
+// sender's data, which has no place in logs or in the answer.
+func cleanDecodeError(err error) string {
+	msg := err.Error()
+	if i := strings.Index(msg, ", error found in #"); i >= 0 {
+		msg = msg[:i]
+	}
+	return msg
+}
+
+// reject answers a rejected request with a google.rpc.Status in the
+// request's own encoding (JSON when it has none we speak), counts it and
+// logs why — never the body.
+func (r *Receiver) reject(w http.ResponseWriter, req *http.Request, format wireFormat, rej *rejection) {
+	rej.counter.Add(1)
+	r.log().LogAttrs(req.Context(), slog.LevelWarn, "otlp receiver: request rejected",
+		slog.String("reason", rej.reason), slog.Int("status", rej.status), slog.String("error", rej.msg),
+		slog.String("remote", req.RemoteAddr), slog.String("content_type", req.Header.Get("Content-Type")),
+		slog.String("content_encoding", req.Header.Get("Content-Encoding")))
+	var body []byte
+	var err error
+	if format == formatProtobuf {
+		body, err = proto.Marshal(&spb.Status{Code: int32(rej.code), Message: rej.msg})
+	} else {
+		format = formatJSON
+		body, err = json.Marshal(struct {
+			Code    int32  `json:"code"`
+			Message string `json:"message"`
+		}{int32(rej.code), rej.msg})
+	}
+	if err != nil {
+		http.Error(w, rej.msg, rej.status)
+		return
+	}
+	w.Header().Set("Content-Type", format.contentType())
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(rej.status)
+	_, _ = w.Write(body)
+}

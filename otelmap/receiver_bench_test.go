@@ -1,0 +1,79 @@
+package otelmap
+
+import (
+	"fmt"
+	"runtime"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
+)
+
+// benchBatchSpans is the spans per export request in the benchmarks: the
+// size of a Collector batch (the SDK's is 512), well under the receiver's
+// default decompressed limit.
+const benchBatchSpans = 10_000
+
+// benchBodies encodes n spans (traces of 100 spans over 2 resources, 6
+// attributes each) as protobuf ExportTraceServiceRequests.
+func benchBodies(b *testing.B, n int) [][]byte {
+	b.Helper()
+	var bodies [][]byte
+	for first := 0; first < n; first += benchBatchSpans {
+		bodies = append(bodies, rcvProto(b, otlpTestTracesFrom(first, min(benchBatchSpans, n-first), 100, 2)))
+	}
+	return bodies
+}
+
+// BenchmarkIngestProtobuf measures the receiver's work per span after the
+// body is read: protobuf decoding (pdata), SpansFromTraces and Store.Add,
+// into a fresh store each round. It reports spans/s, allocations and bytes
+// per span; B/op and allocs/op are per round of all n spans.
+//
+//	go test ./otelmap -run '^$' -bench IngestProtobuf -benchmem
+//	go test ./otelmap -run '^$' -bench 'IngestProtobuf/spans=1000000' -benchtime 1x -benchmem
+func BenchmarkIngestProtobuf(b *testing.B) {
+	for _, n := range []int{1_000, 100_000, 1_000_000} {
+		b.Run(fmt.Sprintf("spans=%d", n), func(b *testing.B) {
+			bodies := benchBodies(b, n)
+			wire := 0
+			for _, body := range bodies {
+				wire += len(body)
+			}
+			limits := Limits{MaxSpansPerTrace: 100, MaxTraces: n/100 + 1, MaxAge: time.Hour}
+			b.ReportAllocs()
+			b.SetBytes(int64(wire))
+			var m0, m1 runtime.MemStats
+			runtime.ReadMemStats(&m0)
+			for b.Loop() {
+				st := NewStore(limits)
+				for _, body := range bodies {
+					req := ptraceotlp.NewExportRequest()
+					if err := req.UnmarshalProto(body); err != nil {
+						b.Fatal(err)
+					}
+					spans, _ := SpansFromTraces(req.Traces(), SourceOTLP)
+					if res := st.Add(spans); res.Accepted != len(spans) {
+						b.Fatalf("store: %+v", res)
+					}
+				}
+			}
+			runtime.ReadMemStats(&m1)
+			total := float64(n) * float64(b.N)
+			b.ReportMetric(total/b.Elapsed().Seconds(), "spans/s")
+			b.ReportMetric(float64(m1.Mallocs-m0.Mallocs)/total, "allocs/span")
+			b.ReportMetric(float64(m1.TotalAlloc-m0.TotalAlloc)/total, "B/span")
+		})
+	}
+}
+
+// BenchmarkSpansFromTraces isolates the conversion from pdata.
+func BenchmarkSpansFromTraces(b *testing.B) {
+	const n = benchBatchSpans
+	td := otlpTestTraces(n, 100, 2)
+	b.ReportAllocs()
+	for b.Loop() {
+		SpansFromTraces(td, SourceOTLP)
+	}
+	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "spans/s")
+}

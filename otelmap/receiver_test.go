@@ -1,0 +1,771 @@
+package otelmap
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"reflect"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
+	"go.opentelemetry.io/otel/attribute"
+	otelcodes "go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
+	spb "google.golang.org/genproto/googleapis/rpc/status"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+)
+
+// rcvServer starts a Receiver on a real loopback HTTP server.
+func rcvServer(t *testing.T, sl Limits, rl ReceiverLimits) (*Store, *Receiver, *httptest.Server) {
+	t.Helper()
+	st := NewStore(sl)
+	rcv := NewReceiver(st, rl)
+	srv := httptest.NewServer(rcv)
+	t.Cleanup(srv.Close)
+	return st, rcv, srv
+}
+
+// rcvRecordAgentTrace records one agent call with the real SDK: an
+// invoke_agent CLIENT root with attributes of every SDK type, its HTTP
+// CLIENT child, and a failed chat span. It returns the ended spans.
+func rcvRecordAgentTrace(t *testing.T, service string) tracetest.SpanStubs {
+	t.Helper()
+	mem := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(
+		sdktrace.WithResource(resource.NewSchemaless(AttrServiceName.String(service), attribute.String("deployment.environment.name", "test"))),
+		sdktrace.WithSyncer(mem),
+	)
+	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+	tr := tp.Tracer("coordbench/otelmap-test")
+	ctx, root := tr.Start(context.Background(), "invoke_agent reviewer",
+		trace.WithSpanKind(trace.SpanKindClient),
+		trace.WithAttributes(
+			AttrGenAIOperationName.String(OpInvokeAgent),
+			AttrGenAIAgentName.String("reviewer"),
+			AttrGenAIConversationID.String("ctx-1"),
+			AttrCallType.String("AGENT"),
+			AttrGenAIInputTokens.Int(120),
+			attribute.Float64("coordbench.cost", 0.25),
+			attribute.Bool("coordbench.streaming", false),
+			attribute.StringSlice("coordbench.tags", []string{"a", "b"}),
+			attribute.Int64Slice("coordbench.retries", []int64{1, 2}),
+		))
+	_, post := tr.Start(ctx, "POST", trace.WithSpanKind(trace.SpanKindClient),
+		trace.WithAttributes(AttrServerAddress.String("reviewer.local"), AttrServerPort.Int(9010)))
+	post.End()
+	_, chat := tr.Start(ctx, "chat gpt-4o", trace.WithAttributes(AttrGenAIOperationName.String(OpChat)))
+	chat.SetStatus(otelcodes.Error, "rate limited")
+	chat.End()
+	root.End()
+	return mem.GetSpans()
+}
+
+// rcvExporter is the real OTLP/HTTP exporter pointed at srv.
+func rcvExporter(t *testing.T, srv *httptest.Server, opts ...otlptracehttp.Option) sdktrace.SpanExporter {
+	t.Helper()
+	opts = append([]otlptracehttp.Option{
+		otlptracehttp.WithEndpointURL(srv.URL + TracesPath),
+		otlptracehttp.WithRetry(otlptracehttp.RetryConfig{Enabled: false}),
+	}, opts...)
+	exp, err := otlptracehttp.New(context.Background(), opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = exp.Shutdown(context.Background()) })
+	return exp
+}
+
+// rcvCheckAgainstSDK checks that the store holds every SDK span with the
+// fields the SDK ended it with.
+func rcvCheckAgainstSDK(t *testing.T, st *Store, stubs tracetest.SpanStubs, service string) {
+	t.Helper()
+	for _, want := range stubs {
+		var got *Span
+		for _, sp := range st.Spans(want.SpanContext.TraceID()) {
+			if sp.SpanID == want.SpanContext.SpanID() {
+				got = &sp
+				break
+			}
+		}
+		if got == nil {
+			t.Errorf("span %q (%s) not stored", want.Name, want.SpanContext.SpanID())
+			continue
+		}
+		if got.Name != want.Name || got.Kind != want.SpanKind || got.ParentSpanID != want.Parent.SpanID() {
+			t.Errorf("span %q: got name %q kind %v parent %s, want kind %v parent %s",
+				want.Name, got.Name, got.Kind, got.ParentSpanID, want.SpanKind, want.Parent.SpanID())
+		}
+		if !got.Start.Equal(want.StartTime) || !got.End.Equal(want.EndTime) {
+			t.Errorf("span %q: times %v..%v, want %v..%v", want.Name, got.Start, got.End, want.StartTime, want.EndTime)
+		}
+		wantErr := want.Status.Code == otelcodes.Error
+		if got.StatusError != wantErr || (wantErr && got.StatusMessage != want.Status.Description) {
+			t.Errorf("span %q: status %v %q, want %v %q", want.Name, got.StatusError, got.StatusMessage, wantErr, want.Status.Description)
+		}
+		if got.Resource.ServiceName != service || got.Source != SourceOTLP {
+			t.Errorf("span %q: service %q source %q", want.Name, got.Resource.ServiceName, got.Source)
+		}
+		if !rcvSameAttrs(got.Attrs, want.Attributes) {
+			t.Errorf("span %q: attrs %v, want %v", want.Name, got.Attrs, want.Attributes)
+		}
+		if !rcvSameAttrs(got.Resource.Attrs, want.Resource.Attributes()) {
+			t.Errorf("span %q: resource attrs %v, want %v", want.Name, got.Resource.Attrs, want.Resource.Attributes())
+		}
+	}
+}
+
+func rcvSameAttrs(got, want []attribute.KeyValue) bool {
+	if len(got) != len(want) {
+		return false
+	}
+	for _, w := range want {
+		i := slices.IndexFunc(got, func(kv attribute.KeyValue) bool { return kv.Key == w.Key })
+		if i < 0 || got[i].Value.Type() != w.Value.Type() || !reflect.DeepEqual(got[i].Value.AsInterface(), w.Value.AsInterface()) {
+			return false
+		}
+	}
+	return true
+}
+
+// TestReceiverSDKExport sends the real SDK exporter's bytes — protobuf and
+// JSON, plain and gzip — and checks that every span arrives whole.
+func TestReceiverSDKExport(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		opts []otlptracehttp.Option
+	}{
+		{"protobuf", nil},
+		{"protobuf+gzip", []otlptracehttp.Option{otlptracehttp.WithCompression(otlptracehttp.GzipCompression)}},
+		{"json", []otlptracehttp.Option{otlptracehttp.WithEncoding(otlptracehttp.EncodingJSON)}},
+		{"json+gzip", []otlptracehttp.Option{otlptracehttp.WithEncoding(otlptracehttp.EncodingJSON),
+			otlptracehttp.WithCompression(otlptracehttp.GzipCompression)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st, rcv, srv := rcvServer(t, Limits{}, ReceiverLimits{})
+			stubs := rcvRecordAgentTrace(t, "coordinator")
+			exp := rcvExporter(t, srv, tc.opts...)
+			if err := exp.ExportSpans(context.Background(), stubs.Snapshots()); err != nil {
+				t.Fatalf("export: %v", err)
+			}
+			rcvCheckAgainstSDK(t, st, stubs, "coordinator")
+			want := ReceiverStats{Requests: 1, SpansReceived: 3, SpansAccepted: 3}
+			if got := rcv.Stats(); got != want {
+				t.Fatalf("stats = %+v, want %+v", got, want)
+			}
+		})
+	}
+}
+
+// TestReceiverSDKSeesPartialSuccess: the real exporter understands our
+// partial_success answer and reports the rejected spans as an error.
+func TestReceiverSDKSeesPartialSuccess(t *testing.T) {
+	for _, enc := range []otlptracehttp.Encoding{otlptracehttp.EncodingProtobuf, otlptracehttp.EncodingJSON} {
+		st, rcv, srv := rcvServer(t, Limits{MaxSpansPerTrace: 1}, ReceiverLimits{})
+		stubs := rcvRecordAgentTrace(t, "coordinator")
+		exp := rcvExporter(t, srv, otlptracehttp.WithEncoding(enc))
+		err := exp.ExportSpans(context.Background(), stubs.Snapshots())
+		if err == nil || !strings.Contains(err.Error(), "2 spans rejected") || !strings.Contains(err.Error(), "span limit per trace") {
+			t.Fatalf("encoding %v: export error = %v, want a partial success naming 2 rejected spans", enc, err)
+		}
+		if got := rcv.Stats(); got.SpansReceived != 3 || got.SpansAccepted != 1 || got.SpansRejected != 2 {
+			t.Fatalf("stats = %+v", got)
+		}
+		if s := st.Stats(); s.Spans != 1 || s.RejectedTraceFull != 2 {
+			t.Fatalf("store = %+v", s)
+		}
+	}
+}
+
+func rcvProto(t testing.TB, td ptrace.Traces) []byte {
+	t.Helper()
+	b, err := ptraceotlp.NewExportRequestFromTraces(td).MarshalProto()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func rcvJSON(t testing.TB, td ptrace.Traces) []byte {
+	t.Helper()
+	var m ptrace.JSONMarshaler
+	b, err := m.MarshalTraces(td)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func rcvGzip(t testing.TB, b []byte) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	if _, err := zw.Write(b); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// rcvRequest describes one hand-made request.
+type rcvRequest struct {
+	method, path, contentType, encoding string
+	body                                []byte
+	chunked                             bool // hide the length: Transfer-Encoding chunked
+}
+
+func rcvDo(t *testing.T, srv *httptest.Server, r rcvRequest) (*http.Response, []byte) {
+	t.Helper()
+	if r.method == "" {
+		r.method = http.MethodPost
+	}
+	if r.path == "" {
+		r.path = TracesPath
+	}
+	var body io.Reader = bytes.NewReader(r.body)
+	if r.chunked {
+		body = io.MultiReader(body)
+	}
+	req, err := http.NewRequest(r.method, srv.URL+r.path, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.contentType != "" {
+		req.Header.Set("Content-Type", r.contentType)
+	}
+	if r.encoding != "" {
+		req.Header.Set("Content-Encoding", r.encoding)
+	}
+	resp, err := srv.Client().Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", r.method, r.path, err)
+	}
+	defer resp.Body.Close()
+	out, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, out
+}
+
+// rcvExportResponse decodes a 200 answer in the encoding its Content-Type
+// names.
+func rcvExportResponse(t *testing.T, resp *http.Response, body []byte) ptraceotlp.ExportResponse {
+	t.Helper()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("status %d, body %q", resp.StatusCode, body)
+	}
+	er := ptraceotlp.NewExportResponse()
+	var err error
+	switch ct := resp.Header.Get("Content-Type"); ct {
+	case ContentTypeProtobuf:
+		err = er.UnmarshalProto(body)
+	case ContentTypeJSON:
+		err = er.UnmarshalJSON(body)
+	default:
+		t.Fatalf("answer Content-Type %q", ct)
+	}
+	if err != nil {
+		t.Fatalf("decode ExportTraceServiceResponse: %v", err)
+	}
+	return er
+}
+
+// rcvStatus decodes an error answer's google.rpc.Status.
+func rcvStatus(t *testing.T, resp *http.Response, body []byte) *spb.Status {
+	t.Helper()
+	st := &spb.Status{}
+	var err error
+	switch ct := resp.Header.Get("Content-Type"); ct {
+	case ContentTypeProtobuf:
+		err = proto.Unmarshal(body, st)
+	case ContentTypeJSON:
+		err = protojson.Unmarshal(body, st)
+	default:
+		t.Fatalf("error answer Content-Type %q, body %q", ct, body)
+	}
+	if err != nil {
+		t.Fatalf("decode google.rpc.Status %q: %v", body, err)
+	}
+	if st.Message == "" || st.Code == 0 {
+		t.Fatalf("Status without code or message: %v", st)
+	}
+	return st
+}
+
+// rcvSnapshot renders everything the store holds, to prove a rejected
+// request changed nothing.
+func rcvSnapshot(st *Store) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%+v\n", st.Stats())
+	for _, id := range st.TraceIDs() {
+		for _, sp := range st.Spans(id) {
+			fmt.Fprintf(&b, "%s %s %s %q %v\n", sp.TraceID, sp.SpanID, sp.ParentSpanID, sp.Name, sp.Attrs)
+		}
+	}
+	return b.String()
+}
+
+// TestReceiverRejectsMalformed sends bad requests after a good one: each
+// gets its status, a google.rpc.Status body, one count under its reason,
+// and leaves the store exactly as it was.
+func TestReceiverRejectsMalformed(t *testing.T) {
+	valid := rcvProto(t, otlpTestTraces(10, 5, 1))
+	big := rcvProto(t, otlpTestTraces(40, 5, 1))
+	validJSON := rcvJSON(t, otlpTestTraces(10, 5, 1))
+	corruptTrailer := rcvGzip(t, valid)
+	corruptTrailer[len(corruptTrailer)-6] ^= 0xff // CRC-32
+	type counter func(RequestsRejected) uint64
+	malformed := func(r RequestsRejected) uint64 { return r.Malformed }
+	tooLarge := func(r RequestsRejected) uint64 { return r.TooLarge }
+	media := func(r RequestsRejected) uint64 { return r.UnsupportedMediaType }
+	method := func(r RequestsRejected) uint64 { return r.Method }
+	notFound := func(r RequestsRejected) uint64 { return r.NotFound }
+	small := ReceiverLimits{MaxBodyBytes: int64(len(valid)) + 100, MaxDecompressedBytes: int64(len(valid)) + 100}
+	for _, tc := range []struct {
+		name       string
+		req        rcvRequest
+		limits     ReceiverLimits
+		wantStatus int
+		wantCount  counter
+		wantCT     string // Content-Type of the Status answer
+	}{
+		{"truncated protobuf", rcvRequest{contentType: ContentTypeProtobuf, body: valid[:len(valid)/2]}, ReceiverLimits{}, 400, malformed, ContentTypeProtobuf},
+		{"truncated protobuf by one byte", rcvRequest{contentType: ContentTypeProtobuf, body: valid[:len(valid)-1]}, ReceiverLimits{}, 400, malformed, ContentTypeProtobuf},
+		{"truncated protobuf, gzip", rcvRequest{contentType: ContentTypeProtobuf, encoding: "gzip", body: rcvGzip(t, valid[:len(valid)/2])}, ReceiverLimits{}, 400, malformed, ContentTypeProtobuf},
+		{"bad JSON", rcvRequest{contentType: ContentTypeJSON, body: []byte(`{"resourceSpans": [`)}, ReceiverLimits{}, 400, malformed, ContentTypeJSON},
+		{"truncated JSON", rcvRequest{contentType: ContentTypeJSON, body: validJSON[:len(validJSON)/2]}, ReceiverLimits{}, 400, malformed, ContentTypeJSON},
+		{"JSON with a bad trace id", rcvRequest{contentType: ContentTypeJSON,
+			body: []byte(`{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"zz","spanId":"0102030405060708"}]}]}]}`)}, ReceiverLimits{}, 400, malformed, ContentTypeJSON},
+		{"protobuf sent as JSON", rcvRequest{contentType: ContentTypeJSON, body: valid}, ReceiverLimits{}, 400, malformed, ContentTypeJSON},
+		{"not gzip", rcvRequest{contentType: ContentTypeProtobuf, encoding: "gzip", body: valid}, ReceiverLimits{}, 400, malformed, ContentTypeProtobuf},
+		{"gzip with a bad checksum", rcvRequest{contentType: ContentTypeProtobuf, encoding: "gzip", body: corruptTrailer}, ReceiverLimits{}, 400, malformed, ContentTypeProtobuf},
+		{"wrong content type", rcvRequest{contentType: "text/plain", body: valid}, ReceiverLimits{}, 415, media, ContentTypeJSON},
+		{"no content type", rcvRequest{body: valid}, ReceiverLimits{}, 415, media, ContentTypeJSON},
+		{"unsupported encoding", rcvRequest{contentType: ContentTypeProtobuf, encoding: "br", body: valid}, ReceiverLimits{}, 415, media, ContentTypeProtobuf},
+		{"GET", rcvRequest{method: http.MethodGet}, ReceiverLimits{}, 405, method, ContentTypeJSON},
+		{"PUT", rcvRequest{method: http.MethodPut, contentType: ContentTypeProtobuf, body: valid}, ReceiverLimits{}, 405, method, ContentTypeProtobuf},
+		{"other path", rcvRequest{path: "/v1/metrics", contentType: ContentTypeProtobuf, body: valid}, ReceiverLimits{}, 404, notFound, ContentTypeProtobuf},
+		{"oversize body, declared", rcvRequest{contentType: ContentTypeProtobuf, body: big}, small, 413, tooLarge, ContentTypeProtobuf},
+		{"oversize body, chunked", rcvRequest{contentType: ContentTypeProtobuf, body: big, chunked: true}, small, 413, tooLarge, ContentTypeProtobuf},
+		{"oversize after decompression", rcvRequest{contentType: ContentTypeProtobuf, encoding: "gzip", body: rcvGzip(t, big)},
+			ReceiverLimits{MaxDecompressedBytes: int64(len(valid)) + 100}, 413, tooLarge, ContentTypeProtobuf},
+		{"oversize JSON, under the wire limit", rcvRequest{contentType: ContentTypeJSON, body: rcvJSON(t, otlpTestTraces(40, 5, 1))},
+			ReceiverLimits{MaxDecompressedBytes: int64(len(validJSON)) + 100}, 413, tooLarge, ContentTypeJSON},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st, rcv, srv := rcvServer(t, Limits{}, tc.limits)
+			resp, body := rcvDo(t, srv, rcvRequest{contentType: ContentTypeProtobuf, body: valid})
+			rcvExportResponse(t, resp, body)
+			before, statsBefore := rcvSnapshot(st), rcv.Stats()
+			if statsBefore.SpansAccepted != 10 {
+				t.Fatalf("seed request: %+v", statsBefore)
+			}
+
+			resp, body = rcvDo(t, srv, tc.req)
+			if resp.StatusCode != tc.wantStatus {
+				t.Fatalf("status %d, want %d; body %q", resp.StatusCode, tc.wantStatus, body)
+			}
+			if ct := resp.Header.Get("Content-Type"); ct != tc.wantCT {
+				t.Errorf("Content-Type %q, want %q", ct, tc.wantCT)
+			}
+			status := rcvStatus(t, resp, body)
+			if strings.Contains(status.Message, "bigger context") || strings.Contains(status.Message, "error found in") {
+				t.Errorf("the answer quotes the body: %q", status.Message)
+			}
+			if tc.wantStatus == 405 && resp.Header.Get("Allow") != http.MethodPost {
+				t.Errorf("405 without Allow: POST (got %q)", resp.Header.Get("Allow"))
+			}
+			if tc.req.encoding == "br" && !strings.Contains(resp.Header.Get("Accept-Encoding"), "gzip") {
+				t.Errorf("415 for an encoding should list Accept-Encoding, got %q", resp.Header.Get("Accept-Encoding"))
+			}
+			after := rcv.Stats()
+			if d := tc.wantCount(after.RequestsRejected) - tc.wantCount(statsBefore.RequestsRejected); d != 1 ||
+				after.RequestsRejected.Total() != statsBefore.RequestsRejected.Total()+1 {
+				t.Errorf("rejections %+v -> %+v: want exactly one more under this reason", statsBefore.RequestsRejected, after.RequestsRejected)
+			}
+			if after.Requests != statsBefore.Requests+1 || after.SpansReceived != statsBefore.SpansReceived ||
+				after.SpansAccepted != statsBefore.SpansAccepted || after.SpansRejected != statsBefore.SpansRejected {
+				t.Errorf("span counters moved: %+v -> %+v", statsBefore, after)
+			}
+			if got := rcvSnapshot(st); got != before {
+				t.Errorf("store changed:\n%s\n->\n%s", before, got)
+			}
+		})
+	}
+}
+
+// TestReceiverPartialSuccess: spans the store turns away (invalid ids,
+// spans per trace, traces held) are reported in partial_success, in the
+// request's encoding, while the rest are stored.
+func TestReceiverPartialSuccess(t *testing.T) {
+	withBadIDs := otlpTestTraces(4, 4, 1)
+	spans := withBadIDs.ResourceSpans().At(0).ScopeSpans().At(0).Spans()
+	spans.At(1).SetTraceID(pcommon.TraceID{})
+	spans.At(2).SetSpanID(pcommon.SpanID{})
+	for _, tc := range []struct {
+		name         string
+		limits       Limits
+		td           ptrace.Traces
+		wantAccepted int
+		wantRejected int
+		wantMsg      string
+	}{
+		{"invalid ids", Limits{}, withBadIDs, 2, 2, "invalid trace or span id"},
+		{"spans per trace", Limits{MaxSpansPerTrace: 3}, otlpTestTraces(10, 5, 1), 6, 4, "span limit per trace reached (3 spans)"},
+		{"traces held", Limits{MaxTraces: 1}, otlpTestTraces(10, 5, 2), 5, 5, "trace limit reached (1 traces held)"},
+	} {
+		for _, format := range []string{ContentTypeProtobuf, ContentTypeJSON + "; charset=utf-8"} {
+			t.Run(tc.name+" "+format, func(t *testing.T) {
+				st, rcv, srv := rcvServer(t, tc.limits, ReceiverLimits{})
+				body := rcvProto(t, tc.td)
+				if format != ContentTypeProtobuf {
+					body = rcvJSON(t, tc.td)
+				}
+				resp, out := rcvDo(t, srv, rcvRequest{contentType: format, body: body})
+				er := rcvExportResponse(t, resp, out)
+				ps := er.PartialSuccess()
+				if ps.RejectedSpans() != int64(tc.wantRejected) || !strings.Contains(ps.ErrorMessage(), tc.wantMsg) {
+					t.Fatalf("partial_success = %d %q, want %d %q", ps.RejectedSpans(), ps.ErrorMessage(), tc.wantRejected, tc.wantMsg)
+				}
+				want := ReceiverStats{Requests: 1, SpansReceived: uint64(tc.wantAccepted + tc.wantRejected),
+					SpansAccepted: uint64(tc.wantAccepted), SpansRejected: uint64(tc.wantRejected)}
+				if got := rcv.Stats(); got != want {
+					t.Fatalf("stats = %+v, want %+v", got, want)
+				}
+				if got := st.Stats().Spans; got != tc.wantAccepted {
+					t.Fatalf("store holds %d spans, want %d", got, tc.wantAccepted)
+				}
+			})
+		}
+	}
+}
+
+// TestReceiverNoPartialSuccessWhenAllStored: a full success leaves
+// partial_success empty, and a resend counts as duplicates, not rejections.
+func TestReceiverNoPartialSuccessWhenAllStored(t *testing.T) {
+	st, rcv, srv := rcvServer(t, Limits{}, ReceiverLimits{})
+	body := rcvProto(t, otlpTestTraces(10, 5, 2))
+	for range 2 {
+		resp, out := rcvDo(t, srv, rcvRequest{contentType: ContentTypeProtobuf, body: body})
+		if ps := rcvExportResponse(t, resp, out).PartialSuccess(); ps.RejectedSpans() != 0 || ps.ErrorMessage() != "" {
+			t.Fatalf("partial_success = %d %q", ps.RejectedSpans(), ps.ErrorMessage())
+		}
+	}
+	want := ReceiverStats{Requests: 2, SpansReceived: 20, SpansAccepted: 10, SpansDuplicate: 10}
+	if got := rcv.Stats(); got != want {
+		t.Fatalf("stats = %+v, want %+v", got, want)
+	}
+	if st.Stats().Spans != 10 {
+		t.Fatalf("store = %+v", st.Stats())
+	}
+}
+
+// TestReceiverJSONCharset: a JSON body with a charset parameter is
+// accepted, answered in JSON, and its attributes keep their types.
+func TestReceiverJSONCharset(t *testing.T) {
+	st, _, srv := rcvServer(t, Limits{}, ReceiverLimits{})
+	td := otlpTestTraces(1, 1, 1)
+	sp := td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0)
+	sp.Attributes().PutDouble("coordbench.cost", 0.5)
+	sp.Attributes().PutBool("coordbench.streaming", true)
+	resp, out := rcvDo(t, srv, rcvRequest{contentType: "application/json; charset=utf-8", body: rcvJSON(t, td)})
+	rcvExportResponse(t, resp, out)
+	if ct := resp.Header.Get("Content-Type"); ct != ContentTypeJSON {
+		t.Fatalf("answer Content-Type %q", ct)
+	}
+	got := st.Spans(trace.TraceID(sp.TraceID()))
+	if len(got) != 1 {
+		t.Fatalf("stored %d spans", len(got))
+	}
+	if v, ok := got[0].IntAttr(AttrServerPort); !ok || v != 9010 {
+		t.Errorf("server.port = %v %v", v, ok)
+	}
+	if v, ok := got[0].Attr("coordbench.cost"); !ok || v.AsFloat64() != 0.5 {
+		t.Errorf("cost = %v", v)
+	}
+	if v, ok := got[0].Attr("coordbench.streaming"); !ok || !v.AsBool() {
+		t.Errorf("streaming = %v", v)
+	}
+}
+
+// TestReceiverLimitBoundaries: a body exactly at a limit passes; one byte
+// over is refused.
+func TestReceiverLimitBoundaries(t *testing.T) {
+	raw := rcvProto(t, otlpTestTraces(5, 5, 1))
+	gz := rcvGzip(t, raw)
+	for _, tc := range []struct {
+		name     string
+		limits   ReceiverLimits
+		encoding string
+		body     []byte
+		want     int
+	}{
+		{"raw at the wire limit", ReceiverLimits{MaxBodyBytes: int64(len(raw))}, "", raw, 200},
+		{"raw one over the wire limit", ReceiverLimits{MaxBodyBytes: int64(len(raw)) - 1}, "", raw, 413},
+		{"raw one over the decompressed limit", ReceiverLimits{MaxDecompressedBytes: int64(len(raw)) - 1}, "", raw, 413},
+		{"gzip at the decompressed limit", ReceiverLimits{MaxDecompressedBytes: int64(len(raw))}, "gzip", gz, 200},
+		{"gzip one over the decompressed limit", ReceiverLimits{MaxDecompressedBytes: int64(len(raw)) - 1}, "gzip", gz, 413},
+		{"gzip at the wire limit", ReceiverLimits{MaxBodyBytes: int64(len(gz))}, "gzip", gz, 200},
+		{"gzip one over the wire limit", ReceiverLimits{MaxBodyBytes: int64(len(gz)) - 1}, "gzip", gz, 413},
+	} {
+		for _, chunked := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s chunked=%v", tc.name, chunked), func(t *testing.T) {
+				_, _, srv := rcvServer(t, Limits{}, tc.limits)
+				resp, out := rcvDo(t, srv, rcvRequest{contentType: ContentTypeProtobuf, encoding: tc.encoding, body: tc.body, chunked: chunked})
+				if resp.StatusCode != tc.want {
+					t.Fatalf("status %d, want %d (%q)", resp.StatusCode, tc.want, out)
+				}
+			})
+		}
+	}
+}
+
+// gzipBombMember is one gzip member holding 1 MiB of zeros (about 1 KiB).
+// Members may be concatenated (RFC 1952, and Go's gzip.Reader reads them
+// as one stream), so repeating it makes a bomb of any size at almost no
+// cost to build: compressing a gibibyte in one member takes minutes under
+// the race detector.
+func gzipBombMember(t testing.TB) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	zw, err := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zeros := make([]byte, 1<<20)
+	if _, err := zw.Write(zeros); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// repeatReader streams chunk n times, counting what was read, so a bomb
+// never exists in memory whole.
+type repeatReader struct {
+	chunk []byte
+	n     int
+	off   int
+	read  int64
+}
+
+func (r *repeatReader) Read(p []byte) (int, error) {
+	if r.n == 0 {
+		return 0, io.EOF
+	}
+	c := copy(p, r.chunk[r.off:])
+	r.off += c
+	r.read += int64(c)
+	if r.off == len(r.chunk) {
+		r.off = 0
+		r.n--
+	}
+	return c, nil
+}
+
+const bombMiB = 1024 // 1 GiB of zeros, about 1 MB on the wire
+
+// TestReceiverGzipBomb sends 1 GiB of zeros gzip-compressed to about 1 MB
+// over real HTTP: 413, counted, nothing stored.
+func TestReceiverGzipBomb(t *testing.T) {
+	member := gzipBombMember(t)
+	st, rcv, srv := rcvServer(t, Limits{}, ReceiverLimits{MaxDecompressedBytes: 8 << 20})
+	resp, out := rcvDo(t, srv, rcvRequest{contentType: ContentTypeProtobuf, body: rcvProto(t, otlpTestTraces(3, 3, 1))})
+	rcvExportResponse(t, resp, out)
+	before := rcvSnapshot(st)
+
+	bomb := &repeatReader{chunk: member, n: bombMiB}
+	req, err := http.NewRequest(http.MethodPost, srv.URL+TracesPath, bomb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.ContentLength = int64(len(member)) * bombMiB
+	req.Header.Set("Content-Type", ContentTypeProtobuf)
+	req.Header.Set("Content-Encoding", "gzip")
+	t.Logf("bomb: %d bytes on the wire, %d MiB inflated", req.ContentLength, bombMiB)
+	resp, err = srv.Client().Do(req)
+	if err != nil {
+		t.Fatalf("send bomb: %v", err)
+	}
+	out, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusRequestEntityTooLarge {
+		t.Fatalf("status %d, want 413 (%q)", resp.StatusCode, out)
+	}
+	rcvStatus(t, resp, out)
+	if got := rcv.Stats().RequestsRejected; got.TooLarge != 1 || got.Total() != 1 {
+		t.Fatalf("rejections = %+v", got)
+	}
+	if got := rcvSnapshot(st); got != before {
+		t.Fatalf("store changed by the bomb")
+	}
+}
+
+// TestReceiverGzipBombBoundedMemory calls the handler in process to
+// measure what a bomb costs: the receiver stops after reading a small part
+// of the wire body and allocates on the order of the decompressed limit,
+// not of the gibibyte.
+func TestReceiverGzipBombBoundedMemory(t *testing.T) {
+	const limit = 8 << 20
+	member := gzipBombMember(t)
+	rcv := NewReceiver(NewStore(Limits{}), ReceiverLimits{MaxDecompressedBytes: limit})
+	bomb := &repeatReader{chunk: member, n: bombMiB}
+	req := httptest.NewRequest(http.MethodPost, TracesPath, bomb)
+	req.Header.Set("Content-Type", ContentTypeProtobuf)
+	req.Header.Set("Content-Encoding", "gzip")
+	rec := httptest.NewRecorder()
+
+	var m0, m1 runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&m0)
+	rcv.ServeHTTP(rec, req)
+	runtime.ReadMemStats(&m1)
+
+	if rec.Code != http.StatusRequestEntityTooLarge {
+		t.Fatalf("status %d, want 413", rec.Code)
+	}
+	total := int64(len(member)) * bombMiB
+	if bomb.read > total/16 {
+		t.Errorf("read %d of %d wire bytes; the receiver should stop near the limit", bomb.read, total)
+	}
+	if alloc := m1.TotalAlloc - m0.TotalAlloc; alloc > 4*limit {
+		t.Errorf("allocated %d bytes for a bomb with a %d-byte limit", alloc, limit)
+	} else {
+		t.Logf("bomb: read %d wire bytes, allocated %d bytes (limit %d)", bomb.read, alloc, limit)
+	}
+}
+
+// TestReceiverHonoursContext: a request whose context has ended stores
+// nothing.
+func TestReceiverHonoursContext(t *testing.T) {
+	st := NewStore(Limits{})
+	rcv := NewReceiver(st, ReceiverLimits{})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	req := httptest.NewRequestWithContext(ctx, http.MethodPost, TracesPath, bytes.NewReader(rcvProto(t, otlpTestTraces(3, 3, 1))))
+	req.Header.Set("Content-Type", ContentTypeProtobuf)
+	rec := httptest.NewRecorder()
+	rcv.ServeHTTP(rec, req)
+	if rec.Code != http.StatusServiceUnavailable {
+		t.Fatalf("status %d, want 503", rec.Code)
+	}
+	if got := rcv.Stats(); got.RequestsRejected.Canceled != 1 || got.SpansReceived != 0 {
+		t.Fatalf("stats = %+v", got)
+	}
+	if st.Stats().Spans != 0 {
+		t.Fatal("a canceled request stored spans")
+	}
+}
+
+// TestReceiverConcurrent: concurrent senders, in every encoding, all land.
+func TestReceiverConcurrent(t *testing.T) {
+	st, rcv, srv := rcvServer(t, Limits{}, ReceiverLimits{})
+	const senders, perSender, spansPer = 4, 5, 20
+	type request struct {
+		ct, enc string
+		body    []byte
+	}
+	var reqs [senders][perSender]request
+	for s := range senders {
+		for i := range perSender {
+			td := otlpTestTraces(spansPer, 10, 2)
+			// Give each request trace ids of its own.
+			rss := td.ResourceSpans()
+			for r := 0; r < rss.Len(); r++ {
+				ss := rss.At(r).ScopeSpans().At(0).Spans()
+				for k := 0; k < ss.Len(); k++ {
+					id := ss.At(k).TraceID()
+					id[8], id[9] = byte(s), byte(i)
+					ss.At(k).SetTraceID(id)
+				}
+			}
+			rq := request{ct: ContentTypeProtobuf, body: rcvProto(t, td)}
+			if i%2 == 1 {
+				rq.ct, rq.body = ContentTypeJSON, rcvJSON(t, td)
+			}
+			if s%2 == 1 {
+				rq.enc, rq.body = "gzip", rcvGzip(t, rq.body)
+			}
+			reqs[s][i] = rq
+		}
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, senders*perSender)
+	for s := range senders {
+		wg.Go(func() {
+			for _, rq := range reqs[s] {
+				req, err := http.NewRequest(http.MethodPost, srv.URL+TracesPath, bytes.NewReader(rq.body))
+				if err != nil {
+					errs <- err
+					return
+				}
+				req.Header.Set("Content-Type", rq.ct)
+				if rq.enc != "" {
+					req.Header.Set("Content-Encoding", rq.enc)
+				}
+				resp, err := srv.Client().Do(req)
+				if err != nil {
+					errs <- err
+					return
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != http.StatusOK {
+					errs <- fmt.Errorf("status %d", resp.StatusCode)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	total := uint64(senders * perSender * spansPer)
+	if got := rcv.Stats(); got.SpansAccepted != total || got.Requests != senders*perSender {
+		t.Fatalf("stats = %+v, want %d spans accepted", got, total)
+	}
+	if got := st.Stats(); got.Spans != int(total) || got.Traces != senders*perSender*spansPer/10 {
+		t.Fatalf("store = %+v", got)
+	}
+}
+
+// TestReceiverStatsJSON pins the counters' JSON names, which reports and
+// dashboards read.
+func TestReceiverStatsJSON(t *testing.T) {
+	b, err := json.Marshal(NewReceiver(NewStore(Limits{}), ReceiverLimits{}).Stats())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"requests":0,"requests_rejected":{"malformed":0,"too_large":0,"unsupported_media_type":0,"method":0,"not_found":0,"canceled":0},"spans_received":0,"spans_accepted":0,"spans_duplicate":0,"spans_rejected":0}`
+	if string(b) != want {
+		t.Fatalf("got  %s\nwant %s", b, want)
+	}
+}
+
+func TestReceiverDefaultLimits(t *testing.T) {
+	got := NewReceiver(NewStore(Limits{}), ReceiverLimits{}).Limits()
+	if got.MaxBodyBytes != 16<<20 || got.MaxDecompressedBytes != 64<<20 {
+		t.Fatalf("defaults = %+v", got)
+	}
+}

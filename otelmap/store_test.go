@@ -1,0 +1,159 @@
+package otelmap
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/otel/trace"
+)
+
+func storeTestSpan(traceByte, spanByte, parentByte byte, source string) Span {
+	s := Span{
+		TraceID: trace.TraceID{traceByte},
+		SpanID:  trace.SpanID{spanByte},
+		Name:    "s",
+		Source:  source,
+		Start:   time.Unix(100, 0),
+		End:     time.Unix(101, 0),
+	}
+	if parentByte != 0 {
+		s.ParentSpanID = trace.SpanID{parentByte}
+	}
+	return s
+}
+
+func TestStoreLimitsAndCounters(t *testing.T) {
+	st := NewStore(Limits{MaxSpansPerTrace: 2, MaxTraces: 2})
+	res := st.Add([]Span{
+		storeTestSpan(1, 1, 0, SourceOTLP),
+		storeTestSpan(1, 2, 1, SourceOTLP),
+		storeTestSpan(1, 3, 1, SourceOTLP), // trace 1 full
+		storeTestSpan(2, 1, 0, SourceOTLP),
+		storeTestSpan(3, 1, 0, SourceOTLP), // third trace: over MaxTraces
+		{TraceID: trace.TraceID{4}},        // invalid span id
+		storeTestSpan(1, 1, 0, SourceOTLP), // duplicate
+	})
+	if res.Accepted != 3 || res.Rejected != 3 || res.Duplicates != 1 {
+		t.Fatalf("AddResult = %+v, want 3 accepted, 3 rejected, 1 duplicate", res)
+	}
+	if res.Reason == "" {
+		t.Error("a rejection must say why")
+	}
+	stats := st.Stats()
+	want := Stats{Traces: 2, Spans: 3, SpansAccepted: 3, SpansDuplicate: 1, RejectedTraceFull: 1, RejectedMaxTraces: 1, RejectedInvalid: 1}
+	if stats != want {
+		t.Fatalf("Stats = %+v, want %+v", stats, want)
+	}
+	if got := st.TraceIDs(); len(got) != 2 || got[0] != (trace.TraceID{1}) || got[1] != (trace.TraceID{2}) {
+		t.Fatalf("TraceIDs = %v, want sorted [1 2]", got)
+	}
+}
+
+func TestStoreEvictsExpiredTracesToMakeRoom(t *testing.T) {
+	st := NewStore(Limits{MaxTraces: 1, MaxAge: time.Minute})
+	now := time.Unix(1000, 0)
+	st.now = func() time.Time { return now }
+	st.Add([]Span{storeTestSpan(1, 1, 0, SourceOTLP)})
+	if r := st.Add([]Span{storeTestSpan(2, 1, 0, SourceOTLP)}); r.Rejected != 1 {
+		t.Fatalf("second trace within MaxAge: %+v, want rejected", r)
+	}
+	now = now.Add(2 * time.Minute)
+	if r := st.Add([]Span{storeTestSpan(2, 1, 0, SourceOTLP)}); r.Accepted != 1 {
+		t.Fatalf("second trace after the first expired: %+v, want accepted", r)
+	}
+	if st.Spans(trace.TraceID{1}) != nil {
+		t.Error("expired trace still held")
+	}
+	if st.Stats().TracesEvicted != 1 {
+		t.Errorf("TracesEvicted = %d, want 1", st.Stats().TracesEvicted)
+	}
+}
+
+func TestStoreRealSpanReplacesExtensionCopy(t *testing.T) {
+	st := NewStore(Limits{})
+	ext := storeTestSpan(1, 1, 0, SourceExtension)
+	ext.Name = "from extension"
+	real := storeTestSpan(1, 1, 0, SourceOTLP)
+	real.Name = "as recorded"
+	st.Add([]Span{ext})
+	st.Add([]Span{real})
+	got := st.Spans(trace.TraceID{1})
+	if len(got) != 1 || got[0].Name != "as recorded" || got[0].Source != SourceOTLP {
+		t.Fatalf("spans = %+v, want the OTLP copy only", got)
+	}
+	// The reverse order keeps the real span.
+	st.Add([]Span{ext})
+	if got := st.Spans(trace.TraceID{1}); got[0].Source != SourceOTLP {
+		t.Fatalf("extension copy replaced the real span: %+v", got[0])
+	}
+	if got[0].Resource == nil {
+		t.Error("stored span has a nil resource")
+	}
+}
+
+func TestWaitSettledWaitsForRootAndQuiet(t *testing.T) {
+	st := NewStore(Limits{})
+	id := trace.TraceID{9}
+	ctx := context.Background()
+
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		st.Add([]Span{storeTestSpan(9, 2, 1, SourceOTLP)}) // child first
+		time.Sleep(30 * time.Millisecond)
+		st.Add([]Span{storeTestSpan(9, 1, 0, SourceInProcess)}) // then the root
+	}()
+	spans, settled, err := st.WaitSettled(ctx, id, SettleOptions{Quiet: 50 * time.Millisecond, MaxWait: 10 * time.Second})
+	wg.Wait()
+	if err != nil || !settled {
+		t.Fatalf("WaitSettled: settled=%v err=%v", settled, err)
+	}
+	if len(spans) != 2 {
+		t.Fatalf("got %d spans, want both", len(spans))
+	}
+}
+
+func TestWaitSettledNamedRoot(t *testing.T) {
+	st := NewStore(Limits{})
+	st.Add([]Span{storeTestSpan(9, 1, 0, SourceOTLP)})
+	// The named root (span 5) never arrives: the wait ends at MaxWait,
+	// unsettled, with what is held.
+	spans, settled, err := st.WaitSettled(context.Background(), trace.TraceID{9},
+		SettleOptions{Root: trace.SpanID{5}, Quiet: time.Millisecond, MaxWait: 50 * time.Millisecond})
+	if err != nil || settled || len(spans) != 1 {
+		t.Fatalf("got settled=%v err=%v spans=%d, want unsettled with 1 span", settled, err, len(spans))
+	}
+}
+
+func TestWaitSettledHonoursContext(t *testing.T) {
+	st := NewStore(Limits{})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, settled, err := st.WaitSettled(ctx, trace.TraceID{7}, SettleOptions{Quiet: time.Second, MaxWait: time.Minute})
+	if settled || !errors.Is(err, context.Canceled) {
+		t.Fatalf("got settled=%v err=%v, want context.Canceled", settled, err)
+	}
+}
+
+func TestStoreConcurrentAdd(t *testing.T) {
+	st := NewStore(Limits{})
+	var wg sync.WaitGroup
+	for w := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 200 {
+				st.Add([]Span{storeTestSpan(byte(w+1), byte(i+1), 0, SourceOTLP)})
+				st.Spans(trace.TraceID{byte(w + 1)})
+			}
+		}()
+	}
+	wg.Wait()
+	if got := st.Stats().Spans; got != 8*200 {
+		t.Fatalf("held %d spans, want %d", got, 8*200)
+	}
+}
