@@ -86,6 +86,10 @@ const (
 	BottleneckBetweenness = 0.5
 	// OverCentralizedShare: an agent taking part in more than this share of
 	// the calls (as caller or callee) is the hub everything goes through.
+	// Calls are counted by Interaction.Count along the measured edges (so
+	// the virtual caller's task hand-off does not make its callee a hub),
+	// and read from the calls rather than from betweenness: an orchestrator
+	// that only calls out has betweenness 0 yet is in every call.
 	OverCentralizedShare = 0.7
 	// OverCentralizedMinAgents is how many agents must take part in calls
 	// before over_centralized is judged. With two agents every call involves

@@ -262,7 +262,9 @@ func (f *otlpFile) otherDocument(doc []byte) ([]byte, error) {
 	if e, ok := top["error"]; ok {
 		return nil, errors.New(jaegerError(e))
 	}
-	if _, ok := top["resourceSpans"]; ok || len(top) == 0 {
+	_, camel := top["resourceSpans"]
+	_, snake := top["resource_spans"]
+	if camel || snake || len(top) == 0 {
 		return nil, nil
 	}
 	keys := make([]string, 0, len(top))
@@ -343,20 +345,31 @@ func jaegerError(raw []byte) string {
 }
 
 // diagSpan and diagDoc are the little of a document that explainDecodeError
-// reads to say which id pdata refused. They are never used to decode spans.
+// reads to say which id pdata refused, under both spellings pdata accepts
+// (lowerCamelCase and the proto's snake_case). They are never used to
+// decode spans.
 type diagSpan struct {
-	TraceID      string `json:"traceId"`
-	SpanID       string `json:"spanId"`
-	ParentSpanID string `json:"parentSpanId"`
-	Name         string `json:"name"`
+	TraceID       string `json:"traceId"`
+	TraceIDSnake  string `json:"trace_id"`
+	SpanID        string `json:"spanId"`
+	SpanIDSnake   string `json:"span_id"`
+	ParentSpanID  string `json:"parentSpanId"`
+	ParentIDSnake string `json:"parent_span_id"`
+	Name          string `json:"name"`
+}
+
+type diagScopeSpans struct {
+	Spans []diagSpan `json:"spans"`
+}
+
+type diagResourceSpans struct {
+	ScopeSpans      []diagScopeSpans `json:"scopeSpans"`
+	ScopeSpansSnake []diagScopeSpans `json:"scope_spans"`
 }
 
 type diagDoc struct {
-	ResourceSpans []struct {
-		ScopeSpans []struct {
-			Spans []diagSpan `json:"spans"`
-		} `json:"scopeSpans"`
-	} `json:"resourceSpans"`
+	ResourceSpans      []diagResourceSpans `json:"resourceSpans"`
+	ResourceSpansSnake []diagResourceSpans `json:"resource_spans"`
 }
 
 // explainDecodeError turns pdata's error into a sentence. pdata's JSON
@@ -370,17 +383,17 @@ func explainDecodeError(doc []byte, err error) (line int, msg string) {
 	if json.Unmarshal(doc, &d) != nil {
 		return 0, fallback
 	}
-	for _, rs := range d.ResourceSpans {
-		for _, ss := range rs.ScopeSpans {
+	for _, rs := range append(d.ResourceSpans, d.ResourceSpansSnake...) {
+		for _, ss := range append(rs.ScopeSpans, rs.ScopeSpansSnake...) {
 			for _, sp := range ss.Spans {
 				for _, id := range []struct {
 					field, value string
 					size         int
 					optional     bool
 				}{
-					{"trace id", sp.TraceID, 16, false},
-					{"span id", sp.SpanID, 8, false},
-					{"parent span id", sp.ParentSpanID, 8, true},
+					{"trace id", sp.TraceID + sp.TraceIDSnake, 16, false},
+					{"span id", sp.SpanID + sp.SpanIDSnake, 8, false},
+					{"parent span id", sp.ParentSpanID + sp.ParentIDSnake, 8, true},
 				} {
 					why := badID(id.value, id.size)
 					if why == "" || (id.value == "" && id.optional) {

@@ -1,6 +1,7 @@
 package otelmap
 
 import (
+	"bytes"
 	"compress/gzip"
 	"context"
 	"encoding/json"
@@ -366,14 +367,19 @@ func (r *Receiver) canceled(err error) *rejection {
 		"request ended before its spans were stored: " + err.Error()}
 }
 
+// maxPrealloc caps what a declared Content-Length makes us allocate before
+// the bytes arrive, so that idle connections claiming large bodies cost
+// little.
+const maxPrealloc = 4 << 20
+
 // readLimited reads r to EOF into one buffer of at most limit bytes. The
-// buffer starts at the declared size when there is one and otherwise grows
-// by doubling, never past limit+1 bytes: the one byte more is how an
-// over-limit body is told from one exactly at the limit.
+// buffer starts at the declared size when there is one (up to maxPrealloc)
+// and grows by doubling, never past limit+1 bytes: the one byte more is how
+// an over-limit body is told from one exactly at the limit.
 func readLimited(r io.Reader, limit, declared int64, what string) ([]byte, error) {
 	size := int64(64 << 10)
 	if declared > 0 {
-		size = declared + 1 // +1 so the read that meets EOF needs no growth
+		size = min(declared+1, maxPrealloc) // +1: the read that meets EOF needs no growth
 	}
 	size = min(size, limit+1)
 	buf := make([]byte, 0, size)
@@ -415,8 +421,13 @@ func (c ctxReader) Read(p []byte) (int, error) {
 }
 
 // decodeTraces decodes a whole ExportTraceServiceRequest. Both paths apply
-// pdata's migration of deprecated fields (instrumentationLibrarySpans).
+// pdata's migration of deprecated fields (instrumentationLibrarySpans). An
+// empty body is an empty request in either encoding, as it is in protobuf:
+// the specification asks that an empty request succeed.
 func decodeTraces(body []byte, format wireFormat) (ptrace.Traces, error) {
+	if len(bytes.TrimSpace(body)) == 0 {
+		return ptrace.NewTraces(), nil
+	}
 	if format == formatProtobuf {
 		req := ptraceotlp.NewExportRequest()
 		if err := req.UnmarshalProto(body); err != nil {

@@ -77,3 +77,18 @@ func BenchmarkSpansFromTraces(b *testing.B) {
 	}
 	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "spans/s")
 }
+
+// BenchmarkDecodeProtobuf isolates pdata's decoding of one 10k-span
+// request, the largest share of BenchmarkIngestProtobuf.
+func BenchmarkDecodeProtobuf(b *testing.B) {
+	body := rcvProto(b, otlpTestTraces(benchBatchSpans, 100, 2))
+	b.ReportAllocs()
+	b.SetBytes(int64(len(body)))
+	for b.Loop() {
+		if err := ptraceotlp.NewExportRequest().UnmarshalProto(body); err != nil {
+			b.Fatal(err)
+		}
+	}
+	n := float64(benchBatchSpans) * float64(b.N)
+	b.ReportMetric(n/b.Elapsed().Seconds(), "spans/s")
+}

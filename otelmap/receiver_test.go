@@ -478,6 +478,27 @@ func TestReceiverNoPartialSuccessWhenAllStored(t *testing.T) {
 	}
 }
 
+// TestReceiverEmptyRequest: a request with no spans succeeds, as the
+// specification asks, whether its body is empty or an empty message.
+func TestReceiverEmptyRequest(t *testing.T) {
+	_, rcv, srv := rcvServer(t, Limits{}, ReceiverLimits{})
+	for _, r := range []rcvRequest{
+		{contentType: ContentTypeProtobuf},
+		{contentType: ContentTypeJSON},
+		{contentType: ContentTypeJSON, body: []byte("{}")},
+		{contentType: ContentTypeJSON, body: []byte(`{"resourceSpans":[]}`)},
+		{contentType: ContentTypeProtobuf, encoding: "gzip", body: rcvGzip(t, nil)},
+	} {
+		resp, out := rcvDo(t, srv, r)
+		if ps := rcvExportResponse(t, resp, out).PartialSuccess(); ps.RejectedSpans() != 0 {
+			t.Fatalf("%s %q: partial success %d", r.contentType, r.body, ps.RejectedSpans())
+		}
+	}
+	if got := rcv.Stats(); got.Requests != 5 || got.RequestsRejected.Total() != 0 || got.SpansReceived != 0 {
+		t.Fatalf("stats = %+v", got)
+	}
+}
+
 // TestReceiverJSONCharset: a JSON body with a charset parameter is
 // accepted, answered in JSON, and its attributes keep their types.
 func TestReceiverJSONCharset(t *testing.T) {

@@ -135,11 +135,12 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	r := rand.New(rand.NewPCG(o.seed, 0x9e3779b97f4a7c15))
 	var traces []*tracedata.TraceData
 	var graphs []graphIn
 	for _, n := range o.sizes {
-		tr, g := randomGraph(r, n, o.degree)
+		// One stream per size, so a graph does not depend on which other
+		// sizes were asked for.
+		tr, g := randomGraph(rand.New(rand.NewPCG(o.seed, uint64(n))), n, o.degree)
 		traces = append(traces, tr)
 		graphs = append(graphs, g)
 	}
