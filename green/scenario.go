@@ -1,0 +1,86 @@
+package green
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/coordbench/coordbench/evals"
+)
+
+// Scenario is one kind of assessment (DESIGN §5): it picks the tasks a
+// request asks for and drives the participants through one task. The
+// executor does everything around it: the task's span and trace, progress,
+// timeouts, settling the trace, assembly, evaluators and the result.
+type Scenario interface {
+	// Name is the result's domain: "coordination", "scicode".
+	Name() string
+	// Tasks returns the tasks the request selects, after sharding. An error
+	// is a bad request and is reported to the requester.
+	Tasks(req *Request) ([]Task, error)
+	// Run drives one task. ctx carries the task's span (every call made with
+	// it joins the task's trace) and the task's deadline. A participant's
+	// failure is an outcome (Success false, the cause in Summary), not an
+	// error; an error means the task could not be run at all and is recorded
+	// as a failed task, and the assessment goes on.
+	Run(ctx context.Context, env *TaskEnv, task Task) (*evals.Outcome, error)
+}
+
+// Task is one unit of an assessment.
+type Task struct {
+	ID    string `json:"id"`
+	Title string `json:"title,omitempty"`
+	// Data is the scenario's own description of the task.
+	Data any `json:"-"`
+}
+
+// TaskEnv is what a scenario may use while running a task.
+type TaskEnv struct {
+	Messenger *Messenger
+	Request   *Request
+	// Progress sends a `working` status update with this text.
+	Progress func(text string)
+}
+
+// Request is a parsed assessment request (DESIGN §4).
+type Request struct {
+	// Participants maps a role to the participant's A2A URL (which may carry
+	// a path).
+	Participants map[string]string `json:"participants"`
+	Config       RequestConfig     `json:"config"`
+	// Legacy is true when the request came in the tag format.
+	Legacy bool `json:"-"`
+}
+
+// RequestConfig holds the config keys every scenario shares; Raw keeps all
+// keys so a scenario can read its own (unknown keys are ignored).
+type RequestConfig struct {
+	// Scenario is "coordination" (the default) or "scicode".
+	Scenario string `json:"scenario,omitempty"`
+	// EntryRole is the participant a task is sent to; default the only
+	// participant.
+	EntryRole string `json:"entry_role,omitempty"`
+	// TaskIDs selects tasks by id; NumTasks takes the first N (after
+	// TaskIDs); both empty means all.
+	TaskIDs  []string `json:"task_ids,omitempty"`
+	NumTasks int      `json:"num_tasks,omitempty"`
+	// ShardIndex/NumShards split the selected tasks for AgentBeats; task i
+	// belongs to shard i mod NumShards. NumInstances is accepted and
+	// recorded.
+	ShardIndex   int `json:"shard_index,omitempty"`
+	NumShards    int `json:"num_shards,omitempty"`
+	NumInstances int `json:"num_instances,omitempty"`
+	// CallTimeoutSeconds bounds one call to a participant (default 300).
+	CallTimeoutSeconds float64 `json:"call_timeout_seconds,omitempty"`
+	// TaskTimeoutSeconds bounds one task (default 900).
+	TaskTimeoutSeconds float64 `json:"task_timeout_seconds,omitempty"`
+	// DeadlineSeconds bounds the whole assessment (default 3600).
+	DeadlineSeconds float64 `json:"deadline_seconds,omitempty"`
+	// SettleQuietMS and SettleMaxWaitMS say when a task's trace is complete
+	// (DESIGN §3 "Late spans"); defaults 500 and 10000.
+	SettleQuietMS   int `json:"settle_quiet_ms,omitempty"`
+	SettleMaxWaitMS int `json:"settle_max_wait_ms,omitempty"`
+	// Evaluators and GraphMetrics switch evaluators and graph metrics.
+	evals.Config
+	// Raw is every config key as given.
+	Raw map[string]json.RawMessage `json:"-"`
+}
