@@ -1,0 +1,158 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// assessOutput is the part of the result the CLI tests read.
+type assessOutput struct {
+	Schema string `json:"schema"`
+	Tasks  []struct {
+		TraceID      string           `json:"trace_id"`
+		Agents       []struct{ Name string }
+		Interactions []struct {
+			From, To string
+			Count    int
+		}
+		Steps    []json.RawMessage `json:"steps"`
+		Coverage struct {
+			Interactions int `json:"interactions"`
+			BothSides    int `json:"both_sides"`
+		} `json:"coverage"`
+		Graph   map[string]any `json:"graph"`
+		Latency map[string]any `json:"latency"`
+		Text    map[string]any `json:"text"`
+		Judge   map[string]any `json:"judge"`
+	} `json:"tasks"`
+}
+
+func runAssess(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	t.Setenv("AGENTBEATS_LLM_API_KEY", "")
+	var out, errOut bytes.Buffer
+	code = run(append([]string{"assess"}, args...), &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+func TestAssessSDKExportedFile(t *testing.T) {
+	// Written by the OpenTelemetry SDK's OTLP exporter in its JSON form, one
+	// export request per line: two services, coordinator -> reviewer.
+	code, stdout, stderr := runAssess(t, "--otlp", "../../otelmap/testdata/sdk_export.otlp.jsonl")
+	if code != 0 {
+		t.Fatalf("exit %d, stderr:\n%s", code, stderr)
+	}
+	var res assessOutput
+	if err := json.Unmarshal([]byte(stdout), &res); err != nil {
+		t.Fatalf("stdout is not the result JSON: %v\n%s", err, stdout)
+	}
+	if res.Schema != "coordbench.result/v1" || len(res.Tasks) == 0 {
+		t.Fatalf("schema %q, %d tasks", res.Schema, len(res.Tasks))
+	}
+	task := res.Tasks[0]
+	found := false
+	for _, in := range task.Interactions {
+		if in.From == "coordinator" && in.To == "reviewer" && in.Count >= 1 {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("no coordinator -> reviewer interaction in %+v", task.Interactions)
+	}
+	if task.Coverage.BothSides == 0 {
+		t.Errorf("coverage %+v: want the call seen from both sides", task.Coverage)
+	}
+	for name, v := range map[string]map[string]any{"graph": task.Graph, "latency": task.Latency, "text": task.Text, "judge": task.Judge} {
+		if v == nil {
+			t.Errorf("task has no %s result", name)
+		}
+	}
+	if task.Judge["source"] != "rule-based" {
+		t.Errorf("judge source %v, want rule-based without a key", task.Judge["source"])
+	}
+}
+
+func TestAssessSeveralFilesAndConfig(t *testing.T) {
+	code, stdout, stderr := runAssess(t,
+		"--config", `{"evaluators": {"judge": false, "text": false}}`,
+		"--otlp", "../../otelmap/testdata/two_agents.otlp.json",
+		"../../otelmap/testdata/sdk_export.otlp.jsonl")
+	if code != 0 {
+		t.Fatalf("exit %d, stderr:\n%s", code, stderr)
+	}
+	var res assessOutput
+	if err := json.Unmarshal([]byte(stdout), &res); err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Tasks) < 2 {
+		t.Fatalf("%d tasks, want one per trace of both files", len(res.Tasks))
+	}
+	for _, task := range res.Tasks {
+		if task.Judge != nil || task.Text != nil {
+			t.Errorf("task %s: switched-off evaluators still ran", task.TraceID)
+		}
+		if task.Graph == nil {
+			t.Errorf("task %s: graph missing", task.TraceID)
+		}
+	}
+}
+
+func TestAssessOutputFileIsDeterministic(t *testing.T) {
+	dir := t.TempDir()
+	var outputs []string
+	for i := range 2 {
+		path := filepath.Join(dir, "out"+string(rune('a'+i))+".json")
+		if code, _, stderr := runAssess(t, "--output", path, "--otlp", "../../otelmap/testdata/two_agents.otlp.json"); code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		outputs = append(outputs, string(b))
+	}
+	if outputs[0] != outputs[1] {
+		t.Error("the same spans gave different bytes")
+	}
+}
+
+func TestAssessBadInput(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.json")
+	if err := os.WriteFile(bad, []byte(`{"resourceSpans": [{"scopeSpans": [{"spans": [{"traceId": "zz", "spanId": "01"}]}]}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	empty := filepath.Join(dir, "empty.json")
+	if err := os.WriteFile(empty, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no files", nil, "no OTLP files"},
+		{"missing file", []string{"--otlp", filepath.Join(dir, "nope.json")}, "nope.json"},
+		{"invalid id", []string{"--otlp", bad}, "bad.json"},
+		{"empty file", []string{"--otlp", empty}, "empty.json"},
+		{"bad config", []string{"--config", "{", "--otlp", bad}, "config"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			code, stdout, stderr := runAssess(t, tc.args...)
+			if code != 2 {
+				t.Fatalf("exit %d, want 2; stderr: %s", code, stderr)
+			}
+			if stdout != "" {
+				t.Errorf("stdout should be empty on bad input, got %q", stdout)
+			}
+			if !strings.Contains(stderr, tc.want) {
+				t.Errorf("stderr %q does not mention %q", stderr, tc.want)
+			}
+		})
+	}
+}
