@@ -13,7 +13,7 @@ import (
 type assessOutput struct {
 	Schema string `json:"schema"`
 	Tasks  []struct {
-		TraceID      string           `json:"trace_id"`
+		TraceID      string `json:"trace_id"`
 		Agents       []struct{ Name string }
 		Interactions []struct {
 			From, To string
