@@ -21,7 +21,6 @@ import (
 
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/sdk/resource"
@@ -347,14 +346,6 @@ func invokeAgent(ctx context.Context, tracer trace.Tracer, client *http.Client, 
 	return ans, nil
 }
 
-// recordSpanError marks span failed, with the error.type the conventions
-// ask of a failed operation.
-func recordSpanError(span trace.Span, err error, errType string) {
-	span.RecordError(err)
-	span.SetStatus(codes.Error, err.Error())
-	span.SetAttributes(otelmap.AttrErrorType.String(errType))
-}
-
 // demoAgent is one member of the simulated team: a real HTTP server on
 // loopback with its own tracer provider, as a separate process would have.
 type demoAgent struct {
@@ -537,6 +528,7 @@ type demoRun struct {
 	tracer    trace.Tracer
 	client    *http.Client
 	telemetry *EvalTelemetry
+	assessor  *traceAssessor
 	agents    []*demoAgent
 	entry     *demoAgent
 	assessID  string
@@ -627,6 +619,7 @@ func RunDemo(ctx context.Context, opts DemoOptions) (*Result, error) {
 	if d.telemetry, err = NewEvalTelemetry(providers.Tracer, providers.Meter); err != nil {
 		return nil, fmt.Errorf("demo: evaluator telemetry: %w", err)
 	}
+	d.assessor = &traceAssessor{store: d.store, evaluators: opts.Evaluators, telemetry: d.telemetry}
 	// The judge's LLM calls, when a key is set, become chat spans of this
 	// run's provider.
 	evals.SetChatObserver(d.telemetry.ChatObserver())
@@ -671,7 +664,6 @@ func RunDemo(ctx context.Context, opts DemoOptions) (*Result, error) {
 	d.assessID = "demo-" + assessment.SpanContext().TraceID().String()
 	assessment.SetAttributes(otelmap.AttrAssessmentID.String(d.assessID))
 
-	passed := 0
 	for _, p := range demoPapers {
 		tr, err := d.runTask(actx, p)
 		if err != nil {
@@ -679,19 +671,11 @@ func RunDemo(ctx context.Context, opts DemoOptions) (*Result, error) {
 			assessment.End()
 			return nil, fmt.Errorf("demo: %w", err)
 		}
-		if tr.Outcome != nil && tr.Outcome.Success {
-			passed++
-		}
 		res.Tasks = append(res.Tasks, tr)
 	}
-	passRate := float64(passed) / float64(len(demoPapers))
-	score, maxScore := round(100*passRate, 2), 100.0
-	passRate = round(passRate, 4)
-	res.Score, res.MaxScore, res.PassRate = &score, &maxScore, &passRate
-	assessment.SetAttributes(attribute.Float64("coordbench.score", score))
+	scoreResult(res, started)
+	assessment.SetAttributes(attribute.Float64("coordbench.score", *res.Score))
 	assessment.End()
-	used := round(time.Since(started).Seconds(), 3)
-	res.TimeUsed = &used
 
 	res.Warnings = append(res.Warnings, d.warnings...)
 	for _, err := range stopAll() {
@@ -706,22 +690,13 @@ func RunDemo(ctx context.Context, opts DemoOptions) (*Result, error) {
 // settle, assembly, the outcome and the evaluators. The returned error is
 // only ctx ending; anything else is recorded in the task.
 func (d *demoRun) runTask(ctx context.Context, p demoPaper) (TaskResult, error) {
-	tctx, task := d.tracer.Start(ctx, otelmap.SpanTask,
-		trace.WithNewRoot(),
-		trace.WithLinks(trace.LinkFromContext(ctx)),
-		trace.WithSpanKind(trace.SpanKindInternal),
-		trace.WithAttributes(
-			otelmap.AttrCallType.String(string(tracedata.CallHost)),
-			otelmap.AttrTaskID.String(p.ID),
-			otelmap.AttrAssessmentID.String(d.assessID),
-		))
+	tctx, task := startTaskSpan(ctx, d.tracer, p.ID, d.assessID)
 	req := reviewRequest{TaskID: p.ID, Title: p.Title, Abstract: p.Abstract}
 	ans, callErr := invokeAgent(tctx, d.tracer, d.client, d.entry.name, d.entry.url, req)
 	if callErr != nil {
 		recordSpanError(task, callErr, "agent_failed")
 	}
 	task.End()
-	traceID, root := task.SpanContext().TraceID(), task.SpanContext().SpanID()
 
 	// The agents batch their spans; flushing them now means the settle
 	// wait only has to cover the quiet interval.
@@ -732,31 +707,18 @@ func (d *demoRun) runTask(ctx context.Context, p demoPaper) (TaskResult, error) 
 		}
 		cancel()
 	}
-	spans, settled, err := d.store.WaitSettled(ctx, traceID, otelmap.SettleOptions{
-		Root: root, Quiet: d.opts.SettleQuiet, MaxWait: d.opts.SettleMaxWait,
-	})
-	if err != nil {
-		return TaskResult{}, fmt.Errorf("task %s: %w", p.ID, err)
-	}
-	if !settled {
-		msg := fmt.Sprintf("task %s: trace %s did not settle within %s; assessed with the %d spans held",
-			p.ID, traceID, d.opts.SettleMaxWait, len(spans))
-		d.warnOnce(msg, msg)
-	}
-	td := otelmap.Assemble(traceID, spans)
-	d.store.Remove(traceID)
-
 	outcome := demoOutcome(p, ans, callErr)
 	in := evals.Inputs{Outcome: outcome, Config: d.opts.Config, Participants: []string{DemoCoordinator, DemoReviewer1, DemoReviewer2}}
-	// Evaluator spans are children of the (ended) task span, so a backend
-	// shows the evaluation inside the task's trace. They start after the
-	// trace was assembled, so they never become part of what is assessed.
-	rep := d.opts.Evaluators.Run(tctx, td, in, d.telemetry.Observer(p.ID))
-	tr := newTaskResult(td, rep)
-	tr.TaskID = p.ID
-	tr.Outcome = outcome
-	slog.Info("demo: task assessed", "task", p.ID, "trace_id", td.TraceID,
-		"success", outcome.Success, "spans", td.Coverage.Spans, "interactions", td.Coverage.Interactions)
+	tr, warning, err := d.assessor.assess(ctx, task, p.ID,
+		settleOptions{Quiet: d.opts.SettleQuiet, MaxWait: d.opts.SettleMaxWait}, in)
+	if err != nil {
+		return TaskResult{}, err
+	}
+	if warning != "" {
+		d.warnOnce(warning, warning)
+	}
+	slog.Info("demo: task assessed", "task", p.ID, "trace_id", tr.TraceID,
+		"success", outcome.Success, "spans", tr.Coverage.Spans, "interactions", tr.Coverage.Interactions)
 	return tr, nil
 }
 
@@ -783,10 +745,4 @@ func demoOutcome(p demoPaper, ans reviewAnswer, callErr error) *evals.Outcome {
 		o.Score = 1
 	}
 	return o
-}
-
-// round rounds x to n decimals, for leaderboard-friendly numbers.
-func round(x float64, n int) float64 {
-	p := math.Pow(10, float64(n))
-	return math.Round(x*p) / p
 }

@@ -114,7 +114,26 @@ func writeTask(b *strings.Builder, i int, t *TaskResult) {
 		}
 	}
 	b.WriteString("\n")
-	writeMermaid(b, t.Agents, t.Interactions)
+	writeMermaid(b, t.Agents, t.Interactions, absentParticipants(t))
+}
+
+// absentParticipants are the participants the graph evaluator drew as
+// isolated nodes because the trace has no agent of theirs: they took no
+// part, and the graph should show it.
+func absentParticipants(t *TaskResult) []string {
+	g, ok := t.Evaluations["graph"]
+	if !ok {
+		return nil
+	}
+	nodes, _ := asMap(g)["nodes"].([]any)
+	var absent []string
+	for _, n := range nodes {
+		node, _ := n.(map[string]any)
+		if name, _ := node["name"].(string); name != "" && node["no_agent"] == true {
+			absent = append(absent, name)
+		}
+	}
+	return absent
 }
 
 // coverageLine says how much of the trace's interactions was observed, so
@@ -270,10 +289,11 @@ func asMap(v any) map[string]any {
 }
 
 // writeMermaid draws the agent graph: one node per agent, the assessor and
-// virtual nodes styled apart from the agents under test, and one edge per
+// virtual nodes styled apart from the agents under test, participants that
+// took no part (absent) as dashed isolated nodes, and one edge per
 // interaction labelled with its number of calls (and errors).
-func writeMermaid(b *strings.Builder, agents []tracedata.Agent, interactions []tracedata.Interaction) {
-	if len(agents) == 0 && len(interactions) == 0 {
+func writeMermaid(b *strings.Builder, agents []tracedata.Agent, interactions []tracedata.Interaction, absent []string) {
+	if len(agents) == 0 && len(interactions) == 0 && len(absent) == 0 {
 		b.WriteString("No agents observed.\n\n")
 		return
 	}
@@ -307,6 +327,13 @@ func writeMermaid(b *strings.Builder, agents []tracedata.Agent, interactions []t
 		node(in.From, "")
 		node(in.To, "")
 	}
+	var absentIDs []string
+	for _, name := range absent {
+		if !ids.has(name) {
+			node(name, "")
+			absentIDs = append(absentIDs, ids.id(name))
+		}
+	}
 	for _, in := range interactions {
 		label := plural(in.Count, "call", "calls")
 		if in.Errors > 0 {
@@ -321,6 +348,10 @@ func writeMermaid(b *strings.Builder, agents []tracedata.Agent, interactions []t
 	if len(virtuals) > 0 {
 		b.WriteString("  classDef virtual fill:#f6f8fa,stroke:#8c959f,stroke-dasharray:5 5\n")
 		fmt.Fprintf(b, "  class %s virtual\n", strings.Join(virtuals, ","))
+	}
+	if len(absentIDs) > 0 {
+		b.WriteString("  classDef absent fill:#fff8c5,stroke:#9a6700,stroke-dasharray:3 3\n")
+		fmt.Fprintf(b, "  class %s absent\n", strings.Join(absentIDs, ","))
 	}
 	b.WriteString("```\n\n")
 }

@@ -1,10 +1,15 @@
-// Command green is coordbench's assessor. Subcommands:
+// Command green is coordbench's assessor ("green agent"). Subcommands:
 //
+//	green [serve] [--host H] [--port P] [--card-url URL] [--otlp-addr ADDR]
+//	                                      serve A2A (the default: AgentBeats
+//	                                      runs the image with these flags)
+//	green run --participant ROLE=URL ... [--config JSON|@file] [--output FILE]
+//	                                      run one assessment from the command line
 //	green assess --otlp FILE [FILE ...]   assess OTLP JSON span files offline
 //	green demo                            run the built-in demo
 //
 // Exit status: 0 on success, 1 on a failure while running, 2 on bad input
-// (usage, unreadable or malformed files).
+// (usage, unreadable or malformed files, a rejected request).
 package main
 
 import (
@@ -17,6 +22,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/coordbench/coordbench/evals"
@@ -28,19 +34,28 @@ func main() {
 }
 
 const usage = `usage:
+  green [serve] [--host HOST] [--port PORT] [--card-url URL] [--otlp-addr ADDR]
+  green run --participant ROLE=URL [--participant ROLE=URL ...] [--config JSON|@file] [--output FILE]
   green assess --otlp FILE [FILE ...] [--config JSON|@file] [--output FILE]
   green demo
+
+With no subcommand, or with flags only, green serves A2A (green serve -h lists the flags).
 `
 
 func run(args []string, stdout, stderr io.Writer) int {
 	slog.SetDefault(slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo})))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
-		return 2
+	// AgentBeats starts the image as `green --host 0.0.0.0 --port 9009
+	// --card-url ...`: flags without a subcommand serve.
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") && args[0] != "-h" && args[0] != "--help" {
+		return serve(ctx, args, stdout, stderr)
 	}
 	switch args[0] {
+	case "serve":
+		return serve(ctx, args[1:], stdout, stderr)
+	case "run":
+		return runAssessment(ctx, args[1:], stdout, stderr)
 	case "assess":
 		return assess(ctx, args[1:], stdout, stderr)
 	case "demo":

@@ -1,0 +1,728 @@
+package green
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"log/slog"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2asrv"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/coordbench/coordbench/evals"
+	"github.com/coordbench/coordbench/otelmap"
+	"github.com/coordbench/coordbench/tracedata"
+)
+
+// The executor (DESIGN §4): one A2A message holding an assessment request
+// becomes one A2A task that goes submitted → working → completed (or
+// rejected, failed, canceled). While it works, the scenario's tasks run one
+// after the other, each in a trace of its own; every task's trace is
+// settled, assembled, evaluated and forgotten; and the task ends with one
+// artifact named Result.
+
+// DefaultProgressInterval is the longest an assessment stays silent: the
+// AgentBeats gateway and proxy cut a stream that says nothing for 300 s.
+const DefaultProgressInterval = 30 * time.Second
+
+const (
+	// participantCardTimeout bounds the look-up of a participant's card
+	// at the start of an assessment, which names it among the evaluators'
+	// participants; a participant that does not answer is named by role.
+	participantCardTimeout = 15 * time.Second
+	// deadlineGrace is what a task that the assessment deadline
+	// interrupted gets to have its trace settled and evaluated, and
+	// deadlineSettle bounds its settle wait.
+	deadlineGrace  = 30 * time.Second
+	deadlineSettle = 2 * time.Second
+)
+
+// Attribute keys of the executor's HOST spans.
+const (
+	attrScenario    = attribute.Key("coordbench.scenario")
+	attrTaskCount   = attribute.Key("coordbench.task.count")
+	attrTaskIndex   = attribute.Key("coordbench.task.index")
+	attrTaskSuccess = attribute.Key("coordbench.task.success")
+	attrScore       = attribute.Key("coordbench.score")
+)
+
+// Causes the executor gives the contexts it cancels, so the end of an
+// assessment says why it ended.
+var (
+	errCanceledByClient = errors.New("the assessment was canceled by the client")
+	errStreamClosed     = errors.New("the A2A event stream was closed")
+	// ErrShuttingDown ends the assessments under way when the server stops.
+	ErrShuttingDown = errors.New("the green agent is shutting down")
+)
+
+// ExecutorOptions configure an Executor.
+type ExecutorOptions struct {
+	// Scenarios are the scenarios a request may name in config.scenario.
+	Scenarios map[string]Scenario
+	// Unavailable names scenarios that are known but not available here,
+	// with the reason, so a request for one is rejected with it.
+	Unavailable map[string]string
+	// Store holds the spans of every road; TracerProvider makes the green
+	// agent's spans. They reach Store through Recorder, registered on
+	// TracerProvider, which records the task traces only; a provider that
+	// records everything into Store (otelmap.NewProviders with Store) works
+	// too, leaving the stray traces to the store's MaxAge. MeterProvider,
+	// when set, records evaluation metrics.
+	Store          *otelmap.Store
+	TracerProvider trace.TracerProvider
+	Recorder       *TaskTraceRecorder
+	MeterProvider  metric.MeterProvider
+	// Evaluators default to evals.Default.
+	Evaluators *evals.Registry
+	// ProgressInterval is the longest the executor stays silent while an
+	// assessment runs (default 30 s); tests shorten it.
+	ProgressInterval time.Duration
+	// Messenger is the base of each assessment's Messenger options; the
+	// request's call_timeout_seconds sets CallTimeout.
+	Messenger MessengerOptions
+	// Logger defaults to slog.Default().
+	Logger *slog.Logger
+}
+
+// Executor runs assessments. It is the a2asrv.AgentExecutor of the green
+// agent's A2A server, and Assess runs one assessment directly (the `green
+// run` command). Assessments run concurrently without sharing a trace: each
+// task is a trace of its own.
+type Executor struct {
+	opts      ExecutorOptions
+	tracer    trace.Tracer
+	telemetry *EvalTelemetry
+	assessor  *traceAssessor
+	log       *slog.Logger
+
+	mu      sync.Mutex
+	running map[a2a.TaskID]context.CancelCauseFunc
+	closed  error // set by Shutdown
+}
+
+var _ a2asrv.AgentExecutor = (*Executor)(nil)
+
+// NewExecutor checks opts and returns an Executor.
+func NewExecutor(opts ExecutorOptions) (*Executor, error) {
+	if opts.Store == nil {
+		return nil, errors.New("executor: no trace store")
+	}
+	if opts.TracerProvider == nil {
+		return nil, errors.New("executor: no tracer provider")
+	}
+	if opts.Evaluators == nil {
+		opts.Evaluators = evals.Default
+	}
+	if opts.ProgressInterval <= 0 {
+		opts.ProgressInterval = DefaultProgressInterval
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	telemetry, err := NewEvalTelemetry(opts.TracerProvider, opts.MeterProvider)
+	if err != nil {
+		return nil, fmt.Errorf("executor: evaluator telemetry: %w", err)
+	}
+	return &Executor{
+		opts:      opts,
+		tracer:    opts.TracerProvider.Tracer(instrumentationName),
+		telemetry: telemetry,
+		assessor:  &traceAssessor{store: opts.Store, evaluators: opts.Evaluators, telemetry: telemetry, recorder: opts.Recorder},
+		log:       opts.Logger,
+		running:   map[a2a.TaskID]context.CancelCauseFunc{},
+	}, nil
+}
+
+// Scenarios returns the names of the scenarios available, sorted.
+func (e *Executor) Scenarios() []string { return sortedKeys(e.opts.Scenarios) }
+
+// Assess runs one assessment and returns its result. progress, when not
+// nil, receives the texts of the `working` updates; calls to it are
+// serialised. A request the executor cannot run (an unknown scenario, tasks
+// the scenario does not have) is a *RequestError, returned before any
+// progress. A participant's failure, a task that times out or a scenario
+// that panics costs that task a recorded failure; when the assessment
+// deadline passes, the remaining tasks are recorded as not run and the
+// result is still returned. Only ctx ending is an error once the tasks run.
+func (e *Executor) Assess(ctx context.Context, req *Request, progress func(string)) (*Result, error) {
+	return e.assess(ctx, req, progress, "")
+}
+
+// assessment is one assessment under way.
+type assessment struct {
+	e        *Executor
+	req      *Request
+	scenario Scenario
+	id       string
+	started  time.Time
+
+	progressMu sync.Mutex
+	progressFn func(string)
+	lastSent   time.Time
+	// current says what runs now, for the heartbeat.
+	current string
+
+	warnings []string
+}
+
+// progress sends one working update and restarts the silence clock.
+func (a *assessment) progress(text string) {
+	a.progressMu.Lock()
+	defer a.progressMu.Unlock()
+	a.lastSent = time.Now()
+	if a.progressFn != nil {
+		a.progressFn(text)
+	}
+}
+
+func (a *assessment) setCurrent(s string) {
+	a.progressMu.Lock()
+	a.current = s
+	a.progressMu.Unlock()
+}
+
+// heartbeat sends a working update whenever the assessment has said
+// nothing for interval, until the returned stop is called.
+func (a *assessment) heartbeat(ctx context.Context, interval time.Duration) (stop func()) {
+	quit, finished := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(finished)
+		timer := time.NewTimer(interval)
+		defer timer.Stop()
+		for {
+			select {
+			case <-quit:
+				return
+			case <-ctx.Done():
+				return
+			case <-timer.C:
+			}
+			a.progressMu.Lock()
+			silent, current := time.Since(a.lastSent), a.current
+			a.progressMu.Unlock()
+			if silent < interval {
+				timer.Reset(interval - silent)
+				continue
+			}
+			a.progress(fmt.Sprintf("%s (%s elapsed)", current, time.Since(a.started).Round(time.Second)))
+			timer.Reset(interval)
+		}
+	}()
+	return func() { close(quit); <-finished }
+}
+
+func (a *assessment) warn(msg string) {
+	a.e.log.Warn("assessment: "+msg, "assessment", a.id)
+	a.warnings = append(a.warnings, msg)
+}
+
+func (e *Executor) assess(ctx context.Context, req *Request, progress func(string), a2aTaskID string) (*Result, error) {
+	if req == nil {
+		return nil, badRequest("no request")
+	}
+	name := req.Config.ScenarioName()
+	scenario, ok := e.opts.Scenarios[name]
+	if !ok {
+		if why, known := e.opts.Unavailable[name]; known {
+			return nil, badRequest("scenario %s is not available: %s", name, why)
+		}
+		if name == ScenarioSciCode {
+			return nil, badRequest("scenario %s is not available", name)
+		}
+		return nil, badRequest("unknown scenario %q; available: %s", name, strings.Join(e.Scenarios(), ", "))
+	}
+	tasks, err := scenario.Tasks(req)
+	if err != nil {
+		var re *RequestError
+		if errors.As(err, &re) {
+			return nil, err
+		}
+		return nil, &RequestError{Err: err}
+	}
+
+	a := &assessment{e: e, req: req, scenario: scenario, started: time.Now(), progressFn: progress}
+	actx, cancel := context.WithTimeoutCause(ctx, req.Config.Deadline(),
+		fmt.Errorf("the assessment deadline of %s passed", req.Config.Deadline()))
+	defer cancel()
+	actx, span := e.tracer.Start(actx, otelmap.SpanAssessment,
+		trace.WithSpanKind(trace.SpanKindInternal),
+		trace.WithAttributes(
+			otelmap.AttrCallType.String(string(tracedata.CallHost)),
+			attrScenario.String(scenario.Name()),
+			attrTaskCount.Int(len(tasks)),
+		))
+	defer span.End()
+	a.id = "coordbench-" + span.SpanContext().TraceID().String()
+	span.SetAttributes(otelmap.AttrAssessmentID.String(a.id))
+	if a2aTaskID != "" {
+		span.SetAttributes(otelmap.AttrA2ATaskID.String(a2aTaskID))
+	}
+
+	messenger := NewMessenger(e.opts.TracerProvider, e.opts.Store, e.messengerOptions(req))
+	defer func() {
+		if err := messenger.Close(); err != nil {
+			e.log.Warn("assessment: close messenger", "assessment", a.id, "err", err)
+		}
+	}()
+
+	a.setCurrent("starting")
+	stop := a.heartbeat(actx, e.opts.ProgressInterval)
+	defer stop()
+	a.progress(fmt.Sprintf("assessment started: scenario %s, %s, participants %s",
+		scenario.Name(), plural(len(tasks), "task", "tasks"), strings.Join(sortedKeys(req.Participants), ", ")))
+	participants := a.participantNames(actx, messenger)
+
+	res := &Result{Schema: ResultSchema, Domain: scenario.Name(), Tasks: []TaskResult{}}
+	for _, role := range sortedKeys(req.Participants) {
+		res.Inputs = append(res.Inputs, role+"="+req.Participants[role])
+	}
+	if len(tasks) == 0 {
+		a.warn("the request selects no tasks (task_ids, num_tasks and the shard leave none)")
+	}
+	env := &TaskEnv{Messenger: messenger, Request: req, Progress: a.progress}
+	for i, task := range tasks {
+		if err := ctx.Err(); err != nil {
+			recordSpanError(span, context.Cause(ctx), "canceled")
+			return nil, fmt.Errorf("assessment %s: %w", a.id, context.Cause(ctx))
+		}
+		if actx.Err() != nil {
+			res.Tasks = append(res.Tasks, notRun(task, context.Cause(actx)))
+			continue
+		}
+		tr, err := a.runTask(ctx, actx, env, i, len(tasks), task, participants)
+		if err != nil {
+			recordSpanError(span, err, "canceled")
+			return nil, fmt.Errorf("assessment %s: %w", a.id, err)
+		}
+		res.Tasks = append(res.Tasks, tr)
+		verdict := "fail"
+		if tr.Outcome != nil && tr.Outcome.Success {
+			verdict = "pass"
+		}
+		a.progress(fmt.Sprintf("task %d/%d done: %s %s", i+1, len(tasks), task.ID, verdict))
+	}
+	if err := ctx.Err(); err != nil {
+		recordSpanError(span, context.Cause(ctx), "canceled")
+		return nil, fmt.Errorf("assessment %s: %w", a.id, context.Cause(ctx))
+	}
+	if actx.Err() != nil {
+		skipped := 0
+		for _, t := range res.Tasks {
+			if t.TraceID == "" {
+				skipped++
+			}
+		}
+		a.warn(fmt.Sprintf("%v: %s of %d recorded as failed without running",
+			context.Cause(actx), plural(skipped, "task", "tasks"), len(tasks)))
+	}
+	scoreResult(res, a.started)
+	res.Warnings = append(res.Warnings, a.warnings...)
+	span.SetAttributes(attrScore.Float64(*res.Score))
+	e.log.Info("assessment done", "assessment", a.id, "scenario", scenario.Name(), "tasks", len(res.Tasks),
+		"score", *res.Score, "pass_rate", *res.PassRate)
+	return res, nil
+}
+
+func (e *Executor) messengerOptions(req *Request) MessengerOptions {
+	opts := e.opts.Messenger
+	opts.CallTimeout = req.Config.CallTimeout()
+	if opts.Logger == nil {
+		opts.Logger = e.log
+	}
+	return opts
+}
+
+// participantNames names every participant as its agent card does, which
+// is how the Messenger names it in spans, so that the evaluators count a
+// participant that took no part as an isolated agent of the graph. A
+// participant whose card cannot be read is named by its role, with a
+// warning; its tasks will fail on their own.
+func (a *assessment) participantNames(ctx context.Context, m *Messenger) []string {
+	roles := sortedKeys(a.req.Participants)
+	names := make([]string, len(roles))
+	errs := make([]error, len(roles))
+	ctx, cancel := context.WithTimeout(ctx, min(participantCardTimeout, a.req.Config.CallTimeout()))
+	defer cancel()
+	var wg sync.WaitGroup
+	for i, role := range roles {
+		wg.Go(func() {
+			info, err := m.Agent(ctx, a.req.Participants[role])
+			if err != nil || info.Name == "" {
+				names[i], errs[i] = role, err
+				return
+			}
+			names[i] = info.Name
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			a.warn(fmt.Sprintf("participant %s: agent card not read, named by its role: %v", roles[i], err))
+		}
+	}
+	slices.Sort(names)
+	return slices.Compact(names)
+}
+
+// runTask runs task i of n in its own trace and assesses it. ctx is the
+// caller's (its end aborts the assessment, and is the only error); actx
+// adds the assessment deadline and carries the assessment span.
+func (a *assessment) runTask(ctx, actx context.Context, env *TaskEnv, i, n int, task Task, participants []string) (TaskResult, error) {
+	e, cfg := a.e, a.req.Config
+	label := fmt.Sprintf("task %d/%d (%s)", i+1, n, task.ID)
+	a.setCurrent(label + " running")
+	tctx, span := startTaskSpan(actx, e.tracer, task.ID, a.id,
+		attrScenario.String(a.scenario.Name()), attrTaskIndex.Int(i))
+	// The task's trace is recorded until it is assembled (assess stops it);
+	// the evaluator spans that follow go to the exporters only.
+	e.opts.Recorder.track(span.SpanContext().TraceID())
+	defer e.opts.Recorder.untrack(span.SpanContext().TraceID())
+	runCtx, cancel := context.WithTimeoutCause(tctx, cfg.TaskTimeout(),
+		fmt.Errorf("the task timeout of %s passed", cfg.TaskTimeout()))
+	outcome, err := runScenario(runCtx, e.log, a.scenario, env, task)
+	timedOut := runCtx.Err() != nil && ctx.Err() == nil
+	cause := context.Cause(runCtx)
+	cancel()
+	if err := ctx.Err(); err != nil {
+		span.End()
+		return TaskResult{}, context.Cause(ctx)
+	}
+
+	switch {
+	case err != nil:
+		if timedOut && !errors.Is(err, cause) {
+			err = fmt.Errorf("%w: %w", cause, err)
+		}
+		recordSpanError(span, err, "task_error")
+		outcome = &evals.Outcome{
+			Summary: "the task could not be run: " + err.Error(),
+			Details: map[string]any{"error": err.Error()},
+		}
+	case outcome == nil:
+		outcome = &evals.Outcome{Summary: "the scenario returned no outcome"}
+	default:
+		outcome = cloneOutcome(outcome)
+		if timedOut && !outcome.Success {
+			outcome.Summary = strings.TrimSpace(outcome.Summary + " (" + cause.Error() + ")")
+		}
+	}
+	if timedOut {
+		if outcome.Details == nil {
+			outcome.Details = map[string]any{}
+		}
+		outcome.Details["timeout"] = cause.Error()
+	}
+	span.SetAttributes(attrTaskSuccess.Bool(outcome.Success))
+	span.End()
+
+	// Settle and evaluate within the assessment deadline; a task the
+	// deadline interrupted still gets a short grace to be assessed with
+	// what arrived.
+	a.setCurrent(label + " being evaluated")
+	settle := settleOptions{Quiet: cfg.SettleQuiet(), MaxWait: cfg.SettleMaxWait()}
+	evalCtx := actx
+	if actx.Err() != nil {
+		var gcancel context.CancelFunc
+		evalCtx, gcancel = context.WithTimeout(ctx, deadlineGrace)
+		defer gcancel()
+		settle.MaxWait = min(settle.MaxWait, deadlineSettle)
+		settle.Quiet = min(settle.Quiet, settle.MaxWait)
+	}
+	in := evals.Inputs{Outcome: outcome, Config: cfg.Config, Participants: participants}
+	tr, warning, aerr := e.assessor.assess(evalCtx, span, task.ID, settle, in)
+	if aerr != nil {
+		if err := ctx.Err(); err != nil {
+			return TaskResult{}, context.Cause(ctx)
+		}
+		// The deadline cut the settle wait short: keep the outcome and
+		// say the trace was not assessed.
+		a.warn(fmt.Sprintf("task %s: trace not assessed: %v", task.ID, aerr))
+		tr = TaskResult{TaskID: task.ID, TraceID: span.SpanContext().TraceID().String(), Outcome: outcome,
+			Agents: []tracedata.Agent{}, Interactions: []tracedata.Interaction{}, Steps: []tracedata.Step{}}
+	}
+	if warning != "" {
+		a.warn(warning)
+	}
+	e.log.Info("task assessed", "assessment", a.id, "task", task.ID, "trace_id", tr.TraceID,
+		"success", outcome.Success, "spans", tr.Coverage.Spans, "interactions", tr.Coverage.Interactions)
+	return tr, nil
+}
+
+// scenarioStopGrace is how long a scenario may take to return once its
+// task's context has ended before the task is given up (a variable for
+// tests).
+var scenarioStopGrace = 5 * time.Second
+
+// runScenario runs one task, turning a scenario's bugs into the task's
+// failure rather than the server's: a panic becomes an error, and a
+// scenario that does not return within scenarioStopGrace of its context
+// ending is abandoned (and logged), so the task timeout and the assessment
+// deadline hold whatever the scenario does.
+func runScenario(ctx context.Context, log *slog.Logger, s Scenario, env *TaskEnv, task Task) (*evals.Outcome, error) {
+	type ret struct {
+		outcome *evals.Outcome
+		err     error
+	}
+	done := make(chan ret, 1)
+	go func() {
+		defer func() {
+			if r := recover(); r != nil {
+				log.Error("scenario panicked", "scenario", s.Name(), "task", task.ID, "panic", r, "stack", string(debug.Stack()))
+				done <- ret{nil, fmt.Errorf("scenario %s panicked: %v", s.Name(), r)}
+			}
+		}()
+		o, err := s.Run(ctx, env, task)
+		done <- ret{o, err}
+	}()
+	select {
+	case r := <-done:
+		return r.outcome, r.err
+	case <-ctx.Done():
+	}
+	grace := time.NewTimer(scenarioStopGrace)
+	defer grace.Stop()
+	select {
+	case r := <-done:
+		return r.outcome, r.err
+	case <-grace.C:
+		log.Error("scenario did not return after its task ended; abandoned", "scenario", s.Name(), "task", task.ID, "cause", context.Cause(ctx))
+		return nil, fmt.Errorf("scenario %s did not stop within %s after %w", s.Name(), scenarioStopGrace, context.Cause(ctx))
+	}
+}
+
+// cloneOutcome copies an outcome before the executor annotates it, so a
+// scenario may hand out shared values.
+func cloneOutcome(o *evals.Outcome) *evals.Outcome {
+	c := *o
+	if o.Details != nil {
+		c.Details = make(map[string]any, len(o.Details))
+		for k, v := range o.Details {
+			c.Details[k] = v
+		}
+	}
+	return &c
+}
+
+// notRun records a task the deadline left no time for.
+func notRun(task Task, cause error) TaskResult {
+	return TaskResult{
+		TaskID:       task.ID,
+		Agents:       []tracedata.Agent{},
+		Interactions: []tracedata.Interaction{},
+		Steps:        []tracedata.Step{},
+		Outcome: &evals.Outcome{
+			Summary: "not run: " + cause.Error() + " before the task started",
+			Details: map[string]any{"not_run": true},
+		},
+	}
+}
+
+// Execute implements a2asrv.AgentExecutor: it parses the request in the
+// message, runs the assessment, and turns its progress and result into
+// A2A events. Every path ends with a terminal status: rejected with the
+// expected format for a bad request, completed after the Result artifact,
+// failed with the cause, or canceled.
+func (e *Executor) Execute(ctx context.Context, execCtx *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
+	return func(yield func(a2a.Event, error) bool) {
+		if execCtx.StoredTask == nil {
+			if !yield(a2a.NewSubmittedTask(execCtx, execCtx.Message), nil) {
+				return
+			}
+		}
+		req, err := ParseRequest(requestText(execCtx.Message))
+		if err != nil {
+			e.log.Info("assessment request rejected", "task", execCtx.TaskID, "err", firstLine(err.Error()))
+			yield(statusEvent(execCtx, a2a.TaskStateRejected, err.Error()), nil)
+			return
+		}
+
+		runCtx, cancel := context.WithCancelCause(ctx)
+		defer cancel(nil)
+		if err := e.track(execCtx.TaskID, cancel); err != nil {
+			yield(statusEvent(execCtx, a2a.TaskStateFailed, "assessment not started: "+err.Error()), nil)
+			return
+		}
+		defer e.untrack(execCtx.TaskID)
+
+		type ending struct {
+			res *Result
+			err error
+		}
+		updates := make(chan string)
+		done := make(chan ending, 1)
+		// finished releases a progress call that comes after the end (from
+		// a scenario that was abandoned).
+		finished := make(chan struct{})
+		defer close(finished)
+		go func() {
+			res, err := e.assess(runCtx, req, func(text string) {
+				select {
+				case updates <- text:
+				case <-runCtx.Done():
+				case <-finished:
+				}
+			}, string(execCtx.TaskID))
+			done <- ending{res, err}
+		}()
+		var end ending
+	loop:
+		for {
+			select {
+			case text := <-updates:
+				if !yield(statusEvent(execCtx, a2a.TaskStateWorking, text), nil) {
+					cancel(errStreamClosed)
+					<-done
+					return
+				}
+			case end = <-done:
+				break loop
+			}
+		}
+
+		var reqErr *RequestError
+		switch {
+		case end.err == nil:
+			art, err := ResultArtifactEvent(execCtx, end.res)
+			if err != nil {
+				yield(statusEvent(execCtx, a2a.TaskStateFailed, "assessment failed: "+err.Error()), nil)
+				return
+			}
+			if !yield(art, nil) {
+				return
+			}
+			yield(statusEvent(execCtx, a2a.TaskStateCompleted, completionText(end.res)), nil)
+		case errors.As(end.err, &reqErr):
+			e.log.Info("assessment request rejected", "task", execCtx.TaskID, "err", firstLine(end.err.Error()))
+			yield(statusEvent(execCtx, a2a.TaskStateRejected, end.err.Error()), nil)
+		case errors.Is(context.Cause(runCtx), errCanceledByClient):
+			// Cancel has written the canceled status; this one is only
+			// read if that write failed.
+			yield(statusEvent(execCtx, a2a.TaskStateCanceled, errCanceledByClient.Error()), nil)
+		default:
+			e.log.Warn("assessment failed", "task", execCtx.TaskID, "err", end.err)
+			yield(statusEvent(execCtx, a2a.TaskStateFailed, "assessment failed: "+end.err.Error()), nil)
+		}
+	}
+}
+
+// Cancel implements a2asrv.AgentExecutor: it writes the canceled status,
+// then ends the running assessment's context, so the assessment stops
+// (its participants' calls are abandoned) and its task stays canceled.
+func (e *Executor) Cancel(ctx context.Context, execCtx *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
+	return func(yield func(a2a.Event, error) bool) {
+		defer e.cancelRun(execCtx.TaskID, errCanceledByClient)
+		yield(statusEvent(execCtx, a2a.TaskStateCanceled, "assessment canceled at the client's request"), nil)
+	}
+}
+
+// Shutdown ends every running assessment with cause (their tasks end
+// failed with it) and fails every later one at once. The server calls it
+// when it stops, so open streams end with a status rather than being cut.
+func (e *Executor) Shutdown(cause error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.closed = cause
+	for _, cancel := range e.running {
+		cancel(cause)
+	}
+}
+
+// Running is the number of assessments under way.
+func (e *Executor) Running() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return len(e.running)
+}
+
+// track registers a running assessment; after Shutdown it refuses, with
+// the shutdown's cause.
+func (e *Executor) track(id a2a.TaskID, cancel context.CancelCauseFunc) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed != nil {
+		return e.closed
+	}
+	e.running[id] = cancel
+	return nil
+}
+
+func (e *Executor) untrack(id a2a.TaskID) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	delete(e.running, id)
+}
+
+func (e *Executor) cancelRun(id a2a.TaskID, cause error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if cancel, ok := e.running[id]; ok {
+		cancel(cause)
+	}
+}
+
+// requestText is the request a message carries: its text parts joined, or,
+// when it has none, its first data part as JSON (a client may send the
+// AgentBeats request as structured data).
+func requestText(msg *a2a.Message) string {
+	if msg == nil {
+		return ""
+	}
+	var texts []string
+	for _, p := range msg.Parts {
+		if t := p.Text(); t != "" {
+			texts = append(texts, t)
+		}
+	}
+	if len(texts) > 0 {
+		return strings.Join(texts, "\n")
+	}
+	for _, p := range msg.Parts {
+		if d := p.Data(); d != nil {
+			if raw, err := jsonMarshal(d); err == nil {
+				return string(raw)
+			}
+		}
+	}
+	return ""
+}
+
+// statusEvent is a status update whose message says what happened.
+func statusEvent(execCtx *a2asrv.ExecutorContext, state a2a.TaskState, text string) *a2a.TaskStatusUpdateEvent {
+	return a2a.NewStatusUpdateEvent(execCtx, state,
+		a2a.NewMessageForTask(a2a.MessageRoleAgent, execCtx, a2a.NewTextPart(text)))
+}
+
+// completionText is the final status message: the headline numbers.
+func completionText(res *Result) string {
+	passed := 0
+	for _, t := range res.Tasks {
+		if t.Outcome != nil && t.Outcome.Success {
+			passed++
+		}
+	}
+	return fmt.Sprintf("assessment completed: score %s / %s, %d of %d tasks passed; the %s artifact holds the summary and the JSON result",
+		fmtNum(deref0(res.Score)), fmtNum(deref0(res.MaxScore)), passed, len(res.Tasks), ResultArtifactName)
+}
+
+func deref0(p *float64) float64 {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}

@@ -1,0 +1,603 @@
+package green
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"log"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
+	"github.com/a2aproject/a2a-go/v2/a2asrv"
+	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/coordbench/coordbench/otelmap"
+	"github.com/coordbench/coordbench/tracedata"
+)
+
+// In-test purple agents: real A2A servers on loopback for the green
+// package's tests. startTestPurple serves an a2a-go agent speaking A2A 1.0,
+// or with Legacy the 0.3 wire format (message/send, message/stream and a 0.3
+// card) that AgentBeats' Python agents speak; each has its own tracer
+// provider, can return its steps through the Traceability Extension, can
+// delegate to peers with a Messenger of its own (a two-level team), and can
+// misbehave on demand. Every request it receives is recorded, headers and
+// raw bytes, so tests can see what was on the wire.
+
+// testFault makes a test purple misbehave.
+type testFault int
+
+const (
+	faultNone testFault = iota
+	// faultHang: the agent never answers (it waits until it is closed);
+	// a streaming agent first says submitted and working.
+	faultHang
+	// faultFail: the task ends in state failed, with a status message.
+	faultFail
+	// faultGarbage: the A2A endpoint answers HTTP 200 with bytes that are
+	// not JSON-RPC (the card is fine).
+	faultGarbage
+	// faultCrash: the A2A endpoint starts a response and closes the
+	// connection in the middle of it.
+	faultCrash
+)
+
+// testPurpleOptions configure startTestPurple. The zero value is a 1.0
+// agent named "purple" that answers with a completed task.
+type testPurpleOptions struct {
+	// Name is the card's name and the service.name of its spans.
+	Name string
+	// Legacy speaks A2A 0.3: the a2av0 JSON-RPC server and a 0.3 card
+	// (protocolVersion "0.3.0", url, preferredTransport JSONRPC).
+	Legacy bool
+	// Streaming sets capabilities.streaming on the card.
+	Streaming bool
+	// Path serves the agent under a path, as AgentBeats' gateway does
+	// ("/solver"); the URL returned includes it.
+	Path string
+	// Reply is a fixed answer text; ReplyFunc computes one (it wins). The
+	// default is "<name> answers: <request text>", followed by the peers'
+	// answers, one a line.
+	Reply     string
+	ReplyFunc func(ctx context.Context, in testPurpleInput) (string, error)
+	// ReplyData adds a data part to the answer.
+	ReplyData map[string]any
+	// AsMessage answers with a Message rather than a task.
+	AsMessage bool
+	// Extension lists the Traceability Extension on the card and, when a
+	// request activates it, returns the agent's steps in the answer's
+	// metadata (on the artifact, the message, or a failed task's status
+	// message).
+	Extension bool
+	// ExtensionPayload, when set, is returned under the extension's
+	// metadata key instead of the real steps (to test malformed payloads).
+	ExtensionPayload any
+	// Chat adds a `chat test-model` TOOL span to the agent's work.
+	Chat bool
+	// Peers are participant URLs the agent asks, in order, with the request
+	// text, before answering.
+	Peers []string
+	// Delay is how long the agent works.
+	Delay time.Duration
+	Fault testFault
+	// Store, when set, also receives every span the agent records, as if
+	// it exported them by OTLP to the green agent.
+	Store *otelmap.Store
+}
+
+// testPurpleInput is what ReplyFunc sees.
+type testPurpleInput struct {
+	Text      string
+	Data      []map[string]any
+	ContextID string
+	TaskID    string
+	// PeerReplies are the peers' answers, in the order of Peers.
+	PeerReplies []*Reply
+}
+
+// seenRequest is one HTTP request a test purple received.
+type seenRequest struct {
+	Method string
+	Path   string
+	Header http.Header
+}
+
+// testPurple is a running test agent.
+type testPurple struct {
+	// URL is the participant URL to give the green agent (with Path).
+	URL  string
+	Name string
+
+	opts      testPurpleOptions
+	srv       *httptest.Server
+	tp        *sdktrace.TracerProvider
+	tracer    trace.Tracer
+	store     *otelmap.Store // the agent's own spans, for its extension answers
+	messenger *Messenger     // to its peers
+	stop      chan struct{}
+	closeOnce sync.Once
+
+	mu       sync.Mutex
+	requests []seenRequest
+	wire     bytes.Buffer
+}
+
+// maxWireLog bounds the raw bytes a test purple keeps.
+const maxWireLog = 1 << 20
+
+// quietLogger drops a2a-go's and the Messenger's logs in tests.
+var quietLogger = slog.New(slog.DiscardHandler)
+
+// startTestPurple starts a test agent on loopback; it is closed at the end
+// of the test.
+func startTestPurple(t testing.TB, opts testPurpleOptions) *testPurple {
+	t.Helper()
+	if opts.Name == "" {
+		opts.Name = "purple"
+	}
+	opts.Path = strings.TrimRight(opts.Path, "/")
+	if opts.Path != "" && !strings.HasPrefix(opts.Path, "/") {
+		opts.Path = "/" + opts.Path
+	}
+	p := &testPurple{Name: opts.Name, opts: opts, store: otelmap.NewStore(otelmap.Limits{}), stop: make(chan struct{})}
+	tpOpts := []sdktrace.TracerProviderOption{
+		sdktrace.WithResource(resource.NewSchemaless(otelmap.AttrServiceName.String(opts.Name))),
+		sdktrace.WithSpanProcessor(otelmap.NewRecorder(p.store)),
+	}
+	if opts.Store != nil {
+		tpOpts = append(tpOpts, sdktrace.WithSpanProcessor(otelmap.NewRecorder(opts.Store)))
+	}
+	p.tp = sdktrace.NewTracerProvider(tpOpts...)
+	p.tracer = p.tp.Tracer("coordbench/green/testpurple")
+	if len(opts.Peers) > 0 {
+		p.messenger = NewMessenger(p.tp, p.store, MessengerOptions{CallTimeout: 30 * time.Second, Logger: quietLogger})
+	}
+
+	p.srv = httptest.NewUnstartedServer(nil)
+	p.srv.Listener = &wireListener{Listener: p.srv.Listener, p: p}
+	base := "http://" + p.srv.Listener.Addr().String()
+	p.URL = base + opts.Path
+
+	inner := http.NewServeMux()
+	inner.Handle("GET "+wellKnownCardPath, p.cardHandler())
+	inner.Handle("/", p.a2aHandler())
+	var h http.Handler = inner
+	if opts.Path != "" {
+		h = stripPath(opts.Path, inner)
+	}
+	h = otelhttp.NewHandler(h, opts.Name,
+		otelhttp.WithTracerProvider(p.tp),
+		otelhttp.WithPropagators(propagation.TraceContext{}),
+		otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string { return r.Method }))
+	p.srv.Config.Handler = p.recordRequests(h)
+	// The crash fault makes the server complain about hijacked writes.
+	p.srv.Config.ErrorLog = log.New(io.Discard, "", 0)
+	p.srv.Start()
+	t.Cleanup(p.Close)
+	return p
+}
+
+// Close stops the agent: work in progress (a hang) ends, the server closes,
+// and its tracer provider shuts down. It is idempotent.
+func (p *testPurple) Close() {
+	p.closeOnce.Do(func() {
+		close(p.stop)
+		if p.messenger != nil {
+			_ = p.messenger.Close()
+		}
+		p.srv.CloseClientConnections()
+		p.srv.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = p.tp.Shutdown(ctx)
+	})
+}
+
+// Requests returns the HTTP requests received so far.
+func (p *testPurple) Requests() []seenRequest {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]seenRequest(nil), p.requests...)
+}
+
+// Calls returns the A2A calls (POSTs) received so far.
+func (p *testPurple) Calls() []seenRequest {
+	var out []seenRequest
+	for _, r := range p.Requests() {
+		if r.Method == http.MethodPost {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// CardFetches counts the agent card requests received so far.
+func (p *testPurple) CardFetches() int {
+	n := 0
+	for _, r := range p.Requests() {
+		if r.Method == http.MethodGet && strings.HasSuffix(r.Path, wellKnownCardPath) {
+			n++
+		}
+	}
+	return n
+}
+
+// Wire returns the raw bytes the agent received (at most 1 MiB).
+func (p *testPurple) Wire() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.wire.String()
+}
+
+// Spans returns the spans the agent recorded of one trace.
+func (p *testPurple) Spans(id trace.TraceID) []otelmap.Span { return p.store.Spans(id) }
+
+func (p *testPurple) recordRequests(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p.mu.Lock()
+		p.requests = append(p.requests, seenRequest{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone()})
+		p.mu.Unlock()
+		h.ServeHTTP(w, r)
+	})
+}
+
+// stripPath serves h under prefix; unlike http.StripPrefix it also takes
+// the prefix itself ("/solver", where an A2A client posts), without the
+// redirect a ServeMux would answer.
+func stripPath(prefix string, h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rest, ok := strings.CutPrefix(r.URL.Path, prefix)
+		if !ok || (rest != "" && !strings.HasPrefix(rest, "/")) {
+			http.NotFound(w, r)
+			return
+		}
+		if rest == "" {
+			rest = "/"
+		}
+		r2 := r.Clone(r.Context())
+		r2.URL.Path, r2.URL.RawPath = rest, ""
+		h.ServeHTTP(w, r2)
+	})
+}
+
+// cardHandler serves the agent card: a 1.0 card through a2asrv, or a 0.3
+// card written as a 0.3 agent writes it.
+func (p *testPurple) cardHandler() http.Handler {
+	var exts []a2a.AgentExtension
+	if p.opts.Extension {
+		exts = []a2a.AgentExtension{{URI: tracedata.ExtensionURI, Description: "returns its steps"}}
+	}
+	desc := "coordbench test purple agent " + p.Name
+	if !p.opts.Legacy {
+		return a2asrv.NewStaticAgentCardHandler(&a2a.AgentCard{
+			Name:                p.Name,
+			Description:         desc,
+			Version:             "1.0.0",
+			SupportedInterfaces: []*a2a.AgentInterface{a2a.NewAgentInterface(p.URL, a2a.TransportProtocolJSONRPC)},
+			Capabilities:        a2a.AgentCapabilities{Streaming: p.opts.Streaming, Extensions: exts},
+			DefaultInputModes:   []string{"text/plain"},
+			DefaultOutputModes:  []string{"text/plain"},
+			Skills:              []a2a.AgentSkill{},
+		})
+	}
+	capabilities := map[string]any{"streaming": p.opts.Streaming}
+	if len(exts) > 0 {
+		capabilities["extensions"] = []map[string]any{{"uri": tracedata.ExtensionURI}}
+	}
+	card, err := json.Marshal(map[string]any{
+		"name":               p.Name,
+		"description":        desc,
+		"url":                p.URL,
+		"version":            "1.0.0",
+		"protocolVersion":    "0.3.0",
+		"preferredTransport": "JSONRPC",
+		"capabilities":       capabilities,
+		"defaultInputModes":  []string{"text"},
+		"defaultOutputModes": []string{"text"},
+		"skills":             []any{},
+	})
+	if err != nil {
+		panic(err)
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(card)
+	})
+}
+
+// a2aHandler serves A2A calls, or the fault that replaces them.
+func (p *testPurple) a2aHandler() http.Handler {
+	switch p.opts.Fault {
+	case faultGarbage:
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			_, _ = io.Copy(io.Discard, r.Body)
+			ct := "text/html"
+			if p.opts.Streaming {
+				ct = "text/event-stream"
+			}
+			w.Header().Set("Content-Type", ct)
+			_, _ = io.WriteString(w, "<html><body>502 this is not JSON-RPC</body></html>\n")
+		})
+	case faultCrash:
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			_, _ = io.Copy(io.Discard, r.Body)
+			conn, _, err := http.NewResponseController(w).Hijack()
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusInternalServerError)
+				return
+			}
+			ct := "application/json"
+			body := `{"jsonrpc":"2.0","result":{"task":{"id":"t`
+			if p.opts.Streaming {
+				// One good event, then the connection dies in a
+				// keep-alive comment.
+				ct = "text/event-stream"
+				status := `{"statusUpdate":{"taskId":"t1","contextId":"c1","status":{"state":"TASK_STATE_WORKING"}}}`
+				if p.opts.Legacy {
+					status = `{"kind":"status-update","taskId":"t1","contextId":"c1","status":{"state":"working"},"final":false}`
+				}
+				body = `data: {"jsonrpc":"2.0","id":"1","result":` + status + "}\n\n: keep-al"
+			}
+			// A chunk announced longer than what follows, then the
+			// connection closes: the client reads an unexpected EOF.
+			_, _ = fmt.Fprintf(conn, "HTTP/1.1 200 OK\r\nContent-Type: %s\r\nTransfer-Encoding: chunked\r\n\r\n%x\r\n%s", ct, 4096, body)
+			_ = conn.Close()
+		})
+	}
+	handler := a2asrv.NewHandler(&purpleExecutor{p: p}, a2asrv.WithLogger(quietLogger))
+	if p.opts.Legacy {
+		return a2av0.NewJSONRPCHandler(handler)
+	}
+	return a2asrv.NewJSONRPCHandler(handler)
+}
+
+// purpleExecutor is the agent's work, as an a2a-go executor. Its spans
+// follow DESIGN §3's figure for the callee: the A2A method's SERVER span
+// (under otelhttp's POST), and the agent's own INTERNAL invoke_agent span
+// with its delegations and chat inside.
+type purpleExecutor struct{ p *testPurple }
+
+func (e *purpleExecutor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
+	p := e.p
+	return func(yield func(a2a.Event, error) bool) {
+		method := "SendMessage"
+		if cc, ok := a2asrv.CallContextFrom(ctx); ok && cc.Method() != "" {
+			method = cc.Method()
+		}
+		version := string(a2a.Version)
+		if p.opts.Legacy {
+			version = string(a2av0.Version)
+		}
+		ctx, srv := p.tracer.Start(ctx, method, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(
+			otelmap.AttrA2AMethodName.String(method),
+			otelmap.AttrA2AMessageID.String(ec.Message.ID),
+			otelmap.AttrA2ATaskID.String(string(ec.TaskID)),
+			otelmap.AttrA2AProtocolVersion.String(version),
+			otelmap.AttrGenAIConversationID.String(ec.ContextID),
+		))
+		defer srv.End()
+
+		if !p.opts.AsMessage {
+			if ec.StoredTask == nil && !yield(a2a.NewSubmittedTask(ec, ec.Message), nil) {
+				return
+			}
+			if !yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateWorking, nil), nil) {
+				return
+			}
+		}
+
+		in := testPurpleInput{ContextID: ec.ContextID, TaskID: string(ec.TaskID)}
+		for _, part := range ec.Message.Parts {
+			switch v := part.Content.(type) {
+			case a2a.Text:
+				in.Text += string(v)
+			case a2a.Data:
+				if m, ok := v.Value.(map[string]any); ok {
+					in.Data = append(in.Data, m)
+				}
+			}
+		}
+		wctx, inv := p.tracer.Start(ctx, otelmap.SpanInvokeAgentPrefix+p.Name, trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(
+			otelmap.AttrGenAIOperationName.String(otelmap.OpInvokeAgent),
+			otelmap.AttrGenAIAgentName.String(p.Name),
+			otelmap.AttrCallType.String(string(tracedata.CallAgent)),
+			otelmap.AttrGenAIConversationID.String(ec.ContextID),
+			otelmap.AttrGenAIInputMessages.String(genAIContent("user", in.Text, nil, "")),
+		))
+		text, err := e.work(wctx, in)
+		if err != nil {
+			inv.RecordError(err)
+			inv.SetStatus(codes.Error, err.Error())
+		} else {
+			inv.SetAttributes(otelmap.AttrGenAIOutputMessages.String(genAIContent("assistant", text, nil, "stop")))
+		}
+		inv.End()
+		meta := e.extensionMeta(ec, inv.SpanContext())
+
+		if err != nil {
+			srv.SetStatus(codes.Error, err.Error())
+			msg := a2a.NewMessageForTask(a2a.MessageRoleAgent, ec, a2a.NewTextPart(err.Error()))
+			msg.Metadata = meta
+			if p.opts.AsMessage {
+				// A message cannot fail; a task can.
+				yield(a2a.NewSubmittedTask(ec, ec.Message), nil)
+			}
+			yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateFailed, msg), nil)
+			return
+		}
+		parts := []*a2a.Part{a2a.NewTextPart(text)}
+		if p.opts.ReplyData != nil {
+			parts = append(parts, a2a.NewDataPart(p.opts.ReplyData))
+		}
+		if p.opts.AsMessage {
+			msg := a2a.NewMessage(a2a.MessageRoleAgent, parts...)
+			msg.ContextID = ec.ContextID
+			msg.Metadata = meta
+			yield(msg, nil)
+			return
+		}
+		art := a2a.NewArtifactEvent(ec, parts...)
+		art.Artifact.Name = "answer"
+		art.Artifact.Metadata = meta
+		if !yield(art, nil) {
+			return
+		}
+		yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCompleted, nil), nil)
+	}
+}
+
+func (e *purpleExecutor) Cancel(_ context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
+	return func(yield func(a2a.Event, error) bool) {
+		yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCanceled, nil), nil)
+	}
+}
+
+// errDeliberate is the failure faultFail answers with.
+var errDeliberate = errors.New("deliberate failure of the test purple agent")
+
+// work is the agent's own work: wait, chat, ask the peers, answer.
+func (e *purpleExecutor) work(ctx context.Context, in testPurpleInput) (string, error) {
+	p := e.p
+	if p.opts.Fault == faultHang {
+		<-p.stop // the executor runs detached from the request: only Close ends it
+		return "", errors.New("test purple closed")
+	}
+	if p.opts.Delay > 0 {
+		select {
+		case <-time.After(p.opts.Delay):
+		case <-p.stop:
+			return "", errors.New("test purple closed")
+		}
+	}
+	if p.opts.Chat {
+		_, chat := p.tracer.Start(ctx, otelmap.SpanChatPrefix+"test-model", trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(
+			otelmap.AttrGenAIOperationName.String(otelmap.OpChat),
+			otelmap.AttrGenAIRequestModel.String("test-model"),
+			otelmap.AttrCallType.String(string(tracedata.CallTool)),
+		))
+		chat.End()
+	}
+	for _, peer := range p.opts.Peers {
+		r, err := p.messenger.Send(ctx, SendRequest{URL: peer, Text: in.Text})
+		if err != nil {
+			return "", fmt.Errorf("%s: %w", p.Name, err)
+		}
+		in.PeerReplies = append(in.PeerReplies, r)
+	}
+	if p.opts.Fault == faultFail {
+		return "", errDeliberate
+	}
+	switch {
+	case p.opts.ReplyFunc != nil:
+		return p.opts.ReplyFunc(ctx, in)
+	case p.opts.Reply != "":
+		return p.opts.Reply, nil
+	}
+	lines := []string{p.Name + " answers: " + in.Text}
+	for _, r := range in.PeerReplies {
+		lines = append(lines, r.Text)
+	}
+	return strings.Join(lines, "\n"), nil
+}
+
+// extensionMeta is the answer's metadata when the request activated the
+// Traceability Extension: the agent's steps under its invoke_agent span.
+func (e *purpleExecutor) extensionMeta(ec *a2asrv.ExecutorContext, root trace.SpanContext) map[string]any {
+	p := e.p
+	if !p.opts.Extension || !extensionRequested(ec) {
+		return nil
+	}
+	if p.opts.ExtensionPayload != nil {
+		return map[string]any{tracedata.ExtensionMetadataKey: p.opts.ExtensionPayload}
+	}
+	rt := otelmap.ResponseTraceForCall(root.TraceID(), p.store.Spans(root.TraceID()), root.SpanID())
+	b, err := tracedata.EncodeResponseTrace(rt)
+	if err != nil {
+		panic(err)
+	}
+	var payload map[string]any
+	if err := json.Unmarshal(b, &payload); err != nil {
+		panic(err)
+	}
+	return map[string]any{tracedata.ExtensionMetadataKey: payload}
+}
+
+// extensionRequested reads the activation from the request's service
+// parameters (A2A-Extensions; a2av0 maps X-A2A-Extensions onto it).
+func extensionRequested(ec *a2asrv.ExecutorContext) bool {
+	if ec.ServiceParams == nil {
+		return false
+	}
+	vals, _ := ec.ServiceParams.Get(a2a.SvcParamExtensions)
+	for _, v := range vals {
+		for _, u := range strings.Split(v, ",") {
+			if strings.TrimSpace(u) == tracedata.ExtensionURI {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// wireListener keeps the raw bytes of every connection, so tests can check
+// header spelling on the wire.
+type wireListener struct {
+	net.Listener
+	p *testPurple
+}
+
+func (l *wireListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return &wireConn{Conn: c, p: l.p}, nil
+}
+
+type wireConn struct {
+	net.Conn
+	p *testPurple
+}
+
+func (c *wireConn) Read(b []byte) (int, error) {
+	n, err := c.Conn.Read(b)
+	if n > 0 {
+		c.p.mu.Lock()
+		if room := maxWireLog - c.p.wire.Len(); room > 0 {
+			c.p.wire.Write(b[:min(n, room)])
+		}
+		c.p.mu.Unlock()
+	}
+	return n, err
+}
+
+// refusedURL returns a loopback URL where nothing listens.
+func refusedURL(t testing.TB) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	if err := ln.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return "http://" + addr
+}

@@ -1,0 +1,496 @@
+package green
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
+	"github.com/a2aproject/a2a-go/v2/a2asrv"
+	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/coordbench/coordbench/evals"
+	"github.com/coordbench/coordbench/otelmap"
+)
+
+// The A2A server (DESIGN §7): one listener serves the agent card, JSON-RPC
+// in both A2A 1.0 and 0.3 (told apart by the method name each request
+// carries: "SendMessage" is 1.0, "message/send" is 0.3), and the OTLP/HTTP
+// receiver at /v1/traces. The green agent's own spans are recorded in
+// process into the same store the receiver fills.
+
+// Server defaults.
+const (
+	DefaultHost            = "127.0.0.1"
+	DefaultPort            = 9009
+	DefaultServiceName     = "coordbench-green"
+	DefaultShutdownTimeout = 10 * time.Second
+	// maxRPCBody bounds one JSON-RPC request; an assessment request is a
+	// few hundred bytes, a follow-up message a few kilobytes.
+	maxRPCBody = 4 << 20
+	// sweepInterval is how often the store drops traces nobody assesses
+	// (the server spans of the A2A requests themselves, spans that arrive
+	// after their task was assessed); they go once older than the store's
+	// MaxAge.
+	sweepInterval = time.Minute
+	healthPath    = "/healthz"
+	// legacyCardPath is where A2A 0.2 clients look for the card.
+	legacyCardPath = "/.well-known/agent.json"
+)
+
+// ServerOptions configure NewServer. The zero value serves on
+// 127.0.0.1:9009 with every default.
+type ServerOptions struct {
+	// Host and Port to listen on; Port 0 picks a free port.
+	Host string
+	Port int
+	// CardURL is the URL the card advertises; default http://host:port/
+	// (with 127.0.0.1 for an unspecified host such as 0.0.0.0).
+	CardURL string
+	// OTLPAddr, when set, is a second listener that serves only the OTLP
+	// receiver (the receiver is on the main listener in any case).
+	OTLPAddr string
+	// Card sets the card's name, description and version.
+	Card CardOptions
+	// Scenarios, Unavailable, Evaluators, ProgressInterval and Messenger
+	// are the executor's (see ExecutorOptions).
+	Scenarios        map[string]Scenario
+	Unavailable      map[string]string
+	Evaluators       *evals.Registry
+	ProgressInterval time.Duration
+	Messenger        MessengerOptions
+	// StoreLimits and ReceiverLimits bound the trace store and the OTLP
+	// receiver.
+	StoreLimits    otelmap.Limits
+	ReceiverLimits otelmap.ReceiverLimits
+	// ServiceName is the green agent's service.name (default
+	// coordbench-green; OTEL_SERVICE_NAME overrides it).
+	ServiceName string
+	// Getenv reads the OpenTelemetry environment; nil means os.Getenv.
+	Getenv func(string) string
+	// ShutdownTimeout bounds the graceful shutdown (default 10 s).
+	ShutdownTimeout time.Duration
+	// SSEKeepAlive, when positive, writes an SSE comment on a silent
+	// stream this often (the working updates already come every
+	// ProgressInterval).
+	SSEKeepAlive time.Duration
+	// Logger defaults to slog.Default().
+	Logger *slog.Logger
+}
+
+// Server is the green agent's A2A server.
+type Server struct {
+	opts      ServerOptions
+	log       *slog.Logger
+	store     *otelmap.Store
+	receiver  *otelmap.Receiver
+	providers *otelmap.Providers
+	executor  *Executor
+	card      *a2a.AgentCard
+	handler   http.Handler
+
+	ln     net.Listener
+	otlpLn net.Listener
+
+	serveOnce sync.Once
+}
+
+// NewServer opens the listeners (so the address is known before Serve,
+// also for port 0) and builds the store, the telemetry, the executor and
+// the handlers. Serve runs it; if Serve is never called, Close releases it.
+func NewServer(ctx context.Context, opts ServerOptions) (*Server, error) {
+	if opts.Host == "" {
+		opts.Host = DefaultHost
+	}
+	if opts.ServiceName == "" {
+		opts.ServiceName = DefaultServiceName
+	}
+	if opts.ShutdownTimeout <= 0 {
+		opts.ShutdownTimeout = DefaultShutdownTimeout
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.Port < 0 || opts.Port > 65535 {
+		return nil, fmt.Errorf("server: port %d out of range", opts.Port)
+	}
+	if opts.CardURL != "" {
+		if _, err := checkParticipantURL(opts.CardURL); err != nil {
+			return nil, fmt.Errorf("server: card URL: %w", err)
+		}
+	}
+	s := &Server{opts: opts, log: opts.Logger}
+
+	ln, err := net.Listen("tcp", net.JoinHostPort(opts.Host, strconv.Itoa(opts.Port)))
+	if err != nil {
+		return nil, fmt.Errorf("server: listen: %w", err)
+	}
+	s.ln = ln
+	if opts.OTLPAddr != "" {
+		if s.otlpLn, err = net.Listen("tcp", opts.OTLPAddr); err != nil {
+			_ = ln.Close()
+			return nil, fmt.Errorf("server: OTLP listen: %w", err)
+		}
+	}
+	if err := s.build(ctx); err != nil {
+		s.closeListeners()
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *Server) build(ctx context.Context) error {
+	opts := s.opts
+	s.store = otelmap.NewStore(opts.StoreLimits)
+	s.receiver = otelmap.NewReceiver(s.store, opts.ReceiverLimits)
+	// The provider records into the store through a TaskTraceRecorder, so
+	// only the task traces under assessment are held: a server that runs
+	// for days must not fill its store with the traces of its requests.
+	providers, err := otelmap.NewProviders(ctx, otelmap.ProviderOptions{
+		ServiceName: opts.ServiceName,
+		Attributes:  []attribute.KeyValue{otelmap.AttrRole.String(otelmap.RoleAssessor)},
+		Getenv:      opts.Getenv,
+	})
+	if err != nil {
+		return fmt.Errorf("server: telemetry: %w", err)
+	}
+	s.providers = providers
+	recorder := NewTaskTraceRecorder(s.store)
+	providers.Tracer.RegisterSpanProcessor(recorder)
+	s.executor, err = NewExecutor(ExecutorOptions{
+		Scenarios:        opts.Scenarios,
+		Unavailable:      opts.Unavailable,
+		Store:            s.store,
+		TracerProvider:   providers.Tracer,
+		Recorder:         recorder,
+		MeterProvider:    providers.Meter,
+		Evaluators:       opts.Evaluators,
+		ProgressInterval: opts.ProgressInterval,
+		Messenger:        opts.Messenger,
+		Logger:           opts.Logger,
+	})
+	if err != nil {
+		_ = providers.Shutdown(ctx)
+		return fmt.Errorf("server: %w", err)
+	}
+	cardURL := opts.CardURL
+	if cardURL == "" {
+		cardURL = defaultCardURL(s.ln.Addr())
+	}
+	cardOpts := opts.Card
+	cardOpts.URL = cardURL
+	s.card = NewAgentCard(cardOpts)
+	s.handler, err = s.newHandler()
+	if err != nil {
+		_ = providers.Shutdown(ctx)
+		return err
+	}
+	return nil
+}
+
+// defaultCardURL is http://host:port/ of the listener, with a loopback
+// address for a listener on every interface, where the bound address
+// names no host a client could use.
+func defaultCardURL(addr net.Addr) string {
+	host, port, err := net.SplitHostPort(addr.String())
+	if err != nil {
+		return "http://" + addr.String() + "/"
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		host = "127.0.0.1"
+		if ip.To4() == nil {
+			host = "::1"
+		}
+	}
+	return "http://" + net.JoinHostPort(host, port) + "/"
+}
+
+// newHandler routes the card, the OTLP receiver, a health check, and
+// JSON-RPC of both protocol versions. Only the JSON-RPC requests are
+// traced: a span per OTLP export would be a trace per export.
+func (s *Server) newHandler() (http.Handler, error) {
+	cardJSON, err := a2av0.NewStaticAgentCardProducer(s.card).(a2asrv.AgentCardJSONProducer).CardJSON(context.Background())
+	if err != nil {
+		return nil, fmt.Errorf("server: agent card: %w", err)
+	}
+	var check map[string]any
+	if err := json.Unmarshal(cardJSON, &check); err != nil {
+		return nil, fmt.Errorf("server: agent card: %w", err)
+	}
+	card := a2asrv.NewAgentCardHandler(staticCardJSON(cardJSON))
+
+	handler := a2asrv.NewHandler(s.executor,
+		a2asrv.WithLogger(s.log),
+		a2asrv.WithCapabilityChecks(&s.card.Capabilities),
+	)
+	var transport []a2asrv.TransportOption
+	if s.opts.SSEKeepAlive > 0 {
+		transport = append(transport, a2asrv.WithTransportKeepAlive(s.opts.SSEKeepAlive))
+	}
+	rpc := &rpcDispatch{
+		v1:   a2asrv.NewJSONRPCHandler(handler, transport...),
+		v03:  a2av0.NewJSONRPCHandler(handler, transport...),
+		card: card,
+	}
+	traced := otelhttp.NewHandler(rpc, "a2a",
+		otelhttp.WithTracerProvider(s.providers.Tracer),
+		otelhttp.WithPropagators(propagation.TraceContext{}),
+		otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string { return r.Method }),
+		otelhttp.WithFilter(func(r *http.Request) bool { return r.Method == http.MethodPost }),
+	)
+
+	mux := http.NewServeMux()
+	mux.Handle(a2asrv.WellKnownAgentCardPath, card)
+	mux.Handle(legacyCardPath, card)
+	mux.Handle(otelmap.TracesPath, s.receiver)
+	mux.HandleFunc("GET "+healthPath, func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		_, _ = io.WriteString(w, "ok\n")
+	})
+	mux.Handle("/", traced)
+	return mux, nil
+}
+
+// staticCardJSON serves a card already encoded in its 0.3-compatible form
+// (which also holds the 1.0 fields).
+type staticCardJSON []byte
+
+func (c staticCardJSON) Card(context.Context) (*a2a.AgentCard, error) {
+	return nil, errors.New("staticCardJSON serves JSON only")
+}
+
+func (c staticCardJSON) CardJSON(context.Context) ([]byte, error) { return c, nil }
+
+// rpcDispatch sends each JSON-RPC request to the handler of its protocol
+// version. A2A 0.3 methods are paths ("message/send", "tasks/get"); A2A
+// 1.0 methods are names ("SendMessage", "GetTask").
+type rpcDispatch struct {
+	v1, v03 http.Handler
+	card    http.Handler
+}
+
+func (d *rpcDispatch) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodGet && (strings.HasSuffix(r.URL.Path, a2asrv.WellKnownAgentCardPath) || r.URL.Path == "/") {
+		// The card also answers below a path prefix (a gateway's
+		// http://host/<role>/) and at the root, for people with a browser.
+		d.card.ServeHTTP(w, r)
+		return
+	}
+	if r.Method != http.MethodPost {
+		d.v1.ServeHTTP(w, r) // answers with a JSON-RPC invalid-request error
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxRPCBody))
+	_ = r.Body.Close()
+	if err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			writeRPCError(w, http.StatusRequestEntityTooLarge, -32600, fmt.Sprintf("request body larger than %d bytes", maxRPCBody))
+			return
+		}
+		writeRPCError(w, http.StatusBadRequest, -32700, "read request: "+err.Error())
+		return
+	}
+	var probe struct {
+		Method string `json:"method"`
+	}
+	_ = json.Unmarshal(body, &probe) // a body that does not decode goes to v1, which answers a parse error
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	r.ContentLength = int64(len(body))
+	version, next := string(a2a.Version), d.v1
+	if strings.Contains(probe.Method, "/") {
+		version, next = string(a2av0.Version), d.v03
+	}
+	if span := trace.SpanFromContext(r.Context()); span.IsRecording() && probe.Method != "" {
+		span.SetAttributes(
+			otelmap.AttrA2AMethodName.String(probe.Method),
+			otelmap.AttrA2AProtocolVersion.String(version),
+		)
+	}
+	next.ServeHTTP(w, r)
+}
+
+// writeRPCError answers a request that never reached a protocol handler.
+func writeRPCError(w http.ResponseWriter, status, code int, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(map[string]any{
+		"jsonrpc": "2.0", "id": nil,
+		"error": map[string]any{"code": code, "message": msg},
+	})
+}
+
+// Addr is the main listener's address.
+func (s *Server) Addr() net.Addr { return s.ln.Addr() }
+
+// OTLPAddr is the OTLP listener's address, nil without one.
+func (s *Server) OTLPAddr() net.Addr {
+	if s.otlpLn == nil {
+		return nil
+	}
+	return s.otlpLn.Addr()
+}
+
+// URL is the base URL of the main listener, http://host:port/.
+func (s *Server) URL() string { return defaultCardURL(s.ln.Addr()) }
+
+// Card is the agent card served.
+func (s *Server) Card() *a2a.AgentCard { return s.card }
+
+// Handler is the server's HTTP handler.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// Executor is the server's executor.
+func (s *Server) Executor() *Executor { return s.executor }
+
+// Store is the server's trace store.
+func (s *Server) Store() *otelmap.Store { return s.store }
+
+// Serve serves until ctx ends, then shuts down gracefully: it stops
+// accepting connections, ends the assessments under way (their tasks end
+// failed, saying the green agent is shutting down), waits for open
+// requests up to ShutdownTimeout, and flushes the telemetry. It returns
+// nil after a shutdown that ctx asked for.
+func (s *Server) Serve(ctx context.Context) error {
+	err := errors.New("server: Serve called twice")
+	s.serveOnce.Do(func() { err = s.serve(ctx) })
+	return err
+}
+
+func (s *Server) serve(ctx context.Context) error {
+	// The judge's LLM calls become chat spans of this server's provider.
+	evals.SetChatObserver(s.executor.telemetry.ChatObserver())
+	defer evals.SetChatObserver(nil)
+
+	srv := &http.Server{Handler: s.handler, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)}
+	servers := []*http.Server{srv}
+	listeners := []net.Listener{s.ln}
+	if s.otlpLn != nil {
+		otlpMux := http.NewServeMux()
+		otlpMux.Handle(otelmap.TracesPath, s.receiver)
+		servers = append(servers, &http.Server{Handler: otlpMux, ReadHeaderTimeout: 10 * time.Second})
+		listeners = append(listeners, s.otlpLn)
+	}
+	served := make(chan error, len(servers))
+	for i, hs := range servers {
+		go func() { served <- hs.Serve(listeners[i]) }()
+	}
+
+	sweepDone := make(chan struct{})
+	sweepCtx, stopSweep := context.WithCancel(ctx)
+	go func() {
+		defer close(sweepDone)
+		t := time.NewTicker(sweepInterval)
+		defer t.Stop()
+		for {
+			select {
+			case <-sweepCtx.Done():
+				return
+			case <-t.C:
+				s.store.Sweep()
+			}
+		}
+	}()
+
+	attrs := []any{"url", s.card.SupportedInterfaces[0].URL, "listen", s.ln.Addr().String(),
+		"scenarios", s.executor.Scenarios(), "otlp", s.URL() + strings.TrimPrefix(otelmap.TracesPath, "/")}
+	if s.otlpLn != nil {
+		attrs = append(attrs, "otlp_listener", s.otlpLn.Addr().String())
+	}
+	s.log.Info("green agent serving", attrs...)
+
+	var serveErr error
+	select {
+	case <-ctx.Done():
+	case serveErr = <-served:
+		// A listener failed: shut the rest down and report it.
+		served <- serveErr
+	}
+	stopSweep()
+	<-sweepDone
+
+	s.log.Info("green agent shutting down", "running_assessments", s.executor.Running(), "timeout", s.opts.ShutdownTimeout)
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.ShutdownTimeout)
+	defer cancel()
+	// Running assessments end now, so their streams close with a failed
+	// status rather than being cut.
+	s.executor.Shutdown(ErrShuttingDown)
+	var errs []error
+	var wg sync.WaitGroup
+	shutdownErrs := make([]error, len(servers))
+	for i, hs := range servers {
+		wg.Go(func() {
+			if err := hs.Shutdown(sctx); err != nil {
+				shutdownErrs[i] = err
+				_ = hs.Close()
+			}
+		})
+	}
+	wg.Wait()
+	for _, err := range shutdownErrs {
+		if err != nil {
+			errs = append(errs, fmt.Errorf("server: shutdown: %w", err))
+		}
+	}
+	for range servers {
+		if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
+			errs = append(errs, fmt.Errorf("server: serve: %w", err))
+		}
+	}
+	if err := s.providers.Shutdown(sctx); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// Close releases a server that was never served.
+func (s *Server) Close(ctx context.Context) error {
+	s.closeListeners()
+	return s.providers.Shutdown(ctx)
+}
+
+func (s *Server) closeListeners() {
+	_ = s.ln.Close()
+	if s.otlpLn != nil {
+		_ = s.otlpLn.Close()
+	}
+}
+
+// ListenAndServe is NewServer and Serve: it serves until ctx ends.
+func ListenAndServe(ctx context.Context, opts ServerOptions) error {
+	s, err := NewServer(ctx, opts)
+	if err != nil {
+		return err
+	}
+	return s.Serve(ctx)
+}
+
+// DefaultScenarios builds the scenarios a green agent serves: coordination
+// (from the ground truth and PeerRead, as opts locate them). A scenario
+// that cannot be built is listed in unavailable with the reason, so a
+// request for it is rejected saying why rather than failing later.
+func DefaultScenarios(opts CoordinationOptions) (scenarios map[string]Scenario, unavailable map[string]string) {
+	scenarios, unavailable = map[string]Scenario{}, map[string]string{}
+	if c, err := NewCoordinationScenario(opts); err != nil {
+		slog.Warn("scenario coordination is not available", "err", err)
+		unavailable[ScenarioCoordination] = err.Error()
+	} else {
+		scenarios[ScenarioCoordination] = c
+	}
+	unavailable[ScenarioSciCode] = "this green agent does not include it yet"
+	return scenarios, unavailable
+}

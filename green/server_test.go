@@ -1,0 +1,1083 @@
+package green
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2aclient"
+	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
+	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
+
+	"github.com/coordbench/coordbench/evals"
+	"github.com/coordbench/coordbench/tracedata"
+)
+
+// The A2A server over real loopback HTTP, with real a2a-go clients of both
+// protocol versions and a hand-written 0.3 SSE reader that sees the wire as
+// AgentBeats' Python a2a-sdk 0.3 client does.
+
+// greenUnderTest is a green agent served on a free port for one test.
+type greenUnderTest struct {
+	srv  *Server
+	url  string
+	http *http.Client
+	tr   *http.Transport
+	stop func()
+}
+
+// startGreen serves a green agent until the end of the test. The judge
+// answers by rule; the OpenTelemetry environment is ignored.
+func startGreen(t *testing.T, opts ServerOptions) *greenUnderTest {
+	t.Helper()
+	t.Setenv(evals.EnvLLMAPIKey, "")
+	opts.Port = 0
+	if opts.Getenv == nil {
+		opts.Getenv = func(string) string { return "" }
+	}
+	if opts.Logger == nil {
+		opts.Logger = quietLogger
+	}
+	if opts.ShutdownTimeout == 0 {
+		opts.ShutdownTimeout = 5 * time.Second
+	}
+	srv, err := NewServer(t.Context(), opts)
+	if err != nil {
+		t.Fatalf("NewServer: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ctx) }()
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	g := &greenUnderTest{srv: srv, url: srv.URL(), http: &http.Client{Transport: tr}, tr: tr}
+	var once sync.Once
+	g.stop = func() {
+		once.Do(func() {
+			cancel()
+			select {
+			case err := <-served:
+				if err != nil {
+					t.Errorf("Serve: %v", err)
+				}
+			case <-time.After(15 * time.Second):
+				t.Errorf("Serve did not return after its context ended")
+			}
+			tr.CloseIdleConnections()
+		})
+	}
+	t.Cleanup(g.stop)
+	return g
+}
+
+// client10 is an a2a-go 1.0 client built from the served card.
+func (g *greenUnderTest) client10(t *testing.T) *a2aclient.Client {
+	t.Helper()
+	card, err := (&agentcard.Resolver{Client: g.http}).Resolve(t.Context(), g.url)
+	if err != nil {
+		t.Fatalf("resolve card (1.0): %v", err)
+	}
+	c, err := a2aclient.NewFactory(a2aclient.WithDefaultsDisabled(), a2aclient.WithJSONRPCTransport(g.http)).CreateFromCard(t.Context(), card)
+	if err != nil {
+		t.Fatalf("1.0 client: %v", err)
+	}
+	t.Cleanup(func() { _ = c.Destroy() })
+	return c
+}
+
+// methodRecorder notes the JSON-RPC method of every request a client
+// sends, to prove which protocol version was spoken.
+type methodRecorder struct {
+	base http.RoundTripper
+	mu   sync.Mutex
+	seen []string
+}
+
+func (m *methodRecorder) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Body != nil && r.Method == http.MethodPost {
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			return nil, err
+		}
+		_ = r.Body.Close()
+		var probe struct{ Method string }
+		_ = json.Unmarshal(body, &probe)
+		m.mu.Lock()
+		m.seen = append(m.seen, probe.Method)
+		m.mu.Unlock()
+		r.Body = io.NopCloser(bytes.NewReader(body))
+	}
+	return m.base.RoundTrip(r)
+}
+
+func (m *methodRecorder) methods() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Clone(m.seen)
+}
+
+// client03 is a2a-go's 0.3 JSON-RPC client (a2av0), built from the card as
+// a 0.3 client parses it.
+func (g *greenUnderTest) client03(t *testing.T) (*a2aclient.Client, *methodRecorder) {
+	t.Helper()
+	card, err := (&agentcard.Resolver{Client: g.http, CardParser: a2av0.NewAgentCardParser()}).Resolve(t.Context(), g.url)
+	if err != nil {
+		t.Fatalf("resolve card (0.3): %v", err)
+	}
+	rec := &methodRecorder{base: g.tr}
+	c, err := a2aclient.NewFactory(a2aclient.WithDefaultsDisabled(),
+		a2av0.WithJSONRPCTransport(a2av0.JSONRPCTransportConfig{Client: &http.Client{Transport: rec}}),
+	).CreateFromCard(t.Context(), card)
+	if err != nil {
+		t.Fatalf("0.3 client: %v", err)
+	}
+	t.Cleanup(func() { _ = c.Destroy() })
+	return c, rec
+}
+
+func userMessage(text string) *a2a.SendMessageRequest {
+	return &a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart(text))}
+}
+
+// streamAll collects a stream's events; an error fails the test.
+func streamAll(t *testing.T, ctx context.Context, c *a2aclient.Client, text string) []a2a.Event {
+	t.Helper()
+	var events []a2a.Event
+	for ev, err := range c.SendStreamingMessage(ctx, userMessage(text)) {
+		if err != nil {
+			t.Fatalf("stream: %v (after %d events)", err, len(events))
+		}
+		events = append(events, ev)
+	}
+	return events
+}
+
+// streamSummary is what a stream said: its states in order, the texts of
+// its working updates, the final status text and the Result artifact.
+type streamSummary struct {
+	taskID   a2a.TaskID
+	states   []a2a.TaskState
+	working  []string
+	final    a2a.TaskState
+	text     string
+	artifact *a2a.Artifact
+	// artifactBeforeFinal is true when the artifact came before the final
+	// status.
+	artifactBeforeFinal bool
+}
+
+func summarize(events []a2a.Event) streamSummary {
+	var s streamSummary
+	for _, ev := range events {
+		switch v := ev.(type) {
+		case *a2a.Task:
+			s.taskID = v.ID
+			s.states = append(s.states, v.Status.State)
+			s.final = v.Status.State
+			s.text = messageText(v.Status.Message)
+			for _, a := range v.Artifacts {
+				if a.Name == ResultArtifactName {
+					s.artifact = a
+				}
+			}
+		case *a2a.TaskStatusUpdateEvent:
+			s.states = append(s.states, v.Status.State)
+			s.final = v.Status.State
+			s.text = messageText(v.Status.Message)
+			if v.Status.State == a2a.TaskStateWorking {
+				s.working = append(s.working, s.text)
+			}
+		case *a2a.TaskArtifactUpdateEvent:
+			if v.Artifact.Name == ResultArtifactName {
+				s.artifact = v.Artifact
+				s.artifactBeforeFinal = !s.final.Terminal()
+			}
+		}
+	}
+	return s
+}
+
+func messageText(m *a2a.Message) string {
+	if m == nil {
+		return ""
+	}
+	var b strings.Builder
+	for _, p := range m.Parts {
+		b.WriteString(p.Text())
+	}
+	return b.String()
+}
+
+// resultOf reads the JSON result out of a Result artifact, checking its
+// two parts.
+func resultOf(t *testing.T, art *a2a.Artifact) map[string]any {
+	t.Helper()
+	if art == nil {
+		t.Fatal("no Result artifact")
+	}
+	if len(art.Parts) != 2 {
+		t.Fatalf("Result artifact has %d parts, want 2", len(art.Parts))
+	}
+	md := art.Parts[0].Text()
+	if !strings.HasPrefix(md, "# coordbench result") || json.Valid([]byte(md)) {
+		t.Errorf("text part is not the Markdown summary: %.200q", md)
+	}
+	data, ok := art.Parts[1].Data().(map[string]any)
+	if !ok {
+		t.Fatalf("second part is %T, want a JSON object", art.Parts[1].Data())
+	}
+	if data["schema"] != ResultSchema {
+		t.Errorf("schema = %v", data["schema"])
+	}
+	return data
+}
+
+func TestServerCardOverHTTP(t *testing.T) {
+	g := startGreen(t, ServerOptions{Card: CardOptions{Name: "coordbench-test"}})
+	// As `curl -s localhost:9009/.well-known/agent-card.json` does, and
+	// as the AgentBeats template's conformance test reads it.
+	for _, path := range []string{"/.well-known/agent-card.json", "/.well-known/agent.json", "/"} {
+		resp, err := g.http.Get(strings.TrimSuffix(g.url, "/") + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		_ = resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
+			t.Fatalf("GET %s: %s %s", path, resp.Status, resp.Header.Get("Content-Type"))
+		}
+		var card map[string]any
+		if err := json.Unmarshal(body, &card); err != nil {
+			t.Fatalf("GET %s: %v", path, err)
+		}
+		checkConformanceCard(t, card, g.url)
+	}
+
+	resp, err := g.http.Get(g.url + "healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("healthz: %s", resp.Status)
+	}
+
+	// A 1.0 client picks the 1.0 interface, a 0.3 client the 0.3 one, at
+	// the same URL.
+	card10, err := (&agentcard.Resolver{Client: g.http}).Resolve(t.Context(), g.url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if card10.Name != "coordbench-test" || !card10.Capabilities.Streaming || len(card10.Skills) == 0 {
+		t.Errorf("1.0 card = %+v", card10)
+	}
+	var versions []string
+	for _, iface := range card10.SupportedInterfaces {
+		versions = append(versions, string(iface.ProtocolVersion))
+		if iface.URL != g.url || iface.ProtocolBinding != a2a.TransportProtocolJSONRPC {
+			t.Errorf("interface %+v", iface)
+		}
+	}
+	if !slices.Contains(versions, "1.0") || !slices.Contains(versions, "0.3") {
+		t.Errorf("interfaces' versions = %v, want 1.0 and 0.3", versions)
+	}
+	card03, err := (&agentcard.Resolver{Client: g.http, CardParser: a2av0.NewAgentCardParser()}).Resolve(t.Context(), g.url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if card03.Name != "coordbench-test" || len(card03.Capabilities.Extensions) != 1 || card03.Capabilities.Extensions[0].URI != tracedata.ExtensionURI {
+		t.Errorf("0.3 card = %+v", card03)
+	}
+}
+
+// checkConformanceCard checks the card as the AgentBeats template's
+// test_agent_card does (adapted from the A2A inspector), plus the 0.3
+// fields a Python a2a-sdk 0.3 client needs to pick its transport.
+func checkConformanceCard(t *testing.T, card map[string]any, url string) {
+	t.Helper()
+	for _, f := range []string{"name", "description", "url", "version", "capabilities", "defaultInputModes", "defaultOutputModes", "skills", "protocolVersion", "preferredTransport"} {
+		if _, ok := card[f]; !ok {
+			t.Errorf("card lacks %q", f)
+		}
+	}
+	if u, _ := card["url"].(string); u != url || !strings.HasPrefix(u, "http://") {
+		t.Errorf("url = %v, want %s", card["url"], url)
+	}
+	if v, _ := card["protocolVersion"].(string); !strings.HasPrefix(v, "0.3") {
+		t.Errorf("protocolVersion = %v, want 0.3", card["protocolVersion"])
+	}
+	if card["preferredTransport"] != "JSONRPC" {
+		t.Errorf("preferredTransport = %v", card["preferredTransport"])
+	}
+	caps, ok := card["capabilities"].(map[string]any)
+	if !ok || caps["streaming"] != true {
+		t.Errorf("capabilities = %v, want streaming true", card["capabilities"])
+	}
+	exts, _ := caps["extensions"].([]any)
+	if len(exts) != 1 || exts[0].(map[string]any)["uri"] != tracedata.ExtensionURI || exts[0].(map[string]any)["description"] == "" {
+		t.Errorf("capabilities.extensions = %v", caps["extensions"])
+	}
+	for _, f := range []string{"defaultInputModes", "defaultOutputModes"} {
+		modes, ok := card[f].([]any)
+		if !ok || len(modes) == 0 {
+			t.Errorf("%s = %v", f, card[f])
+		}
+		for _, m := range modes {
+			if _, ok := m.(string); !ok {
+				t.Errorf("%s holds %v", f, m)
+			}
+		}
+	}
+	skills, ok := card["skills"].([]any)
+	if !ok || len(skills) == 0 {
+		t.Fatalf("skills = %v", card["skills"])
+	}
+	for _, s := range skills {
+		skill := s.(map[string]any)
+		examples, _ := skill["examples"].([]any)
+		if skill["id"] == "" || skill["name"] == "" || len(examples) == 0 || skill["tags"] == nil {
+			t.Errorf("skill %v", skill)
+		}
+	}
+	if ex := skills[0].(map[string]any)["examples"].([]any)[0].(string); !strings.Contains(ex, `"participants"`) {
+		t.Errorf("first skill's example %q is not an AgentBeats request", ex)
+	}
+}
+
+func TestServerHello(t *testing.T) {
+	g := startGreen(t, ServerOptions{})
+	c10 := g.client10(t)
+	c03, rec := g.client03(t)
+	checkRejected := func(t *testing.T, state a2a.TaskState, text string) {
+		t.Helper()
+		if state != a2a.TaskStateRejected {
+			t.Errorf("state = %s, want rejected", state)
+		}
+		for _, want := range []string{"bad assessment request", `{"participants"`, "<white_agent_url>"} {
+			if !strings.Contains(text, want) {
+				t.Errorf("status message lacks %q:\n%s", want, text)
+			}
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		c    *a2aclient.Client
+	}{{"1.0", c10}, {"0.3", c03}} {
+		t.Run(tc.name+"/send", func(t *testing.T) {
+			res, err := tc.c.SendMessage(t.Context(), userMessage("Hello"))
+			if err != nil {
+				t.Fatalf("SendMessage: %v", err)
+			}
+			task, ok := res.(*a2a.Task)
+			if !ok {
+				t.Fatalf("result %T, want a task", res)
+			}
+			checkRejected(t, task.Status.State, messageText(task.Status.Message))
+		})
+		t.Run(tc.name+"/stream", func(t *testing.T) {
+			s := summarize(streamAll(t, t.Context(), tc.c, "Hello"))
+			if len(s.states) < 2 || s.states[0] != a2a.TaskStateSubmitted {
+				t.Errorf("states = %v, want submitted first", s.states)
+			}
+			checkRejected(t, s.final, s.text)
+		})
+	}
+	if got := rec.methods(); !slices.Equal(got, []string{"message/send", "message/stream"}) {
+		t.Errorf("0.3 client sent %v, want message/send then message/stream", got)
+	}
+
+	// The wire as a Python a2a-sdk 0.3 client reads it.
+	t.Run("0.3/raw", func(t *testing.T) {
+		events := rawStream03(t, g, "message/stream", "Hello")
+		if len(events) < 2 {
+			t.Fatalf("%d events", len(events))
+		}
+		last := events[len(events)-1]
+		if last["kind"] != "status-update" || last["final"] != true {
+			t.Errorf("last event = %v", last)
+		}
+		status := last["status"].(map[string]any)
+		if status["state"] != "rejected" {
+			t.Errorf("final state = %v", status["state"])
+		}
+		msg := status["message"].(map[string]any)
+		parts := msg["parts"].([]any)
+		if text, _ := parts[0].(map[string]any)["text"].(string); !strings.Contains(text, `{"participants"`) {
+			t.Errorf("status text = %q", text)
+		}
+		sent := rawSend03(t, g, "Hello")
+		if sent["kind"] != "task" || sent["status"].(map[string]any)["state"] != "rejected" {
+			t.Errorf("message/send result = %v", sent)
+		}
+		if errs := validateEvent03(sent); len(errs) > 0 {
+			t.Errorf("message/send result: %v", errs)
+		}
+	})
+}
+
+// rawStream03 posts a 0.3 JSON-RPC request by hand and reads the SSE
+// stream line by line, as httpx-sse does for the Python SDK, checking each
+// event as the AgentBeats template's validators do.
+func rawStream03(t *testing.T, g *greenUnderTest, method, text string) []map[string]any {
+	t.Helper()
+	resp := rawPost03(t, g, method, text)
+	defer resp.Body.Close()
+	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
+		t.Fatalf("Content-Type = %q", ct)
+	}
+	var events []map[string]any
+	var data []string
+	flush := func() {
+		if len(data) == 0 {
+			return
+		}
+		var env struct {
+			JSONRPC string          `json:"jsonrpc"`
+			ID      any             `json:"id"`
+			Result  json.RawMessage `json:"result"`
+			Error   json.RawMessage `json:"error"`
+		}
+		if err := json.Unmarshal([]byte(strings.Join(data, "\n")), &env); err != nil {
+			t.Fatalf("event is not JSON-RPC: %v: %s", err, strings.Join(data, "\n"))
+		}
+		data = nil
+		if env.JSONRPC != "2.0" || env.ID != "req-1" || len(env.Error) > 0 {
+			t.Fatalf("event envelope: %+v %s", env, env.Error)
+		}
+		var ev map[string]any
+		if err := json.Unmarshal(env.Result, &ev); err != nil {
+			t.Fatal(err)
+		}
+		if errs := validateEvent03(ev); len(errs) > 0 {
+			t.Errorf("event %v: %v", ev["kind"], errs)
+		}
+		events = append(events, ev)
+	}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case line == "":
+			flush()
+		case strings.HasPrefix(line, ":"), strings.HasPrefix(line, "id:"), strings.HasPrefix(line, "event:"), strings.HasPrefix(line, "retry:"):
+		case strings.HasPrefix(line, "data:"):
+			data = append(data, strings.TrimPrefix(strings.TrimPrefix(line, "data:"), " "))
+		default:
+			t.Errorf("unexpected SSE line %q", line)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatalf("read stream: %v", err)
+	}
+	flush()
+	return events
+}
+
+func rawPost03(t *testing.T, g *greenUnderTest, method, text string) *http.Response {
+	t.Helper()
+	body, err := json.Marshal(map[string]any{
+		"jsonrpc": "2.0", "id": "req-1", "method": method,
+		"params": map[string]any{"message": map[string]any{
+			"kind": "message", "role": "user", "messageId": "m-" + method,
+			"parts": []any{map[string]any{"kind": "text", "text": text}},
+		}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, g.url, bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := g.http.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("%s: HTTP %s", method, resp.Status)
+	}
+	return resp
+}
+
+func rawSend03(t *testing.T, g *greenUnderTest, text string) map[string]any {
+	t.Helper()
+	resp := rawPost03(t, g, "message/send", text)
+	defer resp.Body.Close()
+	var env struct {
+		Result map[string]any  `json:"result"`
+		Error  json.RawMessage `json:"error"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&env); err != nil || len(env.Error) > 0 {
+		t.Fatalf("message/send: %v %s", err, env.Error)
+	}
+	return env.Result
+}
+
+// validateEvent03 is the AgentBeats template's validate_event: every
+// event has a kind, and each kind its required fields.
+func validateEvent03(ev map[string]any) []string {
+	var errs []string
+	need := func(ok bool, msg string) {
+		if !ok {
+			errs = append(errs, msg)
+		}
+	}
+	status, _ := ev["status"].(map[string]any)
+	switch ev["kind"] {
+	case "task":
+		need(ev["id"] != nil && ev["id"] != "", "task without id")
+		need(ev["contextId"] != nil, "task without contextId")
+		need(status["state"] != nil, "task without status.state")
+	case "status-update":
+		need(status["state"] != nil, "status-update without status.state")
+		need(ev["taskId"] != nil && ev["contextId"] != nil, "status-update without taskId/contextId")
+		_, hasFinal := ev["final"].(bool)
+		need(hasFinal, "status-update without final")
+		if msg, ok := status["message"].(map[string]any); ok {
+			need(msg["role"] == "agent" && msg["kind"] == "message", "status message is not an agent message")
+		}
+	case "artifact-update":
+		art, _ := ev["artifact"].(map[string]any)
+		parts, _ := art["parts"].([]any)
+		need(len(parts) > 0, "artifact without parts")
+		for _, p := range parts {
+			k := p.(map[string]any)["kind"]
+			need(k == "text" || k == "data" || k == "file", fmt.Sprintf("part kind %v", k))
+		}
+	case "message":
+		parts, _ := ev["parts"].([]any)
+		need(len(parts) > 0 && ev["role"] == "agent", "message without parts or agent role")
+	default:
+		errs = append(errs, fmt.Sprintf("unknown kind %v", ev["kind"]))
+	}
+	if s, ok := status["state"].(string); ok {
+		need(slices.Contains([]string{"submitted", "working", "input-required", "completed", "canceled", "failed", "rejected", "auth-required", "unknown"}, s),
+			"state "+s+" is not a 0.3 state")
+	}
+	return errs
+}
+
+// coordinationAnswer is a purple agent's answer to the coordination
+// scenario's review request.
+func coordinationAnswer(decision string) func(context.Context, testPurpleInput) (string, error) {
+	return func(context.Context, testPurpleInput) (string, error) {
+		return fmt.Sprintf(`{"decision": %q, "recommendation": 4, "scores": {"originality": 4}, "rationale": "test"}`, decision), nil
+	}
+}
+
+func newCoordinationForServer(t *testing.T) map[string]Scenario {
+	t.Helper()
+	c, err := NewCoordinationScenario(CoordinationOptions{GroundTruthPath: groundTruthTestPath(t), TitlesOnly: true})
+	if err != nil {
+		t.Fatalf("coordination scenario: %v", err)
+	}
+	return map[string]Scenario{ScenarioCoordination: c}
+}
+
+// TestServerFullAssessment runs the coordination scenario end to end over
+// A2A: a 1.0 client streams an assessment of a 1.0 purple agent that
+// exports its spans, and a 0.3 client sends (blocking) an assessment of a
+// 0.3 purple agent.
+func TestServerFullAssessment(t *testing.T) {
+	g := startGreen(t, ServerOptions{Scenarios: newCoordinationForServer(t), ProgressInterval: time.Minute})
+	accepter := startTestPurple(t, testPurpleOptions{Name: "accepter", Streaming: true, Extension: true,
+		ReplyFunc: coordinationAnswer("accept"), Store: g.srv.Store()})
+	legacy := startTestPurple(t, testPurpleOptions{Name: "legacy-rejecter", Legacy: true, Path: "/rejecter",
+		ReplyFunc: coordinationAnswer("reject")})
+
+	t.Run("1.0 stream", func(t *testing.T) {
+		c := g.client10(t)
+		req := fmt.Sprintf(`{"participants": {"reviewer": %q}, "config": {"task_ids": ["iclr2017-305", "iclr2017-749"], "settle_quiet_ms": 100}}`, accepter.URL)
+		s := summarize(streamAll(t, t.Context(), c, req))
+		if s.final != a2a.TaskStateCompleted {
+			t.Fatalf("final state %s: %s", s.final, s.text)
+		}
+		if s.states[0] != a2a.TaskStateSubmitted || s.states[1] != a2a.TaskStateWorking {
+			t.Errorf("states = %v, want submitted, working, ...", s.states)
+		}
+		if !s.artifactBeforeFinal {
+			t.Error("the Result artifact did not come before the final status")
+		}
+		for _, want := range []string{"assessment started", "task 1/2 done: iclr2017-305 pass", "task 2/2 done: iclr2017-749 fail"} {
+			if !slices.ContainsFunc(s.working, func(w string) bool { return strings.Contains(w, want) }) {
+				t.Errorf("no working update saying %q in %q", want, s.working)
+			}
+		}
+		if !strings.Contains(s.text, "1 of 2 tasks passed") {
+			t.Errorf("final status text = %q", s.text)
+		}
+		res := resultOf(t, s.artifact)
+		checkLeaderboardFields(t, res, "coordination", 2)
+		if res["pass_rate"] != 0.5 {
+			t.Errorf("pass_rate = %v, want 0.5", res["pass_rate"])
+		}
+		md := s.artifact.Parts[0].Text()
+		if n := strings.Count(md, "```mermaid"); n != 2 {
+			t.Errorf("summary has %d Mermaid graphs, want one per task:\n%s", n, md)
+		}
+		for _, task := range res["tasks"].([]any) {
+			task := task.(map[string]any)
+			for _, k := range []string{"task_id", "trace_id", "outcome", "coverage", "agents", "interactions", "graph", "latency", "judge", "text"} {
+				if _, ok := task[k]; !ok {
+					t.Errorf("task %v lacks %q", task["task_id"], k)
+				}
+			}
+			if !slices.Contains(taskAgentNames(task), "accepter") {
+				t.Errorf("task %v agents %v lack the participant", task["task_id"], taskAgentNames(task))
+			}
+			// The purple agent's spans reached the store: the green
+			// agent's call is seen from both sides.
+			if cov := task["coverage"].(map[string]any); cov["both_sides"].(float64) < 1 {
+				t.Errorf("task %v coverage = %v", task["task_id"], cov)
+			}
+		}
+	})
+
+	t.Run("0.3 send", func(t *testing.T) {
+		c, rec := g.client03(t)
+		req := fmt.Sprintf(`{"participants": {"solver": %q}, "config": {"num_tasks": 1, "settle_quiet_ms": 100}}`, legacy.URL)
+		out, err := c.SendMessage(t.Context(), userMessage(req))
+		if err != nil {
+			t.Fatalf("SendMessage: %v", err)
+		}
+		task, ok := out.(*a2a.Task)
+		if !ok {
+			t.Fatalf("result %T", out)
+		}
+		if task.Status.State != a2a.TaskStateCompleted {
+			t.Fatalf("state %s: %s", task.Status.State, messageText(task.Status.Message))
+		}
+		if len(task.Artifacts) != 1 || task.Artifacts[0].Name != ResultArtifactName {
+			t.Fatalf("artifacts = %v", task.Artifacts)
+		}
+		res := resultOf(t, task.Artifacts[0])
+		checkLeaderboardFields(t, res, "coordination", 1)
+		if got := rec.methods(); !slices.Equal(got, []string{"message/send"}) {
+			t.Errorf("0.3 client sent %v", got)
+		}
+		if len(legacy.Calls()) != 1 {
+			t.Errorf("the 0.3 purple received %d calls, want 1", len(legacy.Calls()))
+		}
+	})
+}
+
+func checkLeaderboardFields(t *testing.T, res map[string]any, domain string, tasks int) {
+	t.Helper()
+	if res["domain"] != domain {
+		t.Errorf("domain = %v", res["domain"])
+	}
+	score, ok := res["score"].(float64)
+	if !ok || score < 0 || score > 100 || res["max_score"] != 100.0 {
+		t.Errorf("score %v / %v", res["score"], res["max_score"])
+	}
+	if pr, ok := res["pass_rate"].(float64); !ok || pr < 0 || pr > 1 {
+		t.Errorf("pass_rate = %v", res["pass_rate"])
+	}
+	if tu, ok := res["time_used"].(float64); !ok || tu <= 0 {
+		t.Errorf("time_used = %v", res["time_used"])
+	}
+	if got := len(res["tasks"].([]any)); got != tasks {
+		t.Errorf("%d tasks, want %d", got, tasks)
+	}
+}
+
+func taskAgentNames(task map[string]any) []string {
+	var names []string
+	for _, a := range task["agents"].([]any) {
+		names = append(names, a.(map[string]any)["name"].(string))
+	}
+	return names
+}
+
+// routeScenario sends task "<role>#<n>" to participant <role> and passes
+// when it completes: a scenario small enough that a test reads its whole
+// behaviour here.
+type routeScenario struct{ ids []string }
+
+func (routeScenario) Name() string { return "route" }
+
+func (s routeScenario) Tasks(req *Request) ([]Task, error) {
+	ids := s.ids
+	if len(req.Config.TaskIDs) > 0 {
+		ids = req.Config.TaskIDs
+	}
+	var tasks []Task
+	for _, id := range ids {
+		role, _, _ := strings.Cut(id, "#")
+		if _, ok := req.Participants[role]; !ok {
+			return nil, fmt.Errorf("route: task %s names no participant", id)
+		}
+		tasks = append(tasks, Task{ID: id, Data: role})
+	}
+	return tasks, nil
+}
+
+func (routeScenario) Run(ctx context.Context, env *TaskEnv, task Task) (*evals.Outcome, error) {
+	role := task.Data.(string)
+	if role == "panic" {
+		panic("route: deliberate panic")
+	}
+	reply, err := env.Messenger.Send(ctx, SendRequest{URL: env.Request.Participants[role], Text: "do " + task.ID})
+	if err != nil {
+		return &evals.Outcome{Summary: role + " failed: " + err.Error(), Details: map[string]any{"error": err.Error()}}, nil
+	}
+	return &evals.Outcome{Success: true, Score: 1, Summary: role + " answered " + reply.Text}, nil
+}
+
+func routeServer(t *testing.T, progress time.Duration) *greenUnderTest {
+	return startGreen(t, ServerOptions{Scenarios: map[string]Scenario{"route": routeScenario{}}, ProgressInterval: progress})
+}
+
+// TestServerParticipantFailures: a participant that hangs, crashes,
+// refuses the connection, answers garbage or fails its task costs its task
+// a recorded failure; the assessment completes.
+func TestServerParticipantFailures(t *testing.T) {
+	g := routeServer(t, time.Minute)
+	participants := map[string]string{
+		"good":    startTestPurple(t, testPurpleOptions{Name: "good", Reply: "done"}).URL,
+		"hang":    startTestPurple(t, testPurpleOptions{Name: "hang", Fault: faultHang}).URL,
+		"crash":   startTestPurple(t, testPurpleOptions{Name: "crash", Fault: faultCrash}).URL,
+		"garbage": startTestPurple(t, testPurpleOptions{Name: "garbage", Fault: faultGarbage}).URL,
+		"fail":    startTestPurple(t, testPurpleOptions{Name: "fail", Fault: faultFail}).URL,
+		"refused": refusedURL(t),
+	}
+	ids := []string{"good#1", "hang#1", "crash#1", "garbage#1", "fail#1", "refused#1", "good#2"}
+	raw, _ := json.Marshal(map[string]any{"participants": participants, "config": map[string]any{
+		"scenario": "route", "task_ids": ids, "call_timeout_seconds": 1.5, "settle_quiet_ms": 50, "settle_max_wait_ms": 1000,
+	}})
+	start := time.Now()
+	s := summarize(streamAll(t, t.Context(), g.client10(t), string(raw)))
+	if s.final != a2a.TaskStateCompleted {
+		t.Fatalf("final state %s: %s", s.final, s.text)
+	}
+	res := resultOf(t, s.artifact)
+	tasks := res["tasks"].([]any)
+	if len(tasks) != len(ids) {
+		t.Fatalf("%d tasks, want %d", len(tasks), len(ids))
+	}
+	for i, task := range tasks {
+		task := task.(map[string]any)
+		outcome := task["outcome"].(map[string]any)
+		wantPass := strings.HasPrefix(ids[i], "good")
+		if task["task_id"] != ids[i] || outcome["success"] != wantPass {
+			t.Errorf("task %v: success %v, want %v (%v)", task["task_id"], outcome["success"], wantPass, outcome["summary"])
+		}
+		if !wantPass && !strings.Contains(outcome["summary"].(string), "failed") {
+			t.Errorf("task %v: the failure is not described: %v", task["task_id"], outcome["summary"])
+		}
+		if task["trace_id"] == "" {
+			t.Errorf("task %v has no trace", task["task_id"])
+		}
+	}
+	if res["pass_rate"].(float64) != round(2.0/7, 4) {
+		t.Errorf("pass_rate = %v", res["pass_rate"])
+	}
+	// Only the hang waits its call timeout out.
+	if d := time.Since(start); d > 20*time.Second {
+		t.Errorf("assessment took %s", d)
+	}
+}
+
+// TestServerConcurrentAssessments runs two assessments at once whose
+// participants export spans into the green agent's store: every task has
+// its own trace, and each task's graph holds its own participant only.
+func TestServerConcurrentAssessments(t *testing.T) {
+	g := routeServer(t, time.Minute)
+	alpha := startTestPurple(t, testPurpleOptions{Name: "alpha", Delay: 150 * time.Millisecond, Store: g.srv.Store(), Chat: true})
+	beta := startTestPurple(t, testPurpleOptions{Name: "beta", Delay: 150 * time.Millisecond, Store: g.srv.Store(), Chat: true})
+	run := func(c *a2aclient.Client, p *testPurple) (streamSummary, []a2a.Event) {
+		raw := fmt.Sprintf(`{"participants": {"agent": %q}, "config": {"scenario": "route", "task_ids": ["agent#1", "agent#2", "agent#3"], "settle_quiet_ms": 150}}`, p.URL)
+		var events []a2a.Event
+		for ev, err := range c.SendStreamingMessage(t.Context(), userMessage(raw)) {
+			if err != nil {
+				t.Errorf("stream: %v", err)
+				break
+			}
+			events = append(events, ev)
+		}
+		return summarize(events), events
+	}
+	ca, cb := g.client10(t), g.client10(t)
+	var wg sync.WaitGroup
+	var sa, sb streamSummary
+	wg.Go(func() { sa, _ = run(ca, alpha) })
+	wg.Go(func() { sb, _ = run(cb, beta) })
+	wg.Wait()
+
+	traces := map[string]string{}
+	for _, tc := range []struct {
+		s          streamSummary
+		own, other string
+	}{{sa, "alpha", "beta"}, {sb, "beta", "alpha"}} {
+		if tc.s.final != a2a.TaskStateCompleted {
+			t.Fatalf("%s: final state %s: %s", tc.own, tc.s.final, tc.s.text)
+		}
+		res := resultOf(t, tc.s.artifact)
+		for _, task := range res["tasks"].([]any) {
+			task := task.(map[string]any)
+			id := task["trace_id"].(string)
+			if prev, dup := traces[id]; dup || id == "" {
+				t.Errorf("trace %q of %s/%v also belongs to %s", id, tc.own, task["task_id"], prev)
+			}
+			traces[id] = tc.own + "/" + task["task_id"].(string)
+			names := taskAgentNames(task)
+			if !slices.Contains(names, tc.own) || slices.Contains(names, tc.other) {
+				t.Errorf("%s task %v: agents %v", tc.own, task["task_id"], names)
+			}
+			if task["outcome"].(map[string]any)["success"] != true {
+				t.Errorf("%s task %v failed: %v", tc.own, task["task_id"], task["outcome"])
+			}
+		}
+	}
+	if len(traces) != 6 {
+		t.Errorf("%d distinct task traces, want 6", len(traces))
+	}
+	// The green agent's store keeps none of its own spans once the tasks
+	// are assessed: not the tasks', the evaluators', the assessments' nor
+	// the A2A requests'. (A participant's span that arrives after its
+	// task was assembled may linger until the store's MaxAge.)
+	for _, id := range g.srv.Store().TraceIDs() {
+		for _, sp := range g.srv.Store().Spans(id) {
+			if sp.Resource != nil && sp.Resource.ServiceName == DefaultServiceName {
+				t.Errorf("store still holds the green agent's span %q of trace %s", sp.Name, id)
+			}
+		}
+	}
+	if n := g.srv.Executor().Running(); n != 0 {
+		t.Errorf("%d assessments still running", n)
+	}
+}
+
+func TestServerCancel(t *testing.T) {
+	g := routeServer(t, time.Minute)
+	hang := startTestPurple(t, testPurpleOptions{Name: "hang", Fault: faultHang, Streaming: true})
+	c, canceler := g.client10(t), g.client10(t)
+	raw := fmt.Sprintf(`{"participants": {"hang": %q}, "config": {"scenario": "route", "task_ids": ["hang#1", "hang#2"]}}`, hang.URL)
+
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	var events []a2a.Event
+	var taskID a2a.TaskID
+	canceled := make(chan *a2a.Task, 1)
+	for ev, err := range c.SendStreamingMessage(ctx, userMessage(raw)) {
+		if err != nil {
+			t.Fatalf("stream: %v", err)
+		}
+		events = append(events, ev)
+		if task, ok := ev.(*a2a.Task); ok {
+			taskID = task.ID
+		}
+		if st, ok := ev.(*a2a.TaskStatusUpdateEvent); ok && st.Status.State == a2a.TaskStateWorking && taskID != "" && len(canceled) == 0 {
+			id := taskID
+			go func() {
+				task, err := canceler.CancelTask(ctx, &a2a.CancelTaskRequest{ID: id})
+				if err != nil {
+					t.Errorf("CancelTask: %v", err)
+				}
+				canceled <- task
+			}()
+			taskID = "" // once
+		}
+	}
+	s := summarize(events)
+	if s.final != a2a.TaskStateCanceled {
+		t.Errorf("stream ended %s: %s", s.final, s.text)
+	}
+	select {
+	case task := <-canceled:
+		if task == nil || task.Status.State != a2a.TaskStateCanceled {
+			t.Errorf("CancelTask returned %+v", task)
+		}
+	case <-ctx.Done():
+		t.Fatal("CancelTask did not return")
+	}
+	waitFor(t, "the canceled assessment to stop", func() bool { return g.srv.Executor().Running() == 0 })
+	if s.artifact != nil {
+		t.Error("a canceled assessment delivered a Result")
+	}
+}
+
+// TestServerDeadline: the assessment deadline interrupts the running task
+// (a recorded failure that says so), the tasks after it are recorded as
+// not run, and the assessment completes with what it has.
+func TestServerDeadline(t *testing.T) {
+	g := routeServer(t, time.Minute)
+	hang := startTestPurple(t, testPurpleOptions{Name: "hang", Fault: faultHang})
+	raw := fmt.Sprintf(`{"participants": {"hang": %q}, "config": {"scenario": "route", "task_ids": ["hang#1", "hang#2"], "deadline_seconds": 1, "settle_quiet_ms": 50}}`, hang.URL)
+	start := time.Now()
+	out, err := g.client10(t).SendMessage(t.Context(), userMessage(raw))
+	if err != nil {
+		t.Fatalf("SendMessage: %v", err)
+	}
+	task := out.(*a2a.Task)
+	if task.Status.State != a2a.TaskStateCompleted {
+		t.Fatalf("state %s: %s", task.Status.State, messageText(task.Status.Message))
+	}
+	if d := time.Since(start); d > 15*time.Second {
+		t.Errorf("took %s with a 1 s deadline", d)
+	}
+	res := resultOf(t, task.Artifacts[0])
+	tasks := res["tasks"].([]any)
+	first, second := tasks[0].(map[string]any), tasks[1].(map[string]any)
+	if o := first["outcome"].(map[string]any); o["success"] != false || first["trace_id"] == "" {
+		t.Errorf("first task = %v", first)
+	}
+	if o := second["outcome"].(map[string]any); o["success"] != false || !strings.Contains(o["summary"].(string), "not run") || second["trace_id"] != "" {
+		t.Errorf("second task = %v", second)
+	}
+	warnings, _ := res["warnings"].([]any)
+	if !slices.ContainsFunc(warnings, func(w any) bool { return strings.Contains(w.(string), "deadline") }) {
+		t.Errorf("warnings %v do not mention the deadline", warnings)
+	}
+	if res["score"] != 0.0 {
+		t.Errorf("score = %v", res["score"])
+	}
+}
+
+// TestServerShutdown: stopping the server ends a running assessment with a
+// failed status that says why, and Serve returns.
+func TestServerShutdown(t *testing.T) {
+	g := routeServer(t, time.Minute)
+	hang := startTestPurple(t, testPurpleOptions{Name: "hang", Fault: faultHang})
+	raw := fmt.Sprintf(`{"participants": {"hang": %q}, "config": {"scenario": "route", "task_ids": ["hang#1"]}}`, hang.URL)
+	var events []a2a.Event
+	stopped := false
+	for ev, err := range g.client10(t).SendStreamingMessage(t.Context(), userMessage(raw)) {
+		if err != nil {
+			t.Fatalf("stream: %v", err)
+		}
+		events = append(events, ev)
+		if st, ok := ev.(*a2a.TaskStatusUpdateEvent); ok && st.Status.State == a2a.TaskStateWorking && !stopped {
+			stopped = true
+			go g.stop()
+		}
+	}
+	s := summarize(events)
+	if s.final != a2a.TaskStateFailed || !strings.Contains(s.text, ErrShuttingDown.Error()) {
+		t.Errorf("stream ended %s: %q", s.final, s.text)
+	}
+	g.stop() // waits for Serve to return
+	if n := g.srv.Executor().Running(); n != 0 {
+		t.Errorf("%d assessments still running", n)
+	}
+}
+
+func TestServerBadRPC(t *testing.T) {
+	g := startGreen(t, ServerOptions{})
+	post := func(body string) map[string]any {
+		resp, err := g.http.Post(g.url, "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var out map[string]any
+		if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+			t.Fatalf("%s: %v", body, err)
+		}
+		return out
+	}
+	for _, body := range []string{"not json", `{"jsonrpc": "2.0", "id": 1, "method": "NoSuchMethod"}`, `{"jsonrpc": "2.0", "id": 1, "method": "no/such"}`} {
+		if out := post(body); out["error"] == nil {
+			t.Errorf("%s: %v, want a JSON-RPC error", body, out)
+		}
+	}
+	resp, err := g.http.Post(g.url, "application/json", strings.NewReader(`{"x": "`+strings.Repeat("a", maxRPCBody)+`"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusRequestEntityTooLarge {
+		t.Errorf("oversized request: %s", resp.Status)
+	}
+	// The OTLP receiver shares the listener.
+	resp, err = g.http.Post(g.url+"v1/traces", "application/json", strings.NewReader(`{"resourceSpans": []}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("OTLP on the main listener: %s", resp.Status)
+	}
+}
+
+func TestServerOTLPListenerAndCardURL(t *testing.T) {
+	g := startGreen(t, ServerOptions{OTLPAddr: "127.0.0.1:0", CardURL: "http://green:9009"})
+	if g.srv.OTLPAddr() == nil {
+		t.Fatal("no OTLP listener")
+	}
+	resp, err := g.http.Post("http://"+g.srv.OTLPAddr().String()+"/v1/traces", "application/json", strings.NewReader(`{"resourceSpans": []}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("OTLP listener: %s", resp.Status)
+	}
+	card, err := (&agentcard.Resolver{Client: g.http, CardParser: a2av0.NewAgentCardParser()}).Resolve(t.Context(), g.url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := card.SupportedInterfaces[0].URL; got != "http://green:9009/" {
+		t.Errorf("advertised URL = %q, want the --card-url", got)
+	}
+	if _, err := NewServer(t.Context(), ServerOptions{Port: 0, CardURL: "green:9009"}); err == nil {
+		t.Error("a card URL without a scheme was accepted")
+	}
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestServerNoGoroutineLeak: a server that ran assessments (one
+// rejected, one completed, one canceled by shutdown) leaves nothing
+// running once Serve has returned and its clients are closed.
+func TestServerNoGoroutineLeak(t *testing.T) {
+	before := runtime.NumGoroutine()
+	func() {
+		g := routeServer(t, time.Minute)
+		good := startTestPurple(t, testPurpleOptions{Name: "good", Streaming: true})
+		hang := startTestPurple(t, testPurpleOptions{Name: "hang", Fault: faultHang})
+		c := g.client10(t)
+		_ = streamAll(t, t.Context(), c, "Hello")
+		s := summarize(streamAll(t, t.Context(), c, fmt.Sprintf(
+			`{"participants": {"good": %q}, "config": {"scenario": "route", "task_ids": ["good#1"], "settle_quiet_ms": 50}}`, good.URL)))
+		if s.final != a2a.TaskStateCompleted {
+			t.Fatalf("final state %s: %s", s.final, s.text)
+		}
+		for ev, err := range c.SendStreamingMessage(t.Context(), userMessage(fmt.Sprintf(
+			`{"participants": {"hang": %q}, "config": {"scenario": "route", "task_ids": ["hang#1"]}}`, hang.URL))) {
+			if err != nil {
+				break
+			}
+			if st, ok := ev.(*a2a.TaskStatusUpdateEvent); ok && st.Status.State == a2a.TaskStateWorking {
+				go g.stop()
+			}
+		}
+		g.stop()
+		_ = c.Destroy()
+		good.Close()
+		hang.Close()
+	}()
+	checkNoGoroutineLeak(t, before)
+}

@@ -1,0 +1,202 @@
+package green
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/coordbench/coordbench/evals"
+	"github.com/coordbench/coordbench/otelmap"
+	"github.com/coordbench/coordbench/tracedata"
+)
+
+// The steps every assessed task goes through, whoever drives it (the demo,
+// the A2A executor): a HOST span that is the root of the task's own trace,
+// the wait for that trace to settle, assembly, and the evaluators.
+
+// startTaskSpan starts task taskID's HOST span as a new root linked to the
+// assessment span in ctx. Each task is a trace of its own, so its trace id
+// opens exactly that task in a backend, and concurrent assessments never
+// share a trace in the store.
+func startTaskSpan(ctx context.Context, tracer trace.Tracer, taskID, assessmentID string, extra ...attribute.KeyValue) (context.Context, trace.Span) {
+	attrs := append([]attribute.KeyValue{
+		otelmap.AttrCallType.String(string(tracedata.CallHost)),
+		otelmap.AttrTaskID.String(taskID),
+		otelmap.AttrAssessmentID.String(assessmentID),
+	}, extra...)
+	return tracer.Start(ctx, otelmap.SpanTask,
+		trace.WithNewRoot(),
+		trace.WithLinks(trace.LinkFromContext(ctx)),
+		trace.WithSpanKind(trace.SpanKindInternal),
+		trace.WithAttributes(attrs...))
+}
+
+// traceAssessor turns one task's ended span into a TaskResult: it waits
+// for the task's trace to settle in the store, assembles it, forgets it,
+// and runs the evaluators.
+type traceAssessor struct {
+	store      *otelmap.Store
+	evaluators *evals.Registry
+	telemetry  *EvalTelemetry
+	// recorder, when set, stops recording the trace once it is assembled.
+	recorder *TaskTraceRecorder
+}
+
+// settleOptions say when a task's trace is complete (DESIGN §3, late
+// spans).
+type settleOptions struct {
+	Quiet   time.Duration
+	MaxWait time.Duration
+}
+
+// assess settles, assembles and evaluates the trace of task, whose span
+// has ended. Evaluator spans are children of the ended task span (ctx
+// gains it), so a backend shows the evaluation inside the task's trace;
+// they start after the trace was assembled, so they are never part of
+// what is assessed. warning is set when the trace did not settle in time.
+// Only ctx ending is an error.
+func (a *traceAssessor) assess(ctx context.Context, task trace.Span, taskID string, settle settleOptions, in evals.Inputs) (tr TaskResult, warning string, err error) {
+	traceID, root := task.SpanContext().TraceID(), task.SpanContext().SpanID()
+	spans, settled, err := a.store.WaitSettled(ctx, traceID, otelmap.SettleOptions{
+		Root: root, Quiet: settle.Quiet, MaxWait: settle.MaxWait,
+	})
+	if err != nil {
+		return TaskResult{}, "", fmt.Errorf("task %s: %w", taskID, err)
+	}
+	if !settled {
+		warning = fmt.Sprintf("task %s: trace %s did not settle within %s; assessed with the %d spans held",
+			taskID, traceID, settle.MaxWait, len(spans))
+	}
+	td := otelmap.Assemble(traceID, spans)
+	a.recorder.untrack(traceID)
+	a.store.Remove(traceID)
+
+	var observe evals.Observer
+	if a.telemetry != nil {
+		observe = a.telemetry.Observer(taskID)
+	}
+	rep := a.evaluators.Run(trace.ContextWithSpan(ctx, task), td, in, observe)
+	tr = newTaskResult(td, rep)
+	tr.TaskID = taskID
+	tr.Outcome = in.Outcome
+	return tr, warning, nil
+}
+
+// scoreResult fills the leaderboard fields from the tasks' outcomes: Score
+// is 100 × the mean outcome score (0..1; a task without an outcome counts
+// 0), PassRate the share of tasks whose outcome succeeded, TimeUsed the
+// seconds since started. With no tasks every number is 0.
+func scoreResult(res *Result, started time.Time) {
+	sum, passed := 0.0, 0
+	for _, t := range res.Tasks {
+		if t.Outcome == nil {
+			continue
+		}
+		s := t.Outcome.Score
+		if math.IsNaN(s) {
+			s = 0
+		}
+		sum += math.Max(0, math.Min(1, s))
+		if t.Outcome.Success {
+			passed++
+		}
+	}
+	score, passRate, maxScore := 0.0, 0.0, 100.0
+	if n := len(res.Tasks); n > 0 {
+		score = round(100*sum/float64(n), 2)
+		passRate = round(float64(passed)/float64(n), 4)
+	}
+	used := round(time.Since(started).Seconds(), 3)
+	res.Score, res.MaxScore, res.PassRate, res.TimeUsed = &score, &maxScore, &passRate, &used
+}
+
+// recordSpanError marks span failed, with the error.type the conventions
+// ask of a failed operation.
+func recordSpanError(span trace.Span, err error, errType string) {
+	span.RecordError(err)
+	span.SetStatus(codes.Error, err.Error())
+	span.SetAttributes(otelmap.AttrErrorType.String(errType))
+}
+
+// round rounds x to n decimals, for leaderboard-friendly numbers.
+func round(x float64, n int) float64 {
+	p := math.Pow(10, float64(n))
+	return math.Round(x*p) / p
+}
+
+// TaskTraceRecorder is the in-process road of spans (DESIGN §3) for a
+// green agent that runs for long: a span processor that records into the
+// store only the spans of task traces an assessment is collecting. Every
+// other span of the green agent's provider (the server spans of A2A
+// requests, the assessment span, card look-ups, evaluator spans that end
+// after their task's trace was assembled) would otherwise become a trace
+// in the store that nobody assesses or removes, and crowd out the traces
+// that matter under the store's MaxTraces limit. Those spans still reach
+// an OTLP backend through the provider's exporters.
+type TaskTraceRecorder struct {
+	rec *otelmap.Recorder
+
+	mu     sync.RWMutex
+	active map[trace.TraceID]struct{}
+}
+
+var _ sdktrace.SpanProcessor = (*TaskTraceRecorder)(nil)
+
+// NewTaskTraceRecorder records into store. Register it on the green
+// agent's tracer provider, and give it to the executor (ExecutorOptions).
+func NewTaskTraceRecorder(store *otelmap.Store) *TaskTraceRecorder {
+	return &TaskTraceRecorder{rec: otelmap.NewRecorder(store), active: map[trace.TraceID]struct{}{}}
+}
+
+// track starts recording trace id; untrack stops it (a nil recorder does
+// nothing, and untracking twice is harmless).
+func (r *TaskTraceRecorder) track(id trace.TraceID) {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.active[id] = struct{}{}
+}
+
+func (r *TaskTraceRecorder) untrack(id trace.TraceID) {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.active, id)
+}
+
+// Tracking reports how many traces are being recorded.
+func (r *TaskTraceRecorder) Tracking() int {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return len(r.active)
+}
+
+// OnStart implements sdktrace.SpanProcessor; only ended spans are recorded.
+func (r *TaskTraceRecorder) OnStart(context.Context, sdktrace.ReadWriteSpan) {}
+
+// OnEnd records s when its trace is being collected.
+func (r *TaskTraceRecorder) OnEnd(s sdktrace.ReadOnlySpan) {
+	r.mu.RLock()
+	_, ok := r.active[s.SpanContext().TraceID()]
+	r.mu.RUnlock()
+	if ok {
+		r.rec.OnEnd(s)
+	}
+}
+
+// Shutdown implements sdktrace.SpanProcessor.
+func (r *TaskTraceRecorder) Shutdown(ctx context.Context) error { return r.rec.Shutdown(ctx) }
+
+// ForceFlush implements sdktrace.SpanProcessor.
+func (r *TaskTraceRecorder) ForceFlush(ctx context.Context) error { return r.rec.ForceFlush(ctx) }
