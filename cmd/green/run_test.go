@@ -118,6 +118,9 @@ func TestRunCommand(t *testing.T) {
 }
 
 func TestRunCommandBadInput(t *testing.T) {
+	// Without its data set the SciCode scenario is unavailable, and a request
+	// for it is bad input.
+	t.Setenv("COORDBENCH_SCICODE_DIR", filepath.Join(t.TempDir(), "no-scicode-here"))
 	for _, tc := range []struct {
 		args []string
 		want string
