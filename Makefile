@@ -11,7 +11,7 @@ STATICCHECK_VERSION := v0.8.2
 GOBIN     := $(shell $(GO) env GOPATH)/bin
 
 .PHONY: all build test test_all validate lint type_check ruff fmt-check vet race fuzz \
-	bench bench-graph demo clean tools
+	bench bench-graph demo clean tools otelcol jaeger-build jaeger
 
 all: build
 
@@ -68,5 +68,37 @@ bench-graph:
 demo:
 	$(GO) run ./cmd/green demo
 
+# The end-to-end benchmark: every ground-truth scenario's purple topology on
+# loopback, assessed by a real green agent through A2A; prints expected and
+# found labels, coverage, outcomes and the classification accuracy (exit 1
+# below 100%). `make test` runs the same suite as the Go tests of ./e2e.
+.PHONY: e2e
+e2e:
+	$(GO) run ./cmd/e2e
+
 clean:
 	rm -rf $(BIN)
+
+# The local OpenTelemetry stack (docs/jaeger.md): the Collector distribution
+# that checks and runs collector-config.yaml, and Jaeger v2. Each is built
+# from its own module under tools/, so their dependency trees stay out of
+# go.mod, into bin/; tools/build.sh skips the build when the binary was
+# built from the same module, sources and Go version, and copies it from
+# ~/.cache/coordbench/tools when this machine built it before (a fresh
+# clone, as CI's). The stack's tests in stack/ use these binaries.
+JAEGER_BUILDINFO := github.com/jaegertracing/jaeger/internal/version
+JAEGER_LDFLAGS   := -X $(JAEGER_BUILDINFO).latestVersion=v2.13.0 \
+	-X $(JAEGER_BUILDINFO).commitSHA=63b27e1810a710ac54dc4522da0538e540bdc545 \
+	-X $(JAEGER_BUILDINFO).date=2025-12-03T16:07:08Z
+
+otelcol:
+	@GO=$(GO) BIN=$(BIN) tools/build.sh otelcol .
+
+jaeger-build:
+	@GO=$(GO) BIN=$(BIN) tools/build.sh jaeger github.com/jaegertracing/jaeger/cmd/jaeger $(JAEGER_LDFLAGS)
+
+# Jaeger on loopback with in-memory storage, in the foreground: OTLP on
+# 127.0.0.1:4317/4318 (gRPC/HTTP), the UI and API on http://127.0.0.1:16686
+# (each port can be moved: jaeger-config.yaml lists the variables).
+jaeger: jaeger-build
+	$(BIN)/jaeger --config jaeger-config.yaml

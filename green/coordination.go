@@ -110,6 +110,67 @@ type Expectation struct {
 	// for the task's trace.
 	Label    string   `json:"label"`
 	Findings []string `json:"findings"`
+	// Metrics, when present, are networkx's values for the topology's
+	// graph (each agent calling each of its peers once; the assessor left
+	// out, as the graph evaluator leaves it out by default).
+	Metrics *ExpectedMetrics `json:"metrics,omitempty"`
+}
+
+// ExpectedMetrics are the graph metrics a task's trace must give, by
+// networkx's names (evals.Metric*).
+type ExpectedMetrics struct {
+	Density                           float64            `json:"density"`
+	NumberWeaklyConnectedComponents   int                `json:"number_weakly_connected_components"`
+	NumberStronglyConnectedComponents int                `json:"number_strongly_connected_components"`
+	AverageClustering                 float64            `json:"average_clustering"`
+	BetweennessCentrality             map[string]float64 `json:"betweenness_centrality"`
+	DegreeCentrality                  map[string]float64 `json:"degree_centrality"`
+}
+
+// validate checks that the metrics hold values networkx could have given
+// and name the topology's agents (every one of them, in a per-agent map
+// that is present). A metric left out is not checked: a file may carry
+// fewer metrics than this version knows.
+func (m *ExpectedMetrics) validate(t *Topology) error {
+	var errs []error
+	agents := map[string]bool{}
+	for _, a := range t.Agents {
+		agents[a.Name] = true
+	}
+	unit := func(name string, v float64) {
+		if math.IsNaN(v) || v < 0 || v > 1 {
+			errs = append(errs, fmt.Errorf("%s %g outside 0..1", name, v))
+		}
+	}
+	unit("density", m.Density)
+	unit("average_clustering", m.AverageClustering)
+	n := len(t.Agents)
+	for _, c := range []struct {
+		name string
+		v    int
+	}{{"number_weakly_connected_components", m.NumberWeaklyConnectedComponents}, {"number_strongly_connected_components", m.NumberStronglyConnectedComponents}} {
+		if c.v != 0 && (c.v < 1 || c.v > n) {
+			errs = append(errs, fmt.Errorf("%s %d outside 1..%d", c.name, c.v, n))
+		}
+	}
+	for _, per := range []struct {
+		name string
+		m    map[string]float64
+	}{{"betweenness_centrality", m.BetweennessCentrality}, {"degree_centrality", m.DegreeCentrality}} {
+		if len(per.m) != 0 && len(per.m) != n {
+			errs = append(errs, fmt.Errorf("%s names %d agents, the topology has %d", per.name, len(per.m), n))
+		}
+		for name, v := range per.m {
+			if !agents[name] {
+				errs = append(errs, fmt.Errorf("%s names %q, which is not an agent of the topology", per.name, name))
+			}
+			// Degree centrality of a digraph reaches 2 (in and out).
+			if math.IsNaN(v) || v < 0 || v > 2 {
+				errs = append(errs, fmt.Errorf("%s of %q is %g", per.name, name, v))
+			}
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // Topology patterns and agent roles of the ground truth.
@@ -218,6 +279,10 @@ func (sc *GroundTruthScenario) validate() error {
 	}
 	if err := sc.Topology.validate(); err != nil {
 		bad("topology: %w", err)
+	} else if sc.Expected.Metrics != nil {
+		if err := sc.Expected.Metrics.validate(&sc.Topology); err != nil {
+			bad("expected: metrics: %w", err)
+		}
 	}
 	return errors.Join(errs...)
 }

@@ -3,107 +3,141 @@ package green
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
-	"net/http"
 	"net/http/httptest"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"go.opentelemetry.io/otel/codes"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/coordbench/coordbench/evals"
 	"github.com/coordbench/coordbench/otelmap"
+	"github.com/coordbench/coordbench/purple"
 	"github.com/coordbench/coordbench/tracedata"
 )
 
-// TestRunDemo runs the whole demo over loopback: real servers, real OTLP
-// protobuf into the real receiver, the green agent's spans in process, real
-// assembly and the registered evaluators. It checks what a user of the demo
-// relies on, and that nothing it started is left running.
+// noDemoEnv keeps a developer's OTEL_* and AGENTBEATS_LLM_* variables out
+// of the demo's agents.
+func noDemoEnv(string) string { return "" }
+
+// TestRunDemo runs the demo as `green demo` does, over loopback: the base
+// purple team (real A2A servers with their own tracer providers, two of
+// them exporting real OTLP to the green agent's receiver, one returning
+// extension steps only), the real green agent server driven by a real A2A
+// client, and the result read back from the Result artifact. It checks
+// what a user of the demo relies on, and that nothing it started is left
+// running.
 func TestRunDemo(t *testing.T) {
 	// The judge answers by rule without a key; a developer's key must not
 	// turn this test into paid, networked calls.
 	t.Setenv(evals.EnvLLMAPIKey, "")
+	peerReadTestDir(t)
 	before := runtime.NumGoroutine()
-
-	res, err := RunDemo(t.Context(), DemoOptions{Getenv: func(string) string { return "" }})
+	started := time.Now()
+	res, err := RunDemo(t.Context(), DemoOptions{Getenv: noDemoEnv, Logger: quietLogger})
 	if err != nil {
 		t.Fatalf("RunDemo: %v", err)
 	}
-	if len(res.Tasks) != len(demoPapers) || len(res.Tasks) != 3 {
-		t.Fatalf("got %d tasks, want 3", len(res.Tasks))
-	}
-	for _, task := range res.Tasks {
-		t.Run(task.TaskID, func(t *testing.T) { checkDemoTask(t, task) })
-	}
+	t.Logf("demo took %v", time.Since(started))
 
-	// The rule is deterministic: paper-3 is the trap the team falls into.
-	wantSuccess := map[string]bool{"paper-1": true, "paper-2": true, "paper-3": false}
-	for _, task := range res.Tasks {
-		if task.Outcome != nil && task.Outcome.Success != wantSuccess[task.TaskID] {
-			t.Errorf("task %s: success = %v, want %v (%s)", task.TaskID, task.Outcome.Success, wantSuccess[task.TaskID], task.Outcome.Summary)
+	gt, err := LoadGroundTruth(groundTruthTestPath(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Tasks) != DemoTasks {
+		t.Fatalf("got %d tasks, want %d", len(res.Tasks), DemoTasks)
+	}
+	for i, task := range res.Tasks {
+		if want := gt.Scenarios[i].ID; task.TaskID != want {
+			t.Errorf("task %d is %s, want the ground truth's %s", i, task.TaskID, want)
 		}
+		t.Run(task.TaskID, func(t *testing.T) {
+			checkDemoTask(t, task)
+			// The team answers by the rule: its decision is the rule's
+			// reading of what the green agent sent, whatever the venue
+			// decided.
+			if d := task.Outcome.Details["decision"]; d != DecisionAccept && d != DecisionReject {
+				t.Errorf("decision %v (%s)", d, task.Outcome.Summary)
+			}
+			if task.Outcome.Details["paper"] != gt.Scenarios[i].Paper.Ref() || task.Outcome.Details["title_only"] != false {
+				t.Errorf("outcome details %v: want the PeerRead paper with its abstract and reviews", task.Outcome.Details)
+			}
+		})
 	}
-	if res.Score == nil || *res.Score != 66.67 || res.MaxScore == nil || *res.MaxScore != 100 {
-		t.Errorf("score = %v / %v, want 66.67 / 100", deref(res.Score), deref(res.MaxScore))
-	}
-	if res.PassRate == nil || *res.PassRate != 0.6667 {
-		t.Errorf("pass rate = %v, want 0.6667", deref(res.PassRate))
+	if res.Domain != ScenarioCoordination || res.Score == nil || res.MaxScore == nil || *res.MaxScore != 100 {
+		t.Errorf("domain %q, score %v / %v", res.Domain, deref(res.Score), deref(res.MaxScore))
 	}
 	if res.TimeUsed == nil || *res.TimeUsed <= 0 {
 		t.Errorf("time used = %v, want > 0", deref(res.TimeUsed))
 	}
-	if res.Domain != "demo" {
-		t.Errorf("domain = %q, want demo", res.Domain)
-	}
 	if len(res.Warnings) > 0 {
 		t.Errorf("warnings: %q", res.Warnings)
 	}
-
-	raw, err := json.Marshal(res)
-	if err != nil {
-		t.Fatalf("encode result: %v", err)
-	}
-	var decoded struct {
-		Schema string  `json:"schema"`
-		Score  float64 `json:"score"`
-		Tasks  []struct {
-			TraceID string         `json:"trace_id"`
-			Outcome *evals.Outcome `json:"outcome"`
-		} `json:"tasks"`
-	}
-	if err := json.Unmarshal(raw, &decoded); err != nil {
-		t.Fatalf("decode result: %v", err)
-	}
-	if decoded.Schema != ResultSchema || len(decoded.Tasks) != 3 || decoded.Tasks[0].Outcome == nil || decoded.Tasks[0].TraceID == "" {
-		t.Errorf("decoded result = %+v", decoded)
-	}
-
-	md := Summary(res)
-	for _, want := range []string{
-		"```mermaid\nflowchart LR\n",
-		`n_coordinator -->|"1 call"| n_reviewer_1`,
-		`n_coordinator -->|"1 call"| n_reviewer_2`,
-		`n_coordbench_green -->|"1 call"| n_coordinator`,
-		"3 of 3 interactions seen from both sides",
-	} {
-		if n := strings.Count(md, want); n != len(res.Tasks) {
-			t.Errorf("summary: %q appears %d times, want once per task\n%s", want, n, md)
-		}
-	}
-
+	checkDemoSummary(t, res)
 	checkNoGoroutineLeak(t, before)
 }
 
+// TestRunDemoStubPapers runs the demo on the built-in paper stubs (what it
+// does without the data set): the rule-based team gets the trap wrong.
+func TestRunDemoStubPapers(t *testing.T) {
+	t.Setenv(evals.EnvLLMAPIKey, "")
+	res, err := RunDemo(t.Context(), DemoOptions{StubPapers: true, Getenv: noDemoEnv, Logger: quietLogger,
+		Config: evals.Config{Evaluators: map[string]bool{evals.JudgeName: false}}})
+	if err != nil {
+		t.Fatalf("RunDemo: %v", err)
+	}
+	if len(res.Tasks) != len(demoPapers) {
+		t.Fatalf("got %d tasks, want %d", len(res.Tasks), len(demoPapers))
+	}
+	wantSuccess := map[string]bool{"paper-1": true, "paper-2": true, "paper-3": false}
+	for _, task := range res.Tasks {
+		checkDemoTask(t, task)
+		if task.Outcome.Success != wantSuccess[task.TaskID] {
+			t.Errorf("task %s: success = %v, want %v (%s)", task.TaskID, task.Outcome.Success, wantSuccess[task.TaskID], task.Outcome.Summary)
+		}
+		if _, ok := task.Evaluations[evals.JudgeName]; ok {
+			t.Errorf("task %s: the judge ran although the config switched it off", task.TaskID)
+		}
+	}
+	// paper-1: accept, 4 of 5 against 4.5 (0.875): 0.7 + 0.3·(1 − 0.125).
+	if o := res.Tasks[0].Outcome; o.Score != 0.9625 {
+		t.Errorf("paper-1 score %v (%s)", o.Score, o.Summary)
+	}
+	if res.PassRate == nil || *res.PassRate != 0.6667 {
+		t.Errorf("pass rate = %v, want 0.6667", deref(res.PassRate))
+	}
+	checkDemoSummary(t, res)
+}
+
+// TestStubScenarioIsValidGroundTruth: the stubs satisfy the ground truth's
+// own rules, so they are scored as real tasks would be.
+func TestStubScenarioIsValidGroundTruth(t *testing.T) {
+	s := stubCoordinationScenario()
+	if err := s.GroundTruth().Validate(); err != nil {
+		t.Fatal(err)
+	}
+	for _, task := range s.tasks {
+		text, data := s.reviewRequest(task)
+		if !strings.Contains(text, task.Paper.Abstract) || data["abstract"] != task.Paper.Abstract {
+			t.Errorf("%s: the request does not carry the abstract", task.Scenario.ID)
+		}
+		if r := purple.ReviewByRule(task.Paper.Title + "\n\n" + task.Paper.Abstract); (r.Decision == task.Scenario.Expected.Decision) != (task.Scenario.ID != "paper-3") {
+			t.Errorf("%s: the rule answers %s (%s); only paper-3 should trap it", task.Scenario.ID, r.Decision, r.Rationale)
+		}
+	}
+}
+
+// checkDemoTask checks one task of the demo team: every agent a node,
+// every call seen from both sides, spans from all three roads.
 func checkDemoTask(t *testing.T, task TaskResult) {
 	t.Helper()
 	if task.TraceID == "" || task.Outcome == nil {
 		t.Fatalf("trace id %q, outcome %v", task.TraceID, task.Outcome)
+	}
+	if task.Outcome.Details["error"] != nil {
+		t.Errorf("the team did not answer: %s", task.Outcome.Summary)
 	}
 	var assessor bool
 	for _, a := range task.Agents {
@@ -132,14 +166,87 @@ func checkDemoTask(t *testing.T, task TaskResult) {
 	if in := findInteraction(task.Interactions, DemoGreenService, DemoCoordinator); in == nil || in.BothSides != 1 {
 		t.Errorf("green -> coordinator interaction = %+v, want one seen from both sides", in)
 	}
-	if task.Coverage.Complete != 1 {
-		t.Errorf("coverage complete = %v, want 1 (%+v)", task.Coverage.Complete, task.Coverage)
+	if len(task.Interactions) != 3 || task.Coverage.Complete != 1 {
+		t.Errorf("interactions %+v, coverage %+v: want 3 calls, all seen from both sides", task.Interactions, task.Coverage)
 	}
-	if task.Coverage.SpansBySource[otelmap.SourceInProcess] == 0 || task.Coverage.SpansBySource[otelmap.SourceOTLP] == 0 {
-		t.Errorf("spans by source = %v, want both %s and %s", task.Coverage.SpansBySource, otelmap.SourceInProcess, otelmap.SourceOTLP)
+	for _, src := range []string{otelmap.SourceInProcess, otelmap.SourceOTLP, otelmap.SourceExtension} {
+		if task.Coverage.SpansBySource[src] == 0 {
+			t.Errorf("spans by source = %v, want some by %s", task.Coverage.SpansBySource, src)
+		}
 	}
 	if len(task.EvaluatorErrors) > 0 {
 		t.Errorf("evaluator errors: %v", task.EvaluatorErrors)
+	}
+	var graph struct {
+		Label string `json:"label"`
+	}
+	if raw, err := json.Marshal(task.Evaluations[evals.GraphEvaluatorName]); err != nil || json.Unmarshal(raw, &graph) != nil || graph.Label != evals.LabelOverCentralized {
+		t.Errorf("graph label %q, want %s (a coordinator in every call)", graph.Label, evals.LabelOverCentralized)
+	}
+}
+
+// checkDemoSummary checks the Markdown a user reads and that the result
+// read from the artifact encodes back to JSON with the evaluations.
+func checkDemoSummary(t *testing.T, res *Result) {
+	t.Helper()
+	md := Summary(res)
+	for _, want := range []string{
+		"```mermaid\nflowchart LR\n",
+		`n_coordinator -->|"1 call"| n_reviewer_1`,
+		`n_coordinator -->|"1 call"| n_reviewer_2`,
+		`n_coordbench_green -->|"1 call"| n_coordinator`,
+		"3 of 3 interactions seen from both sides",
+	} {
+		if n := strings.Count(md, want); n != len(res.Tasks) {
+			t.Errorf("summary: %q appears %d times, want once per task\n%s", want, n, md)
+		}
+	}
+	raw, err := json.Marshal(res)
+	if err != nil {
+		t.Fatalf("encode result: %v", err)
+	}
+	for _, key := range []string{`"graph":{`, `"latency":{`, `"text":{`, `"outcome":{`} {
+		if !bytes.Contains(raw, []byte(key)) {
+			t.Errorf("encoded result lacks %s", key)
+		}
+	}
+}
+
+// TestDecodeResult: a result encodes, decodes and encodes again to the same
+// bytes, evaluations included; other documents are refused.
+func TestDecodeResult(t *testing.T) {
+	score := 50.0
+	res := &Result{Schema: ResultSchema, Domain: "coordination", Score: &score, Tasks: []TaskResult{{
+		TaskID: "t", TraceID: "abc", Agents: []tracedata.Agent{{Name: "a", IdentifiedBy: tracedata.IdentityAgentName}},
+		Interactions: []tracedata.Interaction{}, Steps: []tracedata.Step{},
+		Outcome: &evals.Outcome{Success: true, Score: 0.5, Summary: "ok"},
+		Evaluations: map[string]evals.Result{
+			"graph": &evals.GraphResult{Label: evals.LabelSparse, Nodes: []evals.GraphNode{}, Edges: []evals.GraphEdge{}, Findings: []evals.GraphFinding{}},
+			"zeta":  RawEvaluation(`{"x":1}`),
+		},
+	}}}
+	first, err := json.Marshal(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := DecodeResult(first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := json.Marshal(back)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(first, second) {
+		t.Errorf("round trip changed the result:\n%s\n%s", first, second)
+	}
+	if len(back.Tasks[0].Evaluations) != 2 || !strings.Contains(Summary(back), "sparse") {
+		t.Errorf("evaluations %v", back.Tasks[0].Evaluations)
+	}
+	for _, bad := range []string{`{"schema":"other/v1","tasks":[]}`, `[]`, `{"schema":`} {
+		if _, err := DecodeResult([]byte(bad)); err == nil {
+			t.Errorf("%s decoded", bad)
+		}
 	}
 }
 
@@ -159,95 +266,6 @@ func checkNoGoroutineLeak(t *testing.T, before int) {
 			t.Fatalf("%d goroutines before the demo, %d after:\n%s", before, now, buf)
 		}
 		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-// TestInvokeAgentFailure checks that a callee that fails costs the call a
-// failed CLIENT span with a low-cardinality error.type, and the task a
-// recorded failure rather than the run.
-func TestInvokeAgentFailure(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		http.Error(w, "overloaded", http.StatusServiceUnavailable)
-	}))
-	defer srv.Close()
-	rec := tracetest.NewSpanRecorder()
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
-	defer func() { _ = tp.Shutdown(t.Context()) }()
-	client, tr := newTracedClient(tp)
-	defer tr.CloseIdleConnections()
-
-	req := reviewRequest{TaskID: "paper-x", Title: "T", Abstract: "A"}
-	_, err := invokeAgent(t.Context(), tp.Tracer("test"), client, "reviewer-9", srv.URL, req)
-	if err == nil || !strings.Contains(err.Error(), "HTTP 503") {
-		t.Fatalf("err = %v, want an HTTP 503 error", err)
-	}
-	var invoke sdktrace.ReadOnlySpan
-	for _, s := range rec.Ended() {
-		if s.Name() == otelmap.SpanInvokeAgentPrefix+"reviewer-9" {
-			invoke = s
-		}
-	}
-	if invoke == nil {
-		t.Fatalf("no invoke_agent span among %d", len(rec.Ended()))
-	}
-	if invoke.SpanKind() != trace.SpanKindClient || invoke.Status().Code != codes.Error {
-		t.Errorf("span kind %v status %v, want client, error", invoke.SpanKind(), invoke.Status())
-	}
-	got := map[string]string{}
-	for _, kv := range invoke.Attributes() {
-		got[string(kv.Key)] = kv.Value.Emit()
-	}
-	for k, want := range map[string]string{
-		string(otelmap.AttrErrorType):          "503",
-		string(otelmap.AttrGenAIAgentName):     "reviewer-9",
-		string(otelmap.AttrGenAIOperationName): otelmap.OpInvokeAgent,
-		string(otelmap.AttrServerAddress):      "127.0.0.1",
-		string(otelmap.AttrCallType):           string(tracedata.CallAgent),
-	} {
-		if got[k] != want {
-			t.Errorf("%s = %q, want %q", k, got[k], want)
-		}
-	}
-
-	o := demoOutcome(demoPaper{ID: "paper-x", Expected: decisionAccept}, reviewAnswer{}, errors.New("boom"))
-	if o.Success || o.Score != 0 || !strings.Contains(o.Summary, "did not answer") {
-		t.Errorf("outcome = %+v", o)
-	}
-}
-
-func TestLexiconScore(t *testing.T) {
-	lex := lexicon{Positive: []string{"novel", "clear"}, Negative: []string{"unclear"}}
-	for _, tc := range []struct {
-		text     string
-		pos, neg int
-		rec      float64
-	}{
-		{"A novel, clear method.", 2, 0, 5},
-		{"Novel but UNCLEAR; unclear again.", 1, 2, 2},
-		{"Nothing to see.", 0, 0, 3},
-		{"unclear unclear unclear unclear", 0, 4, 1},
-		{"novel novel novel novel", 4, 0, 5},
-	} {
-		pos, neg, rec := lex.score(tc.text)
-		if pos != tc.pos || neg != tc.neg || rec != tc.rec {
-			t.Errorf("score(%q) = %d, %d, %v; want %d, %d, %v", tc.text, pos, neg, rec, tc.pos, tc.neg, tc.rec)
-		}
-	}
-}
-
-func TestGenAIMessagesStayJSON(t *testing.T) {
-	long := strings.Repeat("é", otelmap.MaxContentChars)
-	got := genAIMessages("user", long, "")
-	var msgs []genAIMessage
-	if err := json.Unmarshal([]byte(got), &msgs); err != nil {
-		t.Fatalf("not JSON: %v", err)
-	}
-	if len(msgs) != 1 || msgs[0].Role != "user" || len(msgs[0].Parts) != 1 ||
-		!strings.HasSuffix(msgs[0].Parts[0].Content, otelmap.ContentTruncatedMarker) {
-		t.Errorf("messages = %.200s", got)
-	}
-	if !bytes.Contains([]byte(got), []byte(`"type":"text"`)) {
-		t.Errorf("no text part: %.200s", got)
 	}
 }
 
@@ -282,4 +300,37 @@ func deref(p *float64) any {
 		return nil
 	}
 	return *p
+}
+
+// TestRunDemoExportsToBackend: with OTEL_EXPORTER_OTLP_ENDPOINT set, the
+// run's traces also reach that OTLP backend (here coordbench's own
+// receiver standing in for Jaeger), whole: the green agent's spans and
+// every purple agent's, reviewer-2's forwarded by the coordinator.
+func TestRunDemoExportsToBackend(t *testing.T) {
+	t.Setenv(evals.EnvLLMAPIKey, "")
+	backend := otelmap.NewStore(otelmap.Limits{})
+	srv := httptest.NewServer(otelmap.NewReceiver(backend, otelmap.ReceiverLimits{}))
+	defer srv.Close()
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", srv.URL)
+	t.Setenv("OTEL_METRICS_EXPORTER", "none")
+	t.Setenv("OTEL_SERVICE_NAME", "")
+	t.Setenv("OTEL_RESOURCE_ATTRIBUTES", "")
+	res, err := RunDemo(t.Context(), DemoOptions{StubPapers: true, Logger: quietLogger,
+		Config: evals.Config{Evaluators: map[string]bool{evals.JudgeName: false}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, task := range res.Tasks {
+		id, err := trace.TraceIDFromHex(task.TraceID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		td := otelmap.Assemble(id, backend.Spans(id))
+		if got := td.Coverage.Services; !slices.Equal(got, []string{DemoGreenService, DemoCoordinator, DemoReviewer1, DemoReviewer2}) {
+			t.Errorf("task %s: the backend has spans of %v", task.TaskID, got)
+		}
+		if td.Coverage.Interactions != 3 || td.Coverage.Complete != 1 {
+			t.Errorf("task %s: the backend's trace has coverage %+v", task.TaskID, td.Coverage)
+		}
+	}
 }

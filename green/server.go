@@ -480,7 +480,9 @@ func ListenAndServe(ctx context.Context, opts ServerOptions) error {
 }
 
 // DefaultScenarios builds the scenarios a green agent serves: coordination
-// (from the ground truth and PeerRead, as opts locate them). A scenario
+// (from the ground truth and PeerRead, as opts locate them) and scicode
+// (from the SciCode data that DefaultSciCodeDir finds, with the sandboxed
+// runner's defaults; see docs/scicode.md). A scenario
 // that cannot be built is listed in unavailable with the reason, so a
 // request for it is rejected saying why rather than failing later.
 func DefaultScenarios(opts CoordinationOptions) (scenarios map[string]Scenario, unavailable map[string]string) {
@@ -491,6 +493,11 @@ func DefaultScenarios(opts CoordinationOptions) (scenarios map[string]Scenario, 
 	} else {
 		scenarios[ScenarioCoordination] = c
 	}
-	unavailable[ScenarioSciCode] = "this green agent does not include it yet"
+	if sc, err := NewSciCodeScenario(context.Background(), SciCodeOptions{}); err != nil {
+		slog.Warn("scenario scicode is not available", "err", err)
+		unavailable[ScenarioSciCode] = err.Error()
+	} else {
+		scenarios[ScenarioSciCode] = sc
+	}
 	return scenarios, unavailable
 }

@@ -1,0 +1,105 @@
+// Command e2e runs coordbench's end-to-end benchmark (package e2e): every
+// scenario of data/ground_truth.json, its purple topology on loopback, a
+// real green agent assessing it through A2A, and the labels the green agent
+// recovered from the spans compared with the ground truth.
+//
+//	e2e [--tasks id,id] [--parallel N] [--json FILE] [--judge] [-v]
+//
+// Exit status: 0 when every label was recovered, 1 when some was not (or a
+// scenario failed), 2 on bad usage.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/coordbench/coordbench/e2e"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("e2e", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	tasks := fs.String("tasks", "", "comma-separated scenario ids (default: all)")
+	parallel := fs.Int("parallel", e2e.DefaultParallel, "scenarios run at once")
+	jsonOut := fs.String("json", "", "also write the report as JSON to this file")
+	judge := fs.Bool("judge", false, "run the LLM judge too (AGENTBEATS_LLM_API_KEY; rule-based without it)")
+	groundTruth := fs.String("ground-truth", "", "ground truth file (default $COORDBENCH_GROUND_TRUTH, else data/ground_truth.json)")
+	peerRead := fs.String("peerread", "", "PeerRead directory (default $COORDBENCH_PEERREAD_DIR, else ../shared/data/peerread)")
+	verbose := fs.Bool("v", false, "log the agents' warnings")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "e2e: unexpected arguments %q\n", fs.Args())
+		return 2
+	}
+	level := slog.LevelError
+	if *verbose {
+		level = slog.LevelWarn
+	}
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	slog.SetDefault(logger)
+	opts := e2e.Options{
+		GroundTruthPath: *groundTruth,
+		PeerReadDir:     *peerRead,
+		Parallel:        *parallel,
+		Judge:           *judge,
+		Logger:          logger,
+	}
+	if *judge {
+		// The judge reads its key from the process's environment; the
+		// agents' OpenTelemetry stays off.
+		opts.Getenv = func(k string) string {
+			if strings.HasPrefix(k, "AGENTBEATS_LLM_") {
+				return os.Getenv(k)
+			}
+			return ""
+		}
+	}
+	for _, id := range strings.Split(*tasks, ",") {
+		if id = strings.TrimSpace(id); id != "" {
+			opts.TaskIDs = append(opts.TaskIDs, id)
+		}
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	rep, err := e2e.Run(ctx, opts)
+	if err != nil {
+		fmt.Fprintf(stderr, "e2e: %v\n", err)
+		return 1
+	}
+	if err := rep.WriteTable(stdout); err != nil {
+		fmt.Fprintf(stderr, "e2e: %v\n", err)
+		return 1
+	}
+	if *jsonOut != "" {
+		b, err := json.MarshalIndent(rep, "", "  ")
+		if err == nil {
+			err = os.WriteFile(*jsonOut, append(b, '\n'), 0o644)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "e2e: write %s: %v\n", *jsonOut, err)
+			return 1
+		}
+	}
+	if rep.Correct != len(rep.Scenarios) {
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,87 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestServe starts the command as AgentBeats would (plus a role and a
+// peer), reads its card over HTTP, and stops it with its context.
+func TestServe(t *testing.T) {
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "")
+	t.Setenv("AGENTBEATS_LLM_API_KEY", "")
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	_ = ln.Close()
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan int, 1)
+	var stderr bytes.Buffer
+	go func() {
+		done <- run(ctx, []string{"--host", "127.0.0.1", "--port", itoa(port), "--card-url", "http://coordinator:9009",
+			"--name", "coordinator", "--role", "coordinator", "--peer", "http://reviewer-1:9009"}, &stderr)
+	}()
+	base := "http://127.0.0.1:" + itoa(port)
+	var card map[string]any
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		resp, err := http.Get(base + "/.well-known/agent-card.json")
+		if err == nil {
+			err = json.NewDecoder(resp.Body).Decode(&card)
+			resp.Body.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no card: %v\n%s", err, stderr.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if card["name"] != "coordinator" || card["url"] != "http://coordinator:9009/" || card["protocolVersion"] == nil {
+		t.Errorf("card %v", card)
+	}
+	cancel()
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Errorf("exit %d\n%s", code, stderr.String())
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("no shutdown")
+	}
+	if !strings.Contains(stderr.String(), "reviewer-1:9009") {
+		t.Errorf("the log does not name the peer:\n%s", stderr.String())
+	}
+}
+
+// TestUsage: bad flags and values exit 2 with a message; -h exits 0.
+func TestUsage(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		code int
+		msg  string
+	}{
+		{[]string{"-h"}, 0, "-role"},
+		{[]string{"--bogus"}, 2, "flag provided but not defined"},
+		{[]string{"--role", "critic", "--port", "0"}, 2, `unknown role "critic"`},
+		{[]string{"--peers", "a=ftp://x", "--port", "0"}, 2, "want name=http"},
+		{[]string{"--delegation", "mesh", "--port", "0"}, 2, `delegation "mesh"`},
+		{[]string{"--failure-rate", "2", "--port", "0"}, 2, "failure rate 2"},
+		{[]string{"extra"}, 2, "unexpected arguments"},
+	} {
+		var stderr bytes.Buffer
+		if code := run(t.Context(), tc.args, &stderr); code != tc.code || !strings.Contains(stderr.String(), tc.msg) {
+			t.Errorf("%v: exit %d, want %d with %q:\n%s", tc.args, code, tc.code, tc.msg, stderr.String())
+		}
+	}
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }

@@ -1,0 +1,1 @@
+"""Comparison helpers for SciCode test cases (see cmp)."""

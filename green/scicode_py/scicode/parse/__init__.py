@@ -1,0 +1,1 @@
+"""Targets reader for SciCode test cases (see parse)."""

@@ -1,0 +1,532 @@
+package purple
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
+	"github.com/a2aproject/a2a-go/v2/a2asrv"
+	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/coordbench/coordbench/a2acall"
+	"github.com/coordbench/coordbench/otelmap"
+	"github.com/coordbench/coordbench/tracedata"
+)
+
+// Server defaults.
+const (
+	DefaultHost            = "127.0.0.1"
+	DefaultPort            = 9009
+	DefaultPeerTimeout     = 120 * time.Second
+	DefaultShutdownTimeout = 10 * time.Second
+	// maxRPCBody bounds one JSON-RPC request; a review request with its
+	// reviews is tens of kilobytes.
+	maxRPCBody = 4 << 20
+	// sweepInterval is how often the agent's span store drops old traces.
+	sweepInterval = time.Minute
+	// flushTimeout bounds a flush on response.
+	flushTimeout = 5 * time.Second
+)
+
+// Version is the base purple agent's version on its card.
+var Version = "0.1.0"
+
+// Options configure an agent. The zero value is a reviewer named
+// "reviewer" on 127.0.0.1:9009 that exports nothing unless the
+// OpenTelemetry environment says so, and returns its steps to callers that
+// ask for them.
+type Options struct {
+	// Name is the card's name, gen_ai.agent.name and service.name of its
+	// spans (default: the role).
+	Name string
+	// Role names a registered role (default "reviewer"); Handler, when
+	// set, is used instead of the registry.
+	Role    string
+	Handler Role
+	// Description is the card's description.
+	Description string
+	// Peers are the agents it may call; Delegation says how (default
+	// fan_out for a coordinator, consult for others).
+	Peers      []Peer
+	Delegation string
+	// Host and Port to listen on (Port 0 picks one), or Listener to serve
+	// on (then Host and Port are ignored).
+	Host     string
+	Port     int
+	Listener net.Listener
+	// CardURL is the URL the card advertises (default http://host:port/).
+	CardURL string
+	// OTLPEndpoint, when set, receives the agent's spans by OTLP/HTTP (a
+	// base URL such as http://127.0.0.1:9009 gets /v1/traces appended). The
+	// standard OpenTelemetry environment adds its own endpoint.
+	OTLPEndpoint string
+	// ExportInterval is the batcher's timeout (default 100 ms).
+	ExportInterval time.Duration
+	// FlushOnResponse exports a request's spans before its response ends,
+	// so that when a caller has the answer, the assessor has the spans:
+	// no settle interval can race the batcher. It adds the export to the
+	// caller's latency; in-process systems (the demo, the benchmark) set
+	// it, a deployed agent need not.
+	FlushOnResponse bool
+	// NoExtension: never return steps through the Traceability Extension
+	// (and do not list it on the card).
+	NoExtension bool
+	// LLM configures the agent's LLM; nil reads AGENTBEATS_LLM_* through
+	// Getenv. An empty APIKey means the rule answers.
+	LLM *LLMConfig
+	// Getenv reads the OpenTelemetry and LLM environment; nil means the
+	// process's own (os.Getenv, and OTEL_RESOURCE_ATTRIBUTES on the
+	// resource). Tests and in-process systems set it.
+	Getenv func(string) string
+	// PeerTimeout bounds one call to a peer (default 120 s).
+	PeerTimeout time.Duration
+	// Faults make the agent misbehave on purpose.
+	Faults Faults
+	// ShutdownTimeout bounds the graceful shutdown (default 10 s).
+	ShutdownTimeout time.Duration
+	// Logger defaults to slog.Default().
+	Logger *slog.Logger
+}
+
+func (o *Options) withDefaults() error {
+	if o.Role == "" {
+		o.Role = RoleReviewer
+	}
+	if o.Name == "" {
+		o.Name = o.Role
+	}
+	if strings.TrimSpace(o.Name) != o.Name || strings.ContainsAny(o.Name, "\n\t") {
+		return fmt.Errorf("name %q: want no surrounding spaces or control characters", o.Name)
+	}
+	if o.Handler == nil {
+		r, ok := LookupRole(o.Role)
+		if !ok {
+			return fmt.Errorf("unknown role %q; registered roles: %s", o.Role, strings.Join(Roles(), ", "))
+		}
+		o.Handler = r
+	}
+	if o.Delegation == "" {
+		o.Delegation = DelegateConsult
+		if o.Role == RoleCoordinator {
+			o.Delegation = DelegateFanOut
+		}
+	}
+	if !slices.Contains(Delegations, o.Delegation) {
+		return fmt.Errorf("delegation %q, want one of %s", o.Delegation, strings.Join(Delegations, ", "))
+	}
+	for _, p := range o.Peers {
+		if p.URL == "" {
+			return fmt.Errorf("peer %q has no URL", p.Name)
+		}
+	}
+	if o.Host == "" {
+		o.Host = DefaultHost
+	}
+	if o.Port < 0 || o.Port > 65535 {
+		return fmt.Errorf("port %d out of range", o.Port)
+	}
+	if o.ExportInterval <= 0 {
+		o.ExportInterval = DefaultExportInterval
+	}
+	if o.PeerTimeout <= 0 {
+		o.PeerTimeout = DefaultPeerTimeout
+	}
+	if o.ShutdownTimeout <= 0 {
+		o.ShutdownTimeout = DefaultShutdownTimeout
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.Description == "" {
+		o.Description = fmt.Sprintf("coordbench base purple agent %q, role %s: answers review requests "+
+			"in the coordination scenario's JSON form, alone or with its peers.", o.Name, o.Role)
+	}
+	return o.Faults.validate()
+}
+
+// Server is one purple agent: its A2A server, its telemetry and its client
+// to its peers.
+type Server struct {
+	opts      Options
+	log       *slog.Logger
+	tel       *telemetry
+	tracer    trace.Tracer
+	messenger *a2acall.Messenger
+	llm       *LLM
+	card      *a2a.AgentCard
+	handler   http.Handler
+	faults    *faultState
+	ln        net.Listener
+
+	// stop ends work that waits (a hang, a delay) when the agent shuts
+	// down: a2a-go runs executions detached from the request's context.
+	stop      chan struct{}
+	stopOnce  sync.Once
+	serveOnce sync.Once
+}
+
+// NewServer opens the listener (so the URL is known before Serve, also for
+// port 0) and builds the agent. Serve runs it; if Serve is never called,
+// Close releases it.
+func NewServer(ctx context.Context, opts Options) (*Server, error) {
+	if err := opts.withDefaults(); err != nil {
+		return nil, fmt.Errorf("purple: %w", err)
+	}
+	s := &Server{opts: opts, log: opts.Logger.With("agent", opts.Name), stop: make(chan struct{}), faults: newFaultState(opts.Faults.Seed)}
+	ln := opts.Listener
+	if ln == nil {
+		var err error
+		if ln, err = net.Listen("tcp", net.JoinHostPort(opts.Host, strconv.Itoa(opts.Port))); err != nil {
+			return nil, fmt.Errorf("purple %s: listen: %w", opts.Name, err)
+		}
+	}
+	s.ln = ln
+	if err := s.build(ctx); err != nil {
+		_ = ln.Close()
+		return nil, fmt.Errorf("purple %s: %w", opts.Name, err)
+	}
+	return s, nil
+}
+
+func (s *Server) build(ctx context.Context) error {
+	opts := &s.opts
+	tel, err := newTelemetry(ctx, opts)
+	if err != nil {
+		return fmt.Errorf("telemetry: %w", err)
+	}
+	s.tel = tel
+	s.tracer = tel.tp.Tracer(instrumentationName)
+	llmCfg := LLMConfigFromEnv(opts.getenv())
+	if opts.LLM != nil {
+		llmCfg = *opts.LLM
+	}
+	if s.llm, err = newLLM(llmCfg, s.tracer); err != nil {
+		_ = tel.shutdown(ctx)
+		return err
+	}
+	// Only an agent that reports its work as steps alone makes no transport
+	// spans: its callees must find their parent among its steps.
+	stepsOnly := !tel.exporting() && tel.store != nil
+	s.messenger = a2acall.New(tel.tp, tel.store, a2acall.Options{
+		CallTimeout:      opts.PeerTimeout,
+		NoTransportSpans: stepsOnly,
+		OnExtensionSpans: func(_ context.Context, spans []otelmap.Span) { tel.forward(spans) },
+		Logger:           s.log,
+	})
+	cardURL := opts.CardURL
+	if cardURL == "" {
+		cardURL = baseURL(s.ln.Addr()) + "/"
+	}
+	s.card = s.newCard(cardURL)
+	if s.handler, err = s.newHandler(); err != nil {
+		_ = s.messenger.Close()
+		_ = tel.shutdown(ctx)
+		return err
+	}
+	return nil
+}
+
+// baseURL is http://host:port of a listener, loopback for an unspecified
+// host.
+func baseURL(addr net.Addr) string {
+	host, port, err := net.SplitHostPort(addr.String())
+	if err != nil {
+		return "http://" + addr.String()
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		host = "127.0.0.1"
+		if ip.To4() == nil {
+			host = "::1"
+		}
+	}
+	return "http://" + net.JoinHostPort(host, port)
+}
+
+// returnsSteps reports whether the agent answers the extension with steps.
+func (s *Server) returnsSteps() bool { return s.tel.store != nil }
+
+// newCard describes the agent: one JSON-RPC interface per protocol version
+// at the same URL, as the green agent's card does, so that 1.0 clients and
+// AgentBeats' 0.3 Python clients both find theirs.
+func (s *Server) newCard(u string) *a2a.AgentCard {
+	if !strings.HasSuffix(u, "/") && !strings.Contains(strings.TrimPrefix(strings.TrimPrefix(u, "http://"), "https://"), "/") {
+		u += "/"
+	}
+	card := &a2a.AgentCard{
+		Name:        s.opts.Name,
+		Description: s.opts.Description,
+		Version:     Version,
+		SupportedInterfaces: []*a2a.AgentInterface{
+			{URL: u, ProtocolBinding: a2a.TransportProtocolJSONRPC, ProtocolVersion: a2a.Version},
+			{URL: u, ProtocolBinding: a2a.TransportProtocolJSONRPC, ProtocolVersion: a2av0.Version},
+		},
+		Capabilities:       a2a.AgentCapabilities{Streaming: true},
+		DefaultInputModes:  []string{"text/plain", "application/json"},
+		DefaultOutputModes: []string{"text/plain", "application/json"},
+		Skills: []a2a.AgentSkill{{
+			ID:   "review-" + s.opts.Role,
+			Name: "Paper review (" + s.opts.Role + ")",
+			Description: "Answers a coordbench review request with {\"decision\", \"recommendation\", \"scores\", " +
+				"\"rationale\"}; delegation to peers: " + s.opts.Delegation + ".",
+			Tags: []string{"coordbench", "purple", s.opts.Role},
+		}},
+	}
+	if s.returnsSteps() {
+		card.Capabilities.Extensions = []a2a.AgentExtension{{
+			URI:         tracedata.ExtensionURI,
+			Description: "Returns the steps of its work on a call (its LLM and tool calls, its calls to peers) when the caller activates the extension.",
+		}}
+	}
+	return card
+}
+
+// newHandler serves the card and JSON-RPC of both protocol versions; only
+// the JSON-RPC POSTs are traced.
+func (s *Server) newHandler() (http.Handler, error) {
+	cardJSON, err := a2av0.NewStaticAgentCardProducer(s.card).(a2asrv.AgentCardJSONProducer).CardJSON(context.Background())
+	if err != nil {
+		return nil, fmt.Errorf("agent card: %w", err)
+	}
+	card := a2asrv.NewAgentCardHandler(staticCardJSON(cardJSON))
+	handler := a2asrv.NewHandler(&executor{s: s},
+		a2asrv.WithLogger(s.log),
+		a2asrv.WithCapabilityChecks(&s.card.Capabilities),
+	)
+	rpc := &rpcDispatch{
+		s:    s,
+		v1:   a2asrv.NewJSONRPCHandler(handler),
+		v03:  a2av0.NewJSONRPCHandler(handler),
+		card: card,
+	}
+	traced := otelhttp.NewHandler(rpc, "a2a",
+		otelhttp.WithTracerProvider(s.tel.tp),
+		otelhttp.WithPropagators(propagation.TraceContext{}),
+		otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string { return r.Method }),
+		otelhttp.WithFilter(func(r *http.Request) bool { return r.Method == http.MethodPost }),
+	)
+	mux := http.NewServeMux()
+	mux.Handle(a2asrv.WellKnownAgentCardPath, card)
+	mux.Handle("/.well-known/agent.json", card)
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = io.WriteString(w, "ok\n")
+	})
+	mux.Handle("/", traced)
+	if s.opts.FlushOnResponse {
+		return s.flushAfter(mux), nil
+	}
+	return mux, nil
+}
+
+// flushAfter exports the spans of each A2A request (its server spans ended
+// when the traced handler returned) before the response is complete.
+func (s *Server) flushAfter(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(w, r)
+		if r.Method != http.MethodPost {
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), flushTimeout)
+		defer cancel()
+		if err := s.tel.tp.ForceFlush(ctx); err != nil {
+			s.log.Debug("purple: flush on response", "err", err)
+		}
+	})
+}
+
+// staticCardJSON serves a card already encoded in its 0.3-compatible form.
+type staticCardJSON []byte
+
+func (c staticCardJSON) Card(context.Context) (*a2a.AgentCard, error) {
+	return nil, errors.New("staticCardJSON serves JSON only")
+}
+
+func (c staticCardJSON) CardJSON(context.Context) ([]byte, error) { return c, nil }
+
+// protocolKey carries the protocol version of a request to the executor.
+type protocolKey struct{}
+
+// rpcDispatch sends each JSON-RPC request to the handler of its protocol
+// version (0.3 methods are paths such as "message/send", 1.0 methods names
+// such as "SendMessage"), and strikes with the crash fault.
+type rpcDispatch struct {
+	s       *Server
+	v1, v03 http.Handler
+	card    http.Handler
+}
+
+func (d *rpcDispatch) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodGet && (strings.HasSuffix(r.URL.Path, a2asrv.WellKnownAgentCardPath) || r.URL.Path == "/") {
+		d.card.ServeHTTP(w, r)
+		return
+	}
+	if r.Method != http.MethodPost {
+		d.v1.ServeHTTP(w, r)
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxRPCBody))
+	_ = r.Body.Close()
+	if err != nil {
+		status := http.StatusBadRequest
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			status = http.StatusRequestEntityTooLarge
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(status)
+		_ = json.NewEncoder(w).Encode(map[string]any{"jsonrpc": "2.0", "id": nil,
+			"error": map[string]any{"code": -32600, "message": "read request: " + err.Error()}})
+		return
+	}
+	if f := &d.s.opts.Faults; f.Crash && f.applies(bodyTaskID(body)) {
+		d.s.log.Info("purple: crash fault: cutting the connection")
+		crash(w)
+		return
+	}
+	var probe struct {
+		Method string `json:"method"`
+	}
+	_ = json.Unmarshal(body, &probe)
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	r.ContentLength = int64(len(body))
+	version, next := string(a2a.Version), d.v1
+	if strings.Contains(probe.Method, "/") {
+		version, next = string(a2av0.Version), d.v03
+	}
+	if span := trace.SpanFromContext(r.Context()); span.IsRecording() && probe.Method != "" {
+		span.SetAttributes(
+			otelmap.AttrA2AMethodName.String(probe.Method),
+			otelmap.AttrA2AProtocolVersion.String(version),
+		)
+	}
+	next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), protocolKey{}, version)))
+}
+
+// URL is the agent's base URL, http://host:port (no trailing slash).
+func (s *Server) URL() string { return baseURL(s.ln.Addr()) }
+
+// Addr is the listener's address.
+func (s *Server) Addr() net.Addr { return s.ln.Addr() }
+
+// Name is the agent's name.
+func (s *Server) Name() string { return s.opts.Name }
+
+// Card is the agent card served.
+func (s *Server) Card() *a2a.AgentCard { return s.card }
+
+// Handler is the agent's HTTP handler.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// ForceFlush exports the spans the agent's batchers hold.
+func (s *Server) ForceFlush(ctx context.Context) error {
+	if err := s.tel.tp.ForceFlush(ctx); err != nil {
+		return fmt.Errorf("purple %s: flush spans: %w", s.opts.Name, err)
+	}
+	return nil
+}
+
+// Serve serves until ctx ends, then shuts down: the work that waits (a
+// hang fault, a delay) ends, the server stops accepting and waits for open
+// requests up to ShutdownTimeout, the client to the peers closes, and the
+// spans are flushed. It returns nil after a shutdown that ctx asked for.
+func (s *Server) Serve(ctx context.Context) error {
+	err := errors.New("purple: Serve called twice")
+	s.serveOnce.Do(func() { err = s.serve(ctx) })
+	return err
+}
+
+func (s *Server) serve(ctx context.Context) error {
+	srv := &http.Server{Handler: s.handler, ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelDebug)}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(s.ln) }()
+
+	sweepDone := make(chan struct{})
+	sweepCtx, stopSweep := context.WithCancel(ctx)
+	go func() {
+		defer close(sweepDone)
+		if s.tel.store == nil {
+			return
+		}
+		t := time.NewTicker(sweepInterval)
+		defer t.Stop()
+		for {
+			select {
+			case <-sweepCtx.Done():
+				return
+			case <-t.C:
+				s.tel.store.Sweep()
+			}
+		}
+	}()
+	peers := make([]string, len(s.opts.Peers))
+	for i, p := range s.opts.Peers {
+		peers[i] = p.Name + "=" + p.URL
+	}
+	s.log.Info("purple agent serving", "url", s.card.SupportedInterfaces[0].URL, "role", s.opts.Role,
+		"delegation", s.opts.Delegation, "peers", peers, "otlp", s.opts.OTLPEndpoint, "steps", s.returnsSteps(),
+		"llm", s.llm != nil)
+
+	var serveErr error
+	select {
+	case <-ctx.Done():
+	case serveErr = <-served:
+		served <- serveErr
+	}
+	stopSweep()
+	<-sweepDone
+
+	// Work in progress ends first (hangs, delays, calls to peers), so the
+	// open requests it holds can finish with a failed status.
+	s.stopWork()
+	var errs []error
+	if err := s.messenger.Close(); err != nil {
+		errs = append(errs, err)
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.ShutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		_ = srv.Close()
+		errs = append(errs, fmt.Errorf("purple %s: shutdown: %w", s.opts.Name, err))
+	}
+	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		errs = append(errs, fmt.Errorf("purple %s: serve: %w", s.opts.Name, err))
+	}
+	if err := s.tel.shutdown(sctx); err != nil {
+		errs = append(errs, fmt.Errorf("purple %s: %w", s.opts.Name, err))
+	}
+	return errors.Join(errs...)
+}
+
+// stopWork ends the work that waits for the agent to stop.
+func (s *Server) stopWork() { s.stopOnce.Do(func() { close(s.stop) }) }
+
+// Close releases an agent that was never served.
+func (s *Server) Close(ctx context.Context) error {
+	s.stopWork()
+	_ = s.ln.Close()
+	return errors.Join(s.messenger.Close(), s.tel.shutdown(ctx))
+}
+
+// ListenAndServe is NewServer and Serve.
+func ListenAndServe(ctx context.Context, opts Options) error {
+	s, err := NewServer(ctx, opts)
+	if err != nil {
+		return err
+	}
+	return s.Serve(ctx)
+}

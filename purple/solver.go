@@ -1,0 +1,443 @@
+package purple
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// The solver role answers the green agent's SciCode scenario
+// (docs/scicode.md): one message per sub-step with the step's prompt and a
+// data part naming the problem and the step, and, after a failing test, a
+// feedback message in the same A2A context. Three modes:
+//
+//   - oracle: answers with the data set's reference code, looked up by
+//     problem and step in the SciCode validation split (the only split with
+//     reference code). A test fixture: a green agent must score it 100%.
+//   - repair: answers with a stub first and with the reference after
+//     feedback, to exercise the repair turns.
+//   - llm: asks the agent's LLM (AGENTBEATS_LLM_*), with the step's earlier
+//     turns in the same context, for a JSON object {"code": "..."}.
+//
+// The role "solver" takes its mode from $COORDBENCH_SOLVER_MODE; without
+// it, llm when the agent has an LLM, else oracle (logged). The roles
+// "solver-oracle", "solver-repair" and "solver-llm" fix the mode.
+
+// Solver roles.
+const (
+	RoleSolver       = "solver"
+	RoleSolverOracle = "solver-oracle"
+	RoleSolverRepair = "solver-repair"
+	RoleSolverLLM    = "solver-llm"
+)
+
+// SolverMode is how the solver answers.
+type SolverMode string
+
+// Solver modes.
+const (
+	SolverOracle SolverMode = "oracle"
+	SolverRepair SolverMode = "repair"
+	SolverLLM    SolverMode = "llm"
+)
+
+// Environment the solver reads.
+const (
+	// EnvSolverMode sets the mode of the role "solver".
+	EnvSolverMode = "COORDBENCH_SOLVER_MODE"
+	// EnvSciCodeDir names the SciCode data directory, as for the green
+	// agent; the oracle reads problems_dev.jsonl from it.
+	EnvSciCodeDir = "COORDBENCH_SCICODE_DIR"
+)
+
+// Kinds of the green agent's SciCode data parts.
+const (
+	SciCodeStepKind     = "coordbench.scicode_step/v1"
+	SciCodeFeedbackKind = "coordbench.scicode_feedback/v1"
+)
+
+const (
+	// solverHistoryContexts bounds the contexts whose turns the LLM mode
+	// remembers; solverHistoryChars bounds what it sends of them.
+	solverHistoryContexts = 256
+	solverHistoryChars    = 24000
+	solverSystemPrompt    = "You are an expert scientific programmer solving a SciCode problem one step at a time. " +
+		"Write the Python code of the requested step: define the function (or class) with exactly the header given, " +
+		"use only the listed dependencies (they are imported before your code), do not repeat the previous steps' code, " +
+		"and add no example usage or tests. When told that your code failed, fix it. " +
+		`Answer with one JSON object: {"code": "<the complete Python code of the step>"}.`
+)
+
+// SolverOptions configure NewSolver.
+type SolverOptions struct {
+	// Mode fixes the mode; empty reads $COORDBENCH_SOLVER_MODE at each
+	// request (default: llm with an LLM, else oracle).
+	Mode SolverMode
+	// DataDir is the SciCode data directory for the oracle (default
+	// $COORDBENCH_SCICODE_DIR, else ../shared/data/scicode relative to the
+	// working directory or the module root).
+	DataDir string
+}
+
+// Solver is the solver role. It is safe for concurrent use.
+type Solver struct {
+	opts SolverOptions
+
+	refsOnce sync.Once
+	refs     map[string]solverRef // by step number
+	refsErr  error
+
+	mu      sync.Mutex
+	history map[string][]solverTurn // by A2A context: the current step's turns
+	order   []string                // contexts, oldest first
+	warned  bool
+}
+
+// solverRef is what the oracle knows of a step.
+type solverRef struct {
+	Problem, Header, Code string
+}
+
+// solverTurn is one exchange of the LLM mode.
+type solverTurn struct {
+	Asked, Answered string
+}
+
+// NewSolver returns a solver role.
+func NewSolver(opts SolverOptions) *Solver {
+	return &Solver{opts: opts, history: map[string][]solverTurn{}}
+}
+
+func init() {
+	RegisterRole(RoleSolver, NewSolver(SolverOptions{}))
+	RegisterRole(RoleSolverOracle, NewSolver(SolverOptions{Mode: SolverOracle}))
+	RegisterRole(RoleSolverRepair, NewSolver(SolverOptions{Mode: SolverRepair}))
+	RegisterRole(RoleSolverLLM, NewSolver(SolverOptions{Mode: SolverLLM}))
+}
+
+// StepRequest is one SciCode message as the solver reads it.
+type StepRequest struct {
+	ProblemID string
+	Step      string // "10.3"
+	Turn      int
+	// Feedback is true for a message that reports a failed turn.
+	Feedback bool
+	Header   string
+	// ContextID groups the turns of one problem.
+	ContextID string
+	Text      string
+}
+
+// Patterns of the green agent's SciCode messages, for requests that come
+// without the data part.
+var (
+	solverPromptRE   = regexp.MustCompile(`SciCode problem (\S+) \(.*?\), sub-step (\S+) \(`)
+	solverFeedbackRE = regexp.MustCompile(`Your answer for sub-step (\S+) did not pass \(turn (\d+) of`)
+)
+
+// ParseStepRequest reads a SciCode request: the data part when present,
+// else the text.
+func ParseStepRequest(text string, data []map[string]any, contextID string) (StepRequest, error) {
+	sr := StepRequest{ContextID: contextID, Text: text}
+	for _, d := range data {
+		kind, _ := d["kind"].(string)
+		if kind != SciCodeStepKind && kind != SciCodeFeedbackKind {
+			continue
+		}
+		sr.ProblemID, _ = d["problem_id"].(string)
+		sr.Step, _ = d["step_number"].(string)
+		sr.Header, _ = d["function_header"].(string)
+		if t, ok := d["turn"].(float64); ok {
+			sr.Turn = int(t)
+		}
+		fb, _ := d["feedback"].(bool)
+		sr.Feedback = fb || kind == SciCodeFeedbackKind
+	}
+	if sr.Step == "" {
+		if m := solverFeedbackRE.FindStringSubmatch(text); m != nil {
+			n, _ := strconv.Atoi(m[2])
+			sr.Step, sr.Turn, sr.Feedback = m[1], n+1, true
+		} else if m := solverPromptRE.FindStringSubmatch(text); m != nil {
+			sr.ProblemID, sr.Step, sr.Turn = m[1], m[2], 1
+		}
+	}
+	if sr.Step == "" {
+		return sr, errors.New("not a SciCode step request: no data part of kind " + SciCodeStepKind + " and no step named in the text")
+	}
+	if sr.ProblemID == "" {
+		if i := strings.LastIndexByte(sr.Step, '.'); i > 0 {
+			sr.ProblemID = sr.Step[:i]
+		}
+	}
+	if sr.Turn == 0 {
+		sr.Turn = 1
+	}
+	return sr, nil
+}
+
+// Answer implements Role.
+func (s *Solver) Answer(ctx context.Context, env *Env, req *Request) (*Answer, error) {
+	sr, err := ParseStepRequest(req.Text, req.Data, req.ContextID)
+	if err != nil {
+		return nil, fmt.Errorf("solver: %w", err)
+	}
+	var llm *LLM
+	if env != nil {
+		llm = env.LLM()
+	}
+	mode := s.mode(llm != nil, env)
+	code, err := s.solve(ctx, llm, mode, sr)
+	if err != nil {
+		return nil, fmt.Errorf("solver (%s): %w", mode, err)
+	}
+	return &Answer{
+		Text: "```python\n" + strings.TrimRight(code, "\n") + "\n```",
+		Data: map[string]any{"code": code, "solver_mode": string(mode), "step_number": sr.Step},
+	}, nil
+}
+
+// SolveStep answers one SciCode prompt as the green agent words it, with
+// no data part and no A2A context (an LLM is not available here, so mode
+// llm is an error): a way to use the solver outside the agent.
+func (s *Solver) SolveStep(ctx context.Context, prompt string, mode SolverMode) (string, error) {
+	sr, err := ParseStepRequest(prompt, nil, "")
+	if err != nil {
+		return "", fmt.Errorf("solver: %w", err)
+	}
+	return s.solve(ctx, nil, mode, sr)
+}
+
+// mode picks the mode of a request.
+func (s *Solver) mode(haveLLM bool, env *Env) SolverMode {
+	if s.opts.Mode != "" {
+		return s.opts.Mode
+	}
+	if m := SolverMode(strings.ToLower(strings.TrimSpace(os.Getenv(EnvSolverMode)))); m != "" {
+		return m
+	}
+	if haveLLM {
+		return SolverLLM
+	}
+	s.mu.Lock()
+	warn := !s.warned
+	s.warned = true
+	s.mu.Unlock()
+	if warn && env != nil && env.Logger != nil {
+		env.Logger.Warn("solver: no LLM configured and no " + EnvSolverMode + ": answering with the data set's reference code (oracle mode)")
+	}
+	return SolverOracle
+}
+
+func (s *Solver) solve(ctx context.Context, llm *LLM, mode SolverMode, sr StepRequest) (string, error) {
+	switch mode {
+	case SolverOracle:
+		return s.reference(sr)
+	case SolverRepair:
+		if !sr.Feedback && sr.Turn <= 1 {
+			return s.firstDraft(sr)
+		}
+		return s.reference(sr)
+	case SolverLLM:
+		if llm == nil {
+			return "", fmt.Errorf("no LLM configured (set %s)", EnvLLMAPIKey)
+		}
+		return s.ask(ctx, llm, sr)
+	}
+	return "", fmt.Errorf("unknown mode %q: want %s, %s or %s", mode, SolverOracle, SolverRepair, SolverLLM)
+}
+
+// reference is the step's reference code.
+func (s *Solver) reference(sr StepRequest) (string, error) {
+	ref, err := s.lookup(sr)
+	if err != nil {
+		return "", err
+	}
+	if ref.Code == "" {
+		return "", fmt.Errorf("the data set has no reference code for step %s (only the validation split has)", sr.Step)
+	}
+	return ref.Code, nil
+}
+
+// firstDraft is a wrong answer with the right header: the function raises.
+// Its test fails (crashed), so the green agent sends feedback.
+func (s *Solver) firstDraft(sr StepRequest) (string, error) {
+	header := sr.Header
+	if header == "" {
+		ref, err := s.lookup(sr)
+		if err != nil {
+			return "", err
+		}
+		header = ref.Header
+	}
+	if strings.TrimSpace(header) == "" {
+		return "", fmt.Errorf("no function header for step %s", sr.Step)
+	}
+	return strings.TrimRight(header, "\n") + "\n    raise NotImplementedError('first draft of step " + sr.Step + "')\n", nil
+}
+
+// lookup finds a step in the validation split.
+func (s *Solver) lookup(sr StepRequest) (solverRef, error) {
+	s.refsOnce.Do(func() { s.refs, s.refsErr = loadSolverRefs(s.opts.DataDir) })
+	if s.refsErr != nil {
+		return solverRef{}, s.refsErr
+	}
+	ref, ok := s.refs[sr.Step]
+	if !ok || (sr.ProblemID != "" && ref.Problem != sr.ProblemID) {
+		return solverRef{}, fmt.Errorf("step %s of problem %s is not in the SciCode validation split", sr.Step, sr.ProblemID)
+	}
+	return ref, nil
+}
+
+// loadSolverRefs reads problems_dev.jsonl from the data directory.
+func loadSolverRefs(dir string) (map[string]solverRef, error) {
+	if dir == "" {
+		var err error
+		if dir, err = solverDataDir(); err != nil {
+			return nil, err
+		}
+	}
+	path := filepath.Join(dir, "problems_dev.jsonl")
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("the oracle needs the SciCode validation split: %w (set %s)", err, EnvSciCodeDir)
+	}
+	defer f.Close()
+	refs := map[string]solverRef{}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 1<<20), 16<<20)
+	for sc.Scan() {
+		if strings.TrimSpace(sc.Text()) == "" {
+			continue
+		}
+		var p struct {
+			ID    string `json:"problem_id"`
+			Steps []struct {
+				Number string `json:"step_number"`
+				Header string `json:"function_header"`
+				Code   string `json:"ground_truth_code"`
+			} `json:"sub_steps"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &p); err != nil {
+			return nil, fmt.Errorf("read %s: %w", path, err)
+		}
+		for _, st := range p.Steps {
+			refs[st.Number] = solverRef{Problem: p.ID, Header: st.Header, Code: st.Code}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	return refs, nil
+}
+
+// solverDataDir finds the data as the green agent does: the variable, else
+// ../shared/data/scicode from the working directory or the module root.
+func solverDataDir() (string, error) {
+	if v := os.Getenv(EnvSciCodeDir); v != "" {
+		return v, nil
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", fmt.Errorf("find the SciCode data: %w", err)
+	}
+	rel := filepath.Join("..", "shared", "data", "scicode")
+	var tried []string
+	for dir := wd; ; dir = filepath.Dir(dir) {
+		p := filepath.Join(dir, rel)
+		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
+			return p, nil
+		}
+		tried = append(tried, p)
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil || filepath.Dir(dir) == dir {
+			break
+		}
+	}
+	return "", fmt.Errorf("no SciCode data: %s is not set and none of %s exists", EnvSciCodeDir, strings.Join(tried, ", "))
+}
+
+// ask puts the request to the LLM with the step's earlier turns of the same
+// context, and reads the code from its answer.
+func (s *Solver) ask(ctx context.Context, llm *LLM, sr StepRequest) (string, error) {
+	user := sr.Text
+	if sr.Feedback {
+		if prior := s.transcript(sr.ContextID); prior != "" {
+			user = prior + "\n=== NOW ===\n" + sr.Text
+		}
+	}
+	answer, err := llm.Chat(ctx, solverSystemPrompt, user)
+	if err != nil {
+		return "", err
+	}
+	code := solverCode(answer)
+	if code == "" {
+		return "", fmt.Errorf("the LLM answered without code: %.200q", answer)
+	}
+	s.remember(sr, code)
+	return code, nil
+}
+
+// solverCode reads {"code": ...}, else a fenced block, else nothing.
+func solverCode(answer string) string {
+	a := strings.TrimSpace(answer)
+	var v struct {
+		Code string `json:"code"`
+	}
+	if json.Unmarshal([]byte(a), &v) == nil && strings.TrimSpace(v.Code) != "" {
+		return v.Code
+	}
+	if m := solverFence.FindStringSubmatch(a); m != nil && strings.TrimSpace(m[1]) != "" {
+		return m[1]
+	}
+	return ""
+}
+
+var solverFence = regexp.MustCompile("(?s)```(?:python|py)?[^\\n]*\\n(.*?)```")
+
+// remember keeps the turn; a new step (not feedback) starts the context's
+// history afresh, since each step's prompt carries everything before it.
+func (s *Solver) remember(sr StepRequest, code string) {
+	if sr.ContextID == "" {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.history[sr.ContextID]; !ok {
+		s.order = append(s.order, sr.ContextID)
+		if len(s.order) > solverHistoryContexts {
+			delete(s.history, s.order[0])
+			s.order = s.order[1:]
+		}
+	}
+	turns := s.history[sr.ContextID]
+	if !sr.Feedback {
+		turns = nil
+	}
+	s.history[sr.ContextID] = append(turns, solverTurn{Asked: sr.Text, Answered: code})
+}
+
+// transcript is the context's turns of the current step, the latest within
+// solverHistoryChars.
+func (s *Solver) transcript(contextID string) string {
+	s.mu.Lock()
+	turns := append([]solverTurn(nil), s.history[contextID]...)
+	s.mu.Unlock()
+	var parts []string
+	size := 0
+	for i := len(turns) - 1; i >= 0; i-- {
+		p := "=== YOU WERE ASKED ===\n" + turns[i].Asked + "\n=== YOU ANSWERED ===\n" + turns[i].Answered + "\n"
+		if size+len(p) > solverHistoryChars && len(parts) > 0 {
+			break
+		}
+		parts = append([]string{p}, parts...)
+		size += len(p)
+	}
+	return strings.Join(parts, "")
+}

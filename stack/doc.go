@@ -1,0 +1,13 @@
+// Package stack holds the tests of coordbench's local OpenTelemetry stack:
+// the files that describe it (collector-config.yaml, jaeger-config.yaml,
+// docker-compose-local.yaml, Dockerfile.green, Dockerfile.purple) and the
+// stack itself run for real on loopback — the Collector distribution and
+// Jaeger built from tools/ (`make otelcol jaeger-build`), the green agent
+// and a purple team, every agent exporting its spans only to the collector.
+//
+// The package has no code of its own: it exists so `go test ./...` checks
+// what would otherwise be checked only by starting containers. A test that
+// needs a built tool or docker-compose skips when it is absent, except
+// under CI=true, where an absent tool is a failure (.ci/run builds and
+// installs them first).
+package stack
