@@ -481,11 +481,12 @@ func ListenAndServe(ctx context.Context, opts ServerOptions) error {
 
 // DefaultScenarios builds the scenarios a green agent serves: coordination
 // (from the ground truth and PeerRead, as opts locate them) and scicode
-// (from the SciCode data that DefaultSciCodeDir finds, with the sandboxed
-// runner's defaults; see docs/scicode.md). A scenario
+// (from scicode.DataDir, else the data DefaultSciCodeDir finds, with the
+// sandboxed runner's defaults unless scicode says otherwise; see
+// docs/scicode.md). A scenario
 // that cannot be built is listed in unavailable with the reason, so a
 // request for it is rejected saying why rather than failing later.
-func DefaultScenarios(opts CoordinationOptions) (scenarios map[string]Scenario, unavailable map[string]string) {
+func DefaultScenarios(opts CoordinationOptions, scicode SciCodeOptions) (scenarios map[string]Scenario, unavailable map[string]string) {
 	scenarios, unavailable = map[string]Scenario{}, map[string]string{}
 	if c, err := NewCoordinationScenario(opts); err != nil {
 		slog.Warn("scenario coordination is not available", "err", err)
@@ -493,7 +494,7 @@ func DefaultScenarios(opts CoordinationOptions) (scenarios map[string]Scenario, 
 	} else {
 		scenarios[ScenarioCoordination] = c
 	}
-	if sc, err := NewSciCodeScenario(context.Background(), SciCodeOptions{}); err != nil {
+	if sc, err := NewSciCodeScenario(context.Background(), scicode); err != nil {
 		slog.Warn("scenario scicode is not available", "err", err)
 		unavailable[ScenarioSciCode] = err.Error()
 	} else {

@@ -130,6 +130,7 @@ func TestRunCommandBadInput(t *testing.T) {
 		{[]string{"run", "--participant", "a=ftp://x"}, "not an http:// or https:// URL"},
 		{[]string{"run", "--participant", "a=http://127.0.0.1:1/", "--config", "[1]"}, "config must be a JSON object"},
 		{[]string{"run", "--participant", "a=http://127.0.0.1:1/", "--config", `{"scenario": "scicode"}`}, "scenario scicode is not available"},
+		{[]string{"run", "--scicode-dir", "/no/such/scicode", "--participant", "a=http://127.0.0.1:1/", "--config", `{"scenario": "scicode"}`}, "/no/such/scicode"},
 		{[]string{"run", "--participant", "a=http://127.0.0.1:1/", "--config", "@/no/such/file"}, "read config"},
 	} {
 		code, _, stderr := runGreen(t, tc.args...)

@@ -21,12 +21,14 @@ type scenarioFlags struct {
 	groundTruth string
 	peerRead    string
 	titlesOnly  bool
+	scicodeDir  string
 }
 
 func (f *scenarioFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.groundTruth, "ground-truth", "", "coordination scenario ground truth file (default $"+green.EnvGroundTruth+", else data/ground_truth.json)")
 	fs.StringVar(&f.peerRead, "peerread", "", "PeerRead data directory (default $"+green.EnvPeerReadDir+", else ../shared/data/peerread when present)")
 	fs.BoolVar(&f.titlesOnly, "titles-only", false, "send paper titles only, even when PeerRead is present")
+	fs.StringVar(&f.scicodeDir, "scicode-dir", "", "SciCode data directory: problems_*.jsonl and the HDF5 targets (default $"+green.EnvSciCodeDir+", else ../shared/data/scicode when present)")
 }
 
 func (f *scenarioFlags) build() (map[string]green.Scenario, map[string]string) {
@@ -34,7 +36,7 @@ func (f *scenarioFlags) build() (map[string]green.Scenario, map[string]string) {
 		GroundTruthPath: f.groundTruth,
 		PeerReadDir:     f.peerRead,
 		TitlesOnly:      f.titlesOnly,
-	})
+	}, green.SciCodeOptions{DataDir: f.scicodeDir})
 }
 
 // serve runs the A2A server until ctx ends (SIGINT or SIGTERM), then shuts
