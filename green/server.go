@@ -1,12 +1,9 @@
 package green
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -16,13 +13,9 @@ import (
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
-	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
-	"github.com/a2aproject/a2a-go/v2/a2asrv"
-	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/propagation"
-	"go.opentelemetry.io/otel/trace"
 
+	"github.com/coordbench/coordbench/a2aserve"
 	"github.com/coordbench/coordbench/evals"
 	"github.com/coordbench/coordbench/otelmap"
 )
@@ -47,9 +40,6 @@ const (
 	// after their task was assessed); they go once older than the store's
 	// MaxAge.
 	sweepInterval = time.Minute
-	healthPath    = "/healthz"
-	// legacyCardPath is where A2A 0.2 clients look for the card.
-	legacyCardPath = "/.well-known/agent.json"
 )
 
 // ServerOptions configure NewServer. The zero value serves on
@@ -189,7 +179,7 @@ func (s *Server) build(ctx context.Context) error {
 	}
 	cardURL := opts.CardURL
 	if cardURL == "" {
-		cardURL = defaultCardURL(s.ln.Addr())
+		cardURL = a2aserve.BaseURL(s.ln.Addr()) + "/"
 	}
 	cardOpts := opts.Card
 	cardOpts.URL = cardURL
@@ -202,136 +192,23 @@ func (s *Server) build(ctx context.Context) error {
 	return nil
 }
 
-// defaultCardURL is http://host:port/ of the listener, with a loopback
-// address for a listener on every interface, where the bound address
-// names no host a client could use.
-func defaultCardURL(addr net.Addr) string {
-	host, port, err := net.SplitHostPort(addr.String())
-	if err != nil {
-		return "http://" + addr.String() + "/"
-	}
-	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
-		host = "127.0.0.1"
-		if ip.To4() == nil {
-			host = "::1"
-		}
-	}
-	return "http://" + net.JoinHostPort(host, port) + "/"
-}
-
-// newHandler routes the card, the OTLP receiver, a health check, and
-// JSON-RPC of both protocol versions. Only the JSON-RPC requests are
+// newHandler serves the card, a health check and JSON-RPC of both protocol
+// versions (a2aserve), and the OTLP receiver. Only the JSON-RPC requests are
 // traced: a span per OTLP export would be a trace per export.
 func (s *Server) newHandler() (http.Handler, error) {
-	cardJSON, err := a2av0.NewStaticAgentCardProducer(s.card).(a2asrv.AgentCardJSONProducer).CardJSON(context.Background())
+	mux, err := a2aserve.NewHandler(a2aserve.Options{
+		Card:           s.card,
+		Executor:       s.executor,
+		TracerProvider: s.providers.Tracer,
+		Logger:         s.log,
+		SSEKeepAlive:   s.opts.SSEKeepAlive,
+		MaxBodyBytes:   maxRPCBody,
+	})
 	if err != nil {
-		return nil, fmt.Errorf("server: agent card: %w", err)
+		return nil, fmt.Errorf("server: %w", err)
 	}
-	var check map[string]any
-	if err := json.Unmarshal(cardJSON, &check); err != nil {
-		return nil, fmt.Errorf("server: agent card: %w", err)
-	}
-	card := a2asrv.NewAgentCardHandler(staticCardJSON(cardJSON))
-
-	handler := a2asrv.NewHandler(s.executor,
-		a2asrv.WithLogger(s.log),
-		a2asrv.WithCapabilityChecks(&s.card.Capabilities),
-	)
-	var transport []a2asrv.TransportOption
-	if s.opts.SSEKeepAlive > 0 {
-		transport = append(transport, a2asrv.WithTransportKeepAlive(s.opts.SSEKeepAlive))
-	}
-	rpc := &rpcDispatch{
-		v1:   a2asrv.NewJSONRPCHandler(handler, transport...),
-		v03:  a2av0.NewJSONRPCHandler(handler, transport...),
-		card: card,
-	}
-	traced := otelhttp.NewHandler(rpc, "a2a",
-		otelhttp.WithTracerProvider(s.providers.Tracer),
-		otelhttp.WithPropagators(propagation.TraceContext{}),
-		otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string { return r.Method }),
-		otelhttp.WithFilter(func(r *http.Request) bool { return r.Method == http.MethodPost }),
-	)
-
-	mux := http.NewServeMux()
-	mux.Handle(a2asrv.WellKnownAgentCardPath, card)
-	mux.Handle(legacyCardPath, card)
 	mux.Handle(otelmap.TracesPath, s.receiver)
-	mux.HandleFunc("GET "+healthPath, func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		_, _ = io.WriteString(w, "ok\n")
-	})
-	mux.Handle("/", traced)
 	return mux, nil
-}
-
-// staticCardJSON serves a card already encoded in its 0.3-compatible form
-// (which also holds the 1.0 fields).
-type staticCardJSON []byte
-
-func (c staticCardJSON) Card(context.Context) (*a2a.AgentCard, error) {
-	return nil, errors.New("staticCardJSON serves JSON only")
-}
-
-func (c staticCardJSON) CardJSON(context.Context) ([]byte, error) { return c, nil }
-
-// rpcDispatch sends each JSON-RPC request to the handler of its protocol
-// version. A2A 0.3 methods are paths ("message/send", "tasks/get"); A2A
-// 1.0 methods are names ("SendMessage", "GetTask").
-type rpcDispatch struct {
-	v1, v03 http.Handler
-	card    http.Handler
-}
-
-func (d *rpcDispatch) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.Method == http.MethodGet && (strings.HasSuffix(r.URL.Path, a2asrv.WellKnownAgentCardPath) || r.URL.Path == "/") {
-		// The card also answers below a path prefix (a gateway's
-		// http://host/<role>/) and at the root, for people with a browser.
-		d.card.ServeHTTP(w, r)
-		return
-	}
-	if r.Method != http.MethodPost {
-		d.v1.ServeHTTP(w, r) // answers with a JSON-RPC invalid-request error
-		return
-	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxRPCBody))
-	_ = r.Body.Close()
-	if err != nil {
-		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
-			writeRPCError(w, http.StatusRequestEntityTooLarge, -32600, fmt.Sprintf("request body larger than %d bytes", maxRPCBody))
-			return
-		}
-		writeRPCError(w, http.StatusBadRequest, -32700, "read request: "+err.Error())
-		return
-	}
-	var probe struct {
-		Method string `json:"method"`
-	}
-	_ = json.Unmarshal(body, &probe) // a body that does not decode goes to v1, which answers a parse error
-	r.Body = io.NopCloser(bytes.NewReader(body))
-	r.ContentLength = int64(len(body))
-	version, next := string(a2a.Version), d.v1
-	if strings.Contains(probe.Method, "/") {
-		version, next = string(a2av0.Version), d.v03
-	}
-	if span := trace.SpanFromContext(r.Context()); span.IsRecording() && probe.Method != "" {
-		span.SetAttributes(
-			otelmap.AttrA2AMethodName.String(probe.Method),
-			otelmap.AttrA2AProtocolVersion.String(version),
-		)
-	}
-	next.ServeHTTP(w, r)
-}
-
-// writeRPCError answers a request that never reached a protocol handler.
-func writeRPCError(w http.ResponseWriter, status, code int, msg string) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(map[string]any{
-		"jsonrpc": "2.0", "id": nil,
-		"error": map[string]any{"code": code, "message": msg},
-	})
 }
 
 // Addr is the main listener's address.
@@ -346,7 +223,7 @@ func (s *Server) OTLPAddr() net.Addr {
 }
 
 // URL is the base URL of the main listener, http://host:port/.
-func (s *Server) URL() string { return defaultCardURL(s.ln.Addr()) }
+func (s *Server) URL() string { return a2aserve.BaseURL(s.ln.Addr()) + "/" }
 
 // Card is the agent card served.
 func (s *Server) Card() *a2a.AgentCard { return s.card }

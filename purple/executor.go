@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/coordbench/coordbench/a2acall"
+	"github.com/coordbench/coordbench/a2aserve"
 	"github.com/coordbench/coordbench/otelmap"
 	"github.com/coordbench/coordbench/tracedata"
 )
@@ -21,7 +22,7 @@ import (
 // executor is the agent's a2asrv.AgentExecutor. One request is the callee's
 // half of DESIGN §3's figure:
 //
-//	POST                    SERVER    otelhttp (rpcDispatch adds a2a.method.name)
+//	POST                    SERVER    otelhttp (a2aserve adds a2a.method.name)
 //	  SendMessage           SERVER    the A2A method, a2a.* attributes
 //	    invoke_agent <name> INTERNAL  the agent's own work: its role's chat,
 //	                                  execute_tool and invoke_agent (peers) spans
@@ -41,7 +42,7 @@ func (x *executor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter
 		if cc, ok := a2asrv.CallContextFrom(ctx); ok && cc.Method() != "" {
 			method = cc.Method()
 		}
-		version, _ := ctx.Value(protocolKey{}).(string)
+		version := a2aserve.ProtocolVersion(ctx)
 		if version == "" {
 			version = string(a2a.Version)
 		}

@@ -1,12 +1,9 @@
 package purple
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -18,12 +15,10 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
-	"github.com/a2aproject/a2a-go/v2/a2asrv"
-	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
-	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/coordbench/coordbench/a2acall"
+	"github.com/coordbench/coordbench/a2aserve"
 	"github.com/coordbench/coordbench/otelmap"
 	"github.com/coordbench/coordbench/tracedata"
 )
@@ -230,7 +225,7 @@ func (s *Server) build(ctx context.Context) error {
 	})
 	cardURL := opts.CardURL
 	if cardURL == "" {
-		cardURL = baseURL(s.ln.Addr()) + "/"
+		cardURL = a2aserve.BaseURL(s.ln.Addr()) + "/"
 	}
 	s.card = s.newCard(cardURL)
 	if s.handler, err = s.newHandler(); err != nil {
@@ -239,22 +234,6 @@ func (s *Server) build(ctx context.Context) error {
 		return err
 	}
 	return nil
-}
-
-// baseURL is http://host:port of a listener, loopback for an unspecified
-// host.
-func baseURL(addr net.Addr) string {
-	host, port, err := net.SplitHostPort(addr.String())
-	if err != nil {
-		return "http://" + addr.String()
-	}
-	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
-		host = "127.0.0.1"
-		if ip.To4() == nil {
-			host = "::1"
-		}
-	}
-	return "http://" + net.JoinHostPort(host, port)
 }
 
 // returnsSteps reports whether the agent answers the extension with steps.
@@ -295,37 +274,28 @@ func (s *Server) newCard(u string) *a2a.AgentCard {
 	return card
 }
 
-// newHandler serves the card and JSON-RPC of both protocol versions; only
-// the JSON-RPC POSTs are traced.
+// newHandler serves the card and JSON-RPC of both protocol versions
+// (a2aserve); only the JSON-RPC POSTs are traced. The crash fault strikes
+// before a request is routed.
 func (s *Server) newHandler() (http.Handler, error) {
-	cardJSON, err := a2av0.NewStaticAgentCardProducer(s.card).(a2asrv.AgentCardJSONProducer).CardJSON(context.Background())
-	if err != nil {
-		return nil, fmt.Errorf("agent card: %w", err)
-	}
-	card := a2asrv.NewAgentCardHandler(staticCardJSON(cardJSON))
-	handler := a2asrv.NewHandler(&executor{s: s},
-		a2asrv.WithLogger(s.log),
-		a2asrv.WithCapabilityChecks(&s.card.Capabilities),
-	)
-	rpc := &rpcDispatch{
-		s:    s,
-		v1:   a2asrv.NewJSONRPCHandler(handler),
-		v03:  a2av0.NewJSONRPCHandler(handler),
-		card: card,
-	}
-	traced := otelhttp.NewHandler(rpc, "a2a",
-		otelhttp.WithTracerProvider(s.tel.tp),
-		otelhttp.WithPropagators(propagation.TraceContext{}),
-		otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string { return r.Method }),
-		otelhttp.WithFilter(func(r *http.Request) bool { return r.Method == http.MethodPost }),
-	)
-	mux := http.NewServeMux()
-	mux.Handle(a2asrv.WellKnownAgentCardPath, card)
-	mux.Handle("/.well-known/agent.json", card)
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
-		_, _ = io.WriteString(w, "ok\n")
+	mux, err := a2aserve.NewHandler(a2aserve.Options{
+		Card:           s.card,
+		Executor:       &executor{s: s},
+		TracerProvider: s.tel.tp,
+		Logger:         s.log,
+		MaxBodyBytes:   maxRPCBody,
+		Intercept: func(w http.ResponseWriter, _ *http.Request, body []byte) bool {
+			if f := &s.opts.Faults; f.Crash && f.applies(bodyTaskID(body)) {
+				s.log.Info("purple: crash fault: cutting the connection")
+				crash(w)
+				return true
+			}
+			return false
+		},
 	})
-	mux.Handle("/", traced)
+	if err != nil {
+		return nil, fmt.Errorf("purple: %w", err)
+	}
 	if s.opts.FlushOnResponse {
 		return s.flushAfter(mux), nil
 	}
@@ -348,76 +318,8 @@ func (s *Server) flushAfter(h http.Handler) http.Handler {
 	})
 }
 
-// staticCardJSON serves a card already encoded in its 0.3-compatible form.
-type staticCardJSON []byte
-
-func (c staticCardJSON) Card(context.Context) (*a2a.AgentCard, error) {
-	return nil, errors.New("staticCardJSON serves JSON only")
-}
-
-func (c staticCardJSON) CardJSON(context.Context) ([]byte, error) { return c, nil }
-
-// protocolKey carries the protocol version of a request to the executor.
-type protocolKey struct{}
-
-// rpcDispatch sends each JSON-RPC request to the handler of its protocol
-// version (0.3 methods are paths such as "message/send", 1.0 methods names
-// such as "SendMessage"), and strikes with the crash fault.
-type rpcDispatch struct {
-	s       *Server
-	v1, v03 http.Handler
-	card    http.Handler
-}
-
-func (d *rpcDispatch) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.Method == http.MethodGet && (strings.HasSuffix(r.URL.Path, a2asrv.WellKnownAgentCardPath) || r.URL.Path == "/") {
-		d.card.ServeHTTP(w, r)
-		return
-	}
-	if r.Method != http.MethodPost {
-		d.v1.ServeHTTP(w, r)
-		return
-	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxRPCBody))
-	_ = r.Body.Close()
-	if err != nil {
-		status := http.StatusBadRequest
-		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
-			status = http.StatusRequestEntityTooLarge
-		}
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(status)
-		_ = json.NewEncoder(w).Encode(map[string]any{"jsonrpc": "2.0", "id": nil,
-			"error": map[string]any{"code": -32600, "message": "read request: " + err.Error()}})
-		return
-	}
-	if f := &d.s.opts.Faults; f.Crash && f.applies(bodyTaskID(body)) {
-		d.s.log.Info("purple: crash fault: cutting the connection")
-		crash(w)
-		return
-	}
-	var probe struct {
-		Method string `json:"method"`
-	}
-	_ = json.Unmarshal(body, &probe)
-	r.Body = io.NopCloser(bytes.NewReader(body))
-	r.ContentLength = int64(len(body))
-	version, next := string(a2a.Version), d.v1
-	if strings.Contains(probe.Method, "/") {
-		version, next = string(a2av0.Version), d.v03
-	}
-	if span := trace.SpanFromContext(r.Context()); span.IsRecording() && probe.Method != "" {
-		span.SetAttributes(
-			otelmap.AttrA2AMethodName.String(probe.Method),
-			otelmap.AttrA2AProtocolVersion.String(version),
-		)
-	}
-	next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), protocolKey{}, version)))
-}
-
 // URL is the agent's base URL, http://host:port (no trailing slash).
-func (s *Server) URL() string { return baseURL(s.ln.Addr()) }
+func (s *Server) URL() string { return a2aserve.BaseURL(s.ln.Addr()) }
 
 // Addr is the listener's address.
 func (s *Server) Addr() net.Addr { return s.ln.Addr() }

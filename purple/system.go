@@ -7,6 +7,8 @@ import (
 	"net"
 	"slices"
 	"sync"
+
+	"github.com/coordbench/coordbench/a2aserve"
 )
 
 // A System is several agents started together in one process, each a real
@@ -87,7 +89,7 @@ func StartSystem(ctx context.Context, host string, specs []AgentSpec) (*System, 
 			if !ok {
 				return fail(fmt.Errorf("purple system: agent %q: peer %q is not in the system", sp.Name, peer))
 			}
-			opts.Peers = append(opts.Peers, Peer{Name: peer, URL: baseURL(lns[j].Addr())})
+			opts.Peers = append(opts.Peers, Peer{Name: peer, URL: a2aserve.BaseURL(lns[j].Addr())})
 		}
 		s, err := NewServer(ctx, opts)
 		if err != nil {
