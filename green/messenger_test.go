@@ -52,13 +52,13 @@ func newTestGreen(t *testing.T, opts MessengerOptions) *testGreen {
 }
 
 // send makes one call inside a HOST task span, as the executor does, and
-// returns the reply, the error and the task's trace id.
-func (g *testGreen) send(t *testing.T, req SendRequest) (*Reply, error, trace.TraceID) {
+// returns the reply, the task's trace id and the error.
+func (g *testGreen) send(t *testing.T, req SendRequest) (*Reply, trace.TraceID, error) {
 	t.Helper()
 	ctx, task := g.tracer.Start(t.Context(), otelmap.SpanTask, trace.WithAttributes(otelmap.AttrCallType.String(string(tracedata.CallHost))))
 	reply, err := g.m.Send(ctx, req)
 	task.End()
-	return reply, err, task.SpanContext().TraceID()
+	return reply, task.SpanContext().TraceID(), err
 }
 
 // spanNamed returns the one span of the trace with this name and kind.
@@ -82,7 +82,7 @@ func spanNamed(t *testing.T, spans []otelmap.Span, name string, kind trace.SpanK
 
 func strAttr(s otelmap.Span, key attribute.Key) string {
 	v, _ := s.Attr(key)
-	return v.Emit()
+	return v.String()
 }
 
 // TestMessengerProtocols sends to agents of both protocol generations, each
@@ -109,7 +109,7 @@ func TestMessengerProtocols(t *testing.T) {
 			opts.ReplyData = map[string]any{"decision": "accept"}
 			p := startTestPurple(t, opts)
 			g := newTestGreen(t, MessengerOptions{})
-			reply, err, _ := g.send(t, SendRequest{URL: p.URL, Text: "review paper 7", Data: map[string]any{"paper": "7"}})
+			reply, _, err := g.send(t, SendRequest{URL: p.URL, Text: "review paper 7", Data: map[string]any{"paper": "7"}})
 			if err != nil {
 				t.Fatalf("send: %v", err)
 			}
@@ -148,7 +148,7 @@ func TestMessengerCardPath(t *testing.T) {
 			g := newTestGreen(t, MessengerOptions{})
 			// A trailing slash is the same participant.
 			for _, u := range []string{p.URL, p.URL + "/"} {
-				if _, err, _ := g.send(t, SendRequest{URL: u, Text: "hi"}); err != nil {
+				if _, _, err := g.send(t, SendRequest{URL: u, Text: "hi"}); err != nil {
 					t.Fatalf("send to %s: %v", u, err)
 				}
 			}
@@ -173,7 +173,7 @@ func TestMessengerWireHeaders(t *testing.T) {
 		t.Run(fmt.Sprintf("legacy=%v", legacy), func(t *testing.T) {
 			p := startTestPurple(t, testPurpleOptions{Legacy: legacy, Streaming: legacy})
 			g := newTestGreen(t, MessengerOptions{})
-			_, err, tid := g.send(t, SendRequest{URL: p.URL, Text: "hi"})
+			_, tid, err := g.send(t, SendRequest{URL: p.URL, Text: "hi"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -220,7 +220,7 @@ func TestMessengerSpans(t *testing.T) {
 				opts.Store = g.store
 			}
 			p := startTestPurple(t, opts)
-			reply, err, tid := g.send(t, SendRequest{URL: p.URL, Text: "hello", ContextID: "ctx-1"})
+			reply, tid, err := g.send(t, SendRequest{URL: p.URL, Text: "hello", ContextID: "ctx-1"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -307,7 +307,7 @@ func TestMessengerExtensionSteps(t *testing.T) {
 	worker := startTestPurple(t, testPurpleOptions{Name: "worker", Legacy: true, Extension: true, Chat: true})
 	lead := startTestPurple(t, testPurpleOptions{Name: "lead", Streaming: true, Extension: true, Peers: []string{worker.URL}})
 	g := newTestGreen(t, MessengerOptions{})
-	reply, err, tid := g.send(t, SendRequest{URL: lead.URL, Text: "review"})
+	reply, tid, err := g.send(t, SendRequest{URL: lead.URL, Text: "review"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -378,7 +378,7 @@ func TestMessengerMalformedExtension(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			p := startTestPurple(t, testPurpleOptions{Extension: true, ExtensionPayload: payload, AsMessage: true})
 			g := newTestGreen(t, MessengerOptions{})
-			reply, err, tid := g.send(t, SendRequest{URL: p.URL, Text: "hi"})
+			reply, tid, err := g.send(t, SendRequest{URL: p.URL, Text: "hi"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -431,7 +431,7 @@ func TestMessengerFailures(t *testing.T) {
 			}
 			g := newTestGreen(t, MessengerOptions{CallTimeout: 500 * time.Millisecond})
 			start := time.Now()
-			reply, err, tid := g.send(t, SendRequest{URL: url, Text: "hi"})
+			reply, tid, err := g.send(t, SendRequest{URL: url, Text: "hi"})
 			took := time.Since(start)
 			if err == nil {
 				t.Fatalf("no error; reply %+v", reply)
@@ -493,7 +493,7 @@ func TestMessengerReusesClients(t *testing.T) {
 	if err := errors.Join(errs...); err != nil {
 		t.Fatal(err)
 	}
-	if _, err, _ := g.send(t, SendRequest{URL: p.URL, Text: "again"}); err != nil {
+	if _, _, err := g.send(t, SendRequest{URL: p.URL, Text: "again"}); err != nil {
 		t.Fatal(err)
 	}
 	if n := p.CardFetches(); n != 1 {
@@ -513,7 +513,7 @@ func TestMessengerReusesClients(t *testing.T) {
 	if err := g.m.Close(); err != nil {
 		t.Fatalf("second close: %v", err)
 	}
-	if _, err, _ := g.send(t, SendRequest{URL: p.URL, Text: "late"}); !errors.Is(err, ErrMessengerClosed) {
+	if _, _, err := g.send(t, SendRequest{URL: p.URL, Text: "late"}); !errors.Is(err, ErrMessengerClosed) {
 		t.Errorf("send after close: %v", err)
 	}
 	p.Close()
@@ -538,13 +538,13 @@ func TestMessengerCardRetry(t *testing.T) {
 	}))
 	t.Cleanup(gate.Close)
 	g := newTestGreen(t, MessengerOptions{UseParticipantURL: false})
-	if _, err, _ := g.send(t, SendRequest{URL: gate.URL, Text: "hi"}); err == nil || !strings.Contains(err.Error(), "503") {
+	if _, _, err := g.send(t, SendRequest{URL: gate.URL, Text: "hi"}); err == nil || !strings.Contains(err.Error(), "503") {
 		t.Fatalf("first call: %v", err)
 	}
 	up.Lock()
 	ready = true
 	up.Unlock()
-	reply, err, _ := g.send(t, SendRequest{URL: gate.URL, Text: "hi"})
+	reply, _, err := g.send(t, SendRequest{URL: gate.URL, Text: "hi"})
 	if err != nil || reply.AgentName != "purple" {
 		t.Fatalf("second call: %+v %v", reply, err)
 	}
@@ -584,7 +584,7 @@ func TestMessengerPollsUnfinishedTask(t *testing.T) {
 	srvURL = srv.URL
 	t.Cleanup(srv.Close)
 	g := newTestGreen(t, MessengerOptions{})
-	reply, err, tid := g.send(t, SendRequest{URL: srv.URL, Text: "hi"})
+	reply, tid, err := g.send(t, SendRequest{URL: srv.URL, Text: "hi"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -606,7 +606,7 @@ func TestMessengerPollsUnfinishedTask(t *testing.T) {
 // call.
 func TestMessengerBadURL(t *testing.T) {
 	g := newTestGreen(t, MessengerOptions{})
-	_, err, _ := g.send(t, SendRequest{URL: "not a url", Text: "x"})
+	_, _, err := g.send(t, SendRequest{URL: "not a url", Text: "x"})
 	var ce *CallError
 	if !errors.As(err, &ce) || ce.URL != "not a url" {
 		t.Errorf("err %v", err)
@@ -621,7 +621,7 @@ func TestMessengerCloseEndsCalls(t *testing.T) {
 	g := newTestGreen(t, MessengerOptions{})
 	done := make(chan error, 1)
 	go func() {
-		_, err, _ := g.send(t, SendRequest{URL: p.URL, Text: "hi"})
+		_, _, err := g.send(t, SendRequest{URL: p.URL, Text: "hi"})
 		done <- err
 	}()
 	for len(p.Calls()) == 0 {

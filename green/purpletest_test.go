@@ -45,7 +45,7 @@ import (
 type testFault int
 
 const (
-	faultNone testFault = iota
+	_ testFault = iota // no fault
 	// faultHang: the agent never answers (it waits until it is closed);
 	// a streaming agent first says submitted and working.
 	faultHang

@@ -335,7 +335,7 @@ func compareAttrs(x, y []attribute.KeyValue) int {
 		if c := cmp.Compare(x[i].Value.Type(), y[i].Value.Type()); c != 0 {
 			return c
 		}
-		if c := strings.Compare(x[i].Value.Emit(), y[i].Value.Emit()); c != 0 {
+		if c := strings.Compare(x[i].Value.String(), y[i].Value.String()); c != 0 {
 			return c
 		}
 	}
@@ -1437,7 +1437,7 @@ func (a *assembler) integer(i int32, kv *attribute.KeyValue) int64 {
 			return v
 		}
 	}
-	a.attrWarn(i, string(kv.Key), fmt.Sprintf("is %s %s, want an integer", kv.Value.Type(), kv.Value.Emit()))
+	a.attrWarn(i, string(kv.Key), fmt.Sprintf("is %s %s, want an integer", kv.Value.Type(), kv.Value.String()))
 	return 0
 }
 
@@ -1460,7 +1460,7 @@ func (a *assembler) float(i int32, kv *attribute.KeyValue) float64 {
 		f = math.NaN()
 	}
 	if math.IsNaN(f) || math.IsInf(f, 0) {
-		a.attrWarn(i, string(kv.Key), fmt.Sprintf("is %s %s, want a finite number", kv.Value.Type(), kv.Value.Emit()))
+		a.attrWarn(i, string(kv.Key), fmt.Sprintf("is %s %s, want a finite number", kv.Value.Type(), kv.Value.String()))
 		return 0
 	}
 	return f
@@ -1487,7 +1487,7 @@ func jsonValue(v attribute.Value) any {
 			out[i] = finite(f)
 		}
 		return out
-	case attribute.INVALID:
+	case attribute.EMPTY:
 		return nil
 	default:
 		return v.AsInterface()
@@ -1512,7 +1512,7 @@ func finite(f float64) any {
 // a second: a message with one plain text part costs no allocation.
 func messagesText(v attribute.Value) string {
 	if v.Type() != attribute.STRING {
-		return v.Emit()
+		return v.String()
 	}
 	s := v.AsString()
 	r := msgReader{s: s}

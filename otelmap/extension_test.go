@@ -105,7 +105,7 @@ func extAttr(t *testing.T, sp *Span, key attribute.Key) attribute.Value {
 func extNoAttr(t *testing.T, sp *Span, key attribute.Key) {
 	t.Helper()
 	if v, ok := sp.Attr(key); ok {
-		t.Errorf("span %q has %s = %v", sp.Name, key, v.Emit())
+		t.Errorf("span %q has %s = %v", sp.Name, key, v.String())
 	}
 }
 
@@ -255,7 +255,7 @@ func TestExtensionSpansFromPythonSample(t *testing.T) {
 		t.Errorf("parameters.city %q", got)
 	}
 	if v := extAttr(t, weather, AttrParametersPrefix+"days"); v.Type() != attribute.INT64 || v.AsInt64() != 3 {
-		t.Errorf("parameters.days %s %v", v.Type(), v.Emit())
+		t.Errorf("parameters.days %s %v", v.Type(), v.String())
 	}
 	if got := extAttr(t, weather, AttrStepType).AsString(); got != "tool_call" {
 		t.Errorf("step type %q", got)
@@ -273,10 +273,10 @@ func TestExtensionSpansFromPythonSample(t *testing.T) {
 		t.Errorf("tokens %v", got)
 	}
 	if v := extAttr(t, llm, AttrExtraPrefix+"cached"); v.Type() != attribute.BOOL || v.AsBool() {
-		t.Errorf("attr.cached %s %v", v.Type(), v.Emit())
+		t.Errorf("attr.cached %s %v", v.Type(), v.String())
 	}
 	if v := extAttr(t, llm, AttrParametersPrefix+"temperature"); v.Type() != attribute.FLOAT64 || v.AsFloat64() != 0.2 {
-		t.Errorf("parameters.temperature %s %v", v.Type(), v.Emit())
+		t.Errorf("parameters.temperature %s %v", v.Type(), v.String())
 	}
 	extNoAttr(t, llm, AttrGenAIToolName)
 

@@ -82,9 +82,9 @@ func reviewRequest(url, taskID string) a2acall.SendRequest {
 	}
 }
 
-// call sends req inside a HOST task span and returns the reply, the error
-// and the assembled trace once it settled.
-func (h *harness) call(t *testing.T, req a2acall.SendRequest) (*a2acall.Reply, error, *tracedata.TraceData) {
+// call sends req inside a HOST task span and returns the reply, the
+// assembled trace once it settled, and the error.
+func (h *harness) call(t *testing.T, req a2acall.SendRequest) (*a2acall.Reply, *tracedata.TraceData, error) {
 	t.Helper()
 	ctx, task := h.tracer.Start(t.Context(), otelmap.SpanTask, trace.WithAttributes(otelmap.AttrCallType.String(string(tracedata.CallHost))))
 	reply, err := h.m.Send(ctx, req)
@@ -94,7 +94,7 @@ func (h *harness) call(t *testing.T, req a2acall.SendRequest) (*a2acall.Reply, e
 	if werr != nil || !settled {
 		t.Fatalf("trace did not settle: %v", werr)
 	}
-	return reply, err, otelmap.Assemble(task.SpanContext().TraceID(), spans)
+	return reply, otelmap.Assemble(task.SpanContext().TraceID(), spans), err
 }
 
 // startSystem starts specs with the test defaults: spans to the harness's
@@ -171,7 +171,7 @@ func TestFanOutRoads(t *testing.T) {
 		AgentSpec{Options: Options{Name: "reviewer-1", OTLPEndpoint: "export", NoExtension: true}},
 		AgentSpec{Options: Options{Name: "reviewer-2"}},
 	)
-	reply, err, td := h.call(t, reviewRequest(sys.Agent("coordinator").URL(), "t-1"))
+	reply, td, err := h.call(t, reviewRequest(sys.Agent("coordinator").URL(), "t-1"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -221,7 +221,7 @@ func TestHubCycle(t *testing.T) {
 		AgentSpec{Options: Options{Name: "reviewer-1", OTLPEndpoint: "export", NoExtension: true}, PeerNames: []string{"coordinator"}},
 		AgentSpec{Options: Options{Name: "reviewer-2"}, PeerNames: []string{"coordinator"}},
 	)
-	_, err, td := h.call(t, reviewRequest(sys.Agent("coordinator").URL(), "t-hub"))
+	_, td, err := h.call(t, reviewRequest(sys.Agent("coordinator").URL(), "t-hub"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -242,7 +242,7 @@ func TestStepsOnlyChain(t *testing.T) {
 		AgentSpec{Options: Options{Name: "reviewer-1", Delegation: DelegateChain}, PeerNames: []string{"reviewer-2"}},
 		AgentSpec{Options: Options{Name: "reviewer-2"}},
 	)
-	reply, err, td := h.call(t, reviewRequest(sys.Agent("coordinator").URL(), "t-chain"))
+	reply, td, err := h.call(t, reviewRequest(sys.Agent("coordinator").URL(), "t-chain"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -297,7 +297,7 @@ func TestFaults(t *testing.T) {
 		t.Errorf("the dark agent lists extensions %v", card.Capabilities.Extensions)
 	}
 	// The dark agent is seen only through the caller's client spans.
-	reply, err, td := h.call(t, reviewRequest(sys.Agent("dark").URL(), "x"))
+	reply, td, err := h.call(t, reviewRequest(sys.Agent("dark").URL(), "x"))
 	if err != nil || reply.ExtensionSteps != 0 {
 		t.Fatalf("dark: %v, %d steps", err, reply.ExtensionSteps)
 	}
@@ -407,7 +407,7 @@ func TestServiceNameIsTheAgent(t *testing.T) {
 			t.Error(err)
 		}
 	}()
-	_, err, td := h.call(t, reviewRequest(s.URL(), "t"))
+	_, td, err := h.call(t, reviewRequest(s.URL(), "t"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -201,14 +201,13 @@ func coordinate(ctx context.Context, env *Env, req *Request) (*Answer, error) {
 	}
 	peers := env.Delegate(ctx, req)
 	var reviews []*Review
-	var names, lines, failed []string
+	var lines, failed []string
 	for _, pa := range peers {
 		if pa.Err != nil {
 			failed = append(failed, fmt.Sprintf("%s: %v", pa.Peer.Name, pa.Err))
 			continue
 		}
 		reviews = append(reviews, pa.Review)
-		names = append(names, pa.Peer.Name)
 		lines = append(lines, fmt.Sprintf("%s: %s, recommendation %g", pa.Peer.Name, pa.Review.Decision, pa.Review.Recommendation))
 	}
 	if len(reviews) == 0 {

@@ -120,7 +120,7 @@ func TestCustomRole(t *testing.T) {
 		AgentSpec{Options: Options{Name: "echo", Role: "test-echo"}},
 		AgentSpec{Options: Options{Name: "solver", Role: "solver", Handler: failing}},
 	)
-	reply, err, td := h.call(t, reviewRequest(sys.Agent("echo").URL(), "t"))
+	reply, td, err := h.call(t, reviewRequest(sys.Agent("echo").URL(), "t"))
 	if err != nil || !strings.HasPrefix(reply.Text, "echo heard: Review this paper") || len(reply.Data) != 1 || reply.Data[0]["code"] != "x = 1" {
 		t.Fatalf("reply %+v, %v", reply, err)
 	}
@@ -133,7 +133,7 @@ func TestCustomRole(t *testing.T) {
 	if tool == nil || tool.Agent != "echo" || tool.CallType != tracedata.CallTool {
 		t.Errorf("tool step %+v", tool)
 	}
-	reply, err, _ = h.call(t, reviewRequest(sys.Agent("solver").URL(), "t"))
+	reply, _, err = h.call(t, reviewRequest(sys.Agent("solver").URL(), "t"))
 	if err == nil || reply == nil || !strings.Contains(reply.Text, "cannot solve") || reply.ExtensionSteps == 0 {
 		t.Errorf("failing role: %+v, %v; want a failed task with its steps", reply, err)
 	}
@@ -184,7 +184,7 @@ func TestLLMReviewer(t *testing.T) {
 	}
 	h := newHarness(t)
 	sys := startSystem(t, h, AgentSpec{Options: Options{Name: "llm-reviewer", Getenv: env}})
-	reply, err, td := h.call(t, reviewRequest(sys.Agent("llm-reviewer").URL(), "t"))
+	reply, td, err := h.call(t, reviewRequest(sys.Agent("llm-reviewer").URL(), "t"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,7 +210,7 @@ func TestLLMReviewer(t *testing.T) {
 	}
 
 	// The second answer holds no review: the rule answers.
-	reply, err, _ = h.call(t, reviewRequest(sys.Agent("llm-reviewer").URL(), "t2"))
+	reply, _, err = h.call(t, reviewRequest(sys.Agent("llm-reviewer").URL(), "t2"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -96,7 +96,7 @@ func TestSolverOracleAndRepair(t *testing.T) {
 	oracle, repair := sys.Agent("oracle").URL(), sys.Agent("repair").URL()
 
 	for _, step := range []string{"10.1", "29.2", "70.8"} {
-		reply, err, _ := h.call(t, stepRequest(oracle, "", refs[step].Problem, step, 1, false, ""))
+		reply, _, err := h.call(t, stepRequest(oracle, "", refs[step].Problem, step, 1, false, ""))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -105,7 +105,7 @@ func TestSolverOracleAndRepair(t *testing.T) {
 		}
 	}
 
-	first, err, _ := h.call(t, stepRequest(repair, "", "29", "29.2", 1, false, ""))
+	first, _, err := h.call(t, stepRequest(repair, "", "29", "29.2", 1, false, ""))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +115,7 @@ func TestSolverOracleAndRepair(t *testing.T) {
 	}
 	fb := stepRequest(repair, first.ContextID, "29", "29.2", 2, true,
 		"Your answer for sub-step 29.2 did not pass (turn 1 of 3): the code raised an error.")
-	second, err, _ := h.call(t, fb)
+	second, _, err := h.call(t, fb)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,12 +127,12 @@ func TestSolverOracleAndRepair(t *testing.T) {
 	}
 
 	// A step the data set has no reference for fails the task, saying so.
-	_, err, _ = h.call(t, stepRequest(oracle, "", "13", "13.6", 1, false, ""))
+	_, _, err = h.call(t, stepRequest(oracle, "", "13", "13.6", 1, false, ""))
 	if err == nil || !strings.Contains(err.Error(), "not in the SciCode validation split") {
 		t.Errorf("unknown step: %v", err)
 	}
 	// So does a message that is no SciCode step.
-	_, err, _ = h.call(t, a2acall.SendRequest{URL: oracle, Text: "Hello"})
+	_, _, err = h.call(t, a2acall.SendRequest{URL: oracle, Text: "Hello"})
 	if err == nil || !strings.Contains(err.Error(), "not a SciCode step request") {
 		t.Errorf("hello: %v", err)
 	}
@@ -174,7 +174,7 @@ func TestSolverLLM(t *testing.T) {
 		LLM: &LLMConfig{APIKey: "test-key", BaseURL: fake.URL + "/v1/", Model: "fake-model"}}})
 	url := sys.Agent("llm-solver").URL()
 
-	first, err, td := h.call(t, stepRequest(url, "", "1", "1.1", 1, false, "SciCode problem 1 (CG), sub-step 1.1 (1 of 1). Write f."))
+	first, td, err := h.call(t, stepRequest(url, "", "1", "1.1", 1, false, "SciCode problem 1 (CG), sub-step 1.1 (1 of 1). Write f."))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,7 +191,7 @@ func TestSolverLLM(t *testing.T) {
 		t.Errorf("%d chat steps in the trace, want 1", chats)
 	}
 	fb := "Your answer for sub-step 1.1 did not pass (turn 1 of 3): test case 1 of 3 failed.\nAssertionError"
-	second, err, _ := h.call(t, stepRequest(url, first.ContextID, "1", "1.1", 2, true, fb))
+	second, _, err := h.call(t, stepRequest(url, first.ContextID, "1", "1.1", 2, true, fb))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -244,18 +243,6 @@ func otlpReady(url string) func(ctx context.Context) error {
 
 // errNotYet is what a polling check returns while it waits.
 var errNotYet = errors.New("not yet")
-
-// quietLogger keeps the in-process agents' logs out of the test output
-// and shows them when the test fails.
-func quietLogger(t *testing.T) *slog.Logger {
-	buf := &lockedBuffer{}
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("--- in-process logs:\n%s", tail(buf.String(), 20000))
-		}
-	})
-	return slog.New(slog.NewTextHandler(buf, &slog.HandlerOptions{Level: slog.LevelInfo}))
-}
 
 // goBuild builds ./cmd/NAME of the main module into a temporary directory
 // (the Go build cache makes a repeat a link).

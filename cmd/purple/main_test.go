@@ -38,6 +38,9 @@ func TestServe(t *testing.T) {
 		if err == nil {
 			err = json.NewDecoder(resp.Body).Decode(&card)
 			resp.Body.Close()
+			if err != nil {
+				t.Fatalf("card is not JSON: %v", err)
+			}
 			break
 		}
 		if time.Now().After(deadline) {
