@@ -524,7 +524,7 @@ func (s *CoordinationScenario) Tasks(req *Request) ([]Task, error) {
 	if req == nil {
 		return nil, errors.New("coordination: no request")
 	}
-	if _, _, err := coordEntry(req); err != nil {
+	if _, _, err := entryParticipant(req, ScenarioCoordination); err != nil {
 		return nil, err
 	}
 	cfg := req.Config
@@ -581,44 +581,6 @@ func (s *CoordinationScenario) taskIDs() []string {
 	return ids
 }
 
-// coordEntry picks the participant tasks are sent to: config.entry_role,
-// else the only participant.
-func coordEntry(req *Request) (role, url string, err error) {
-	roles := make([]string, 0, len(req.Participants))
-	for r := range req.Participants {
-		roles = append(roles, r)
-	}
-	slices.Sort(roles)
-	if r := req.Config.EntryRole; r != "" {
-		u, ok := req.Participants[r]
-		if !ok {
-			return "", "", fmt.Errorf("coordination: entry_role %q is not a participant; participants: %s", r, strings.Join(roles, ", "))
-		}
-		if u == "" {
-			return "", "", fmt.Errorf("coordination: participant %q has no URL", r)
-		}
-		return r, u, nil
-	}
-	switch len(roles) {
-	case 0:
-		return "", "", errors.New("coordination: the request names no participant")
-	case 1:
-		if u := req.Participants[roles[0]]; u != "" {
-			return roles[0], u, nil
-		}
-		return "", "", fmt.Errorf("coordination: participant %q has no URL", roles[0])
-	default:
-		return "", "", fmt.Errorf("coordination: %d participants (%s) and no config.entry_role to say which one gets the task",
-			len(roles), strings.Join(roles, ", "))
-	}
-}
-
-// coordSender is the part of Messenger the scenario uses, so tests can
-// drive Run's logic without A2A.
-type coordSender interface {
-	Send(ctx context.Context, req SendRequest) (*Reply, error)
-}
-
 // Run sends the task to the entry participant and scores its answer. A
 // participant that fails, hangs or answers something unreadable is an
 // outcome with Success false; only a task or request this scenario cannot
@@ -630,7 +592,7 @@ func (s *CoordinationScenario) Run(ctx context.Context, env *TaskEnv, task Task)
 	return s.run(ctx, env, env.Messenger, task)
 }
 
-func (s *CoordinationScenario) run(ctx context.Context, env *TaskEnv, send coordSender, task Task) (*evals.Outcome, error) {
+func (s *CoordinationScenario) run(ctx context.Context, env *TaskEnv, send sender, task Task) (*evals.Outcome, error) {
 	t, ok := s.byID[task.ID]
 	if !ok {
 		return nil, fmt.Errorf("coordination: unknown task %q; valid ids: %s", task.ID, strings.Join(s.taskIDs(), ", "))
@@ -638,7 +600,7 @@ func (s *CoordinationScenario) run(ctx context.Context, env *TaskEnv, send coord
 	if env == nil || env.Request == nil {
 		return nil, fmt.Errorf("coordination: task %s: no request", task.ID)
 	}
-	role, url, err := coordEntry(env.Request)
+	role, url, err := entryParticipant(env.Request, ScenarioCoordination)
 	if err != nil {
 		return nil, err
 	}

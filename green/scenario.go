@@ -3,6 +3,8 @@ package green
 import (
 	"context"
 	"encoding/json"
+	"slices"
+	"strings"
 
 	"github.com/coordbench/coordbench/evals"
 )
@@ -83,4 +85,43 @@ type RequestConfig struct {
 	evals.Config
 	// Raw is every config key as given.
 	Raw map[string]json.RawMessage `json:"-"`
+}
+
+// sender is the part of Messenger a scenario uses, so tests can drive a
+// scenario's logic without A2A.
+type sender interface {
+	Send(ctx context.Context, req SendRequest) (*Reply, error)
+}
+
+// entryParticipant picks the participant a scenario's tasks go to:
+// config.entry_role, else the only participant. Its errors are bad requests
+// (*RequestError) that name the scenario and the participants there are.
+func entryParticipant(req *Request, scenario string) (role, url string, err error) {
+	roles := make([]string, 0, len(req.Participants))
+	for r := range req.Participants {
+		roles = append(roles, r)
+	}
+	slices.Sort(roles)
+	if r := req.Config.EntryRole; r != "" {
+		u, ok := req.Participants[r]
+		if !ok {
+			return "", "", badRequest("%s: entry_role %q is not a participant; participants: %s", scenario, r, strings.Join(roles, ", "))
+		}
+		if u == "" {
+			return "", "", badRequest("%s: participant %q has no URL", scenario, r)
+		}
+		return r, u, nil
+	}
+	switch len(roles) {
+	case 0:
+		return "", "", badRequest("%s: the request names no participant", scenario)
+	case 1:
+		if u := req.Participants[roles[0]]; u != "" {
+			return roles[0], u, nil
+		}
+		return "", "", badRequest("%s: participant %q has no URL", scenario, roles[0])
+	default:
+		return "", "", badRequest("%s: %d participants (%s) and no config.entry_role to say which one gets the task",
+			scenario, len(roles), strings.Join(roles, ", "))
+	}
 }

@@ -241,7 +241,7 @@ func (s *SciCodeScenario) Tasks(req *Request) ([]Task, error) {
 	if req == nil {
 		return nil, errors.New("scicode: no request")
 	}
-	if _, _, err := sciCodeEntry(req); err != nil {
+	if _, _, err := entryParticipant(req, ScenarioSciCode); err != nil {
 		return nil, err
 	}
 	cfg, err := parseSciCodeConfig(req)
@@ -297,29 +297,6 @@ func (s *SciCodeScenario) Tasks(req *Request) ([]Task, error) {
 	return tasks, nil
 }
 
-// sciCodeEntry picks the participant that solves: config.entry_role, else
-// the only participant.
-func sciCodeEntry(req *Request) (role, url string, err error) {
-	if r := req.Config.EntryRole; r != "" {
-		u, ok := req.Participants[r]
-		if !ok || u == "" {
-			return "", "", badRequest("scicode: entry_role %q is not a participant with a URL", r)
-		}
-		return r, u, nil
-	}
-	roles := sortedKeys(req.Participants)
-	if len(roles) != 1 {
-		return "", "", badRequest("scicode: %d participants (%s) and no config.entry_role to say which one solves",
-			len(roles), strings.Join(roles, ", "))
-	}
-	return roles[0], req.Participants[roles[0]], nil
-}
-
-// sciSender is the part of Messenger the scenario uses.
-type sciSender interface {
-	Send(ctx context.Context, req SendRequest) (*Reply, error)
-}
-
 // Run walks the participant through the problem's sub-steps. A participant
 // that fails, hangs or answers without code costs steps, not the task;
 // the task's end (its timeout) ends the walk and the steps not reached are
@@ -331,7 +308,7 @@ func (s *SciCodeScenario) Run(ctx context.Context, env *TaskEnv, task Task) (*ev
 	return s.run(ctx, env, env.Messenger, task)
 }
 
-func (s *SciCodeScenario) run(ctx context.Context, env *TaskEnv, send sciSender, task Task) (*evals.Outcome, error) {
+func (s *SciCodeScenario) run(ctx context.Context, env *TaskEnv, send sender, task Task) (*evals.Outcome, error) {
 	t, ok := task.Data.(*SciCodeTask)
 	if !ok || t == nil || t.Problem == nil {
 		return nil, fmt.Errorf("scicode: task %q carries no problem", task.ID)
@@ -339,7 +316,7 @@ func (s *SciCodeScenario) run(ctx context.Context, env *TaskEnv, send sciSender,
 	if env.Request == nil {
 		return nil, fmt.Errorf("scicode: task %s: no request", task.ID)
 	}
-	role, url, err := sciCodeEntry(env.Request)
+	role, url, err := entryParticipant(env.Request, ScenarioSciCode)
 	if err != nil {
 		return nil, err
 	}
@@ -356,7 +333,7 @@ func (s *SciCodeScenario) run(ctx context.Context, env *TaskEnv, send sciSender,
 type sciWalk struct {
 	s           *SciCodeScenario
 	env         *TaskEnv
-	send        sciSender
+	send        sender
 	t           *SciCodeTask
 	role, url   string
 	timeout     time.Duration
