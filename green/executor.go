@@ -14,7 +14,6 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
-	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 
@@ -44,15 +43,6 @@ const (
 	// deadlineSettle bounds its settle wait.
 	deadlineGrace  = 30 * time.Second
 	deadlineSettle = 2 * time.Second
-)
-
-// Attribute keys of the executor's HOST spans.
-const (
-	attrScenario    = attribute.Key("coordbench.scenario")
-	attrTaskCount   = attribute.Key("coordbench.task.count")
-	attrTaskIndex   = attribute.Key("coordbench.task.index")
-	attrTaskSuccess = attribute.Key("coordbench.task.success")
-	attrScore       = attribute.Key("coordbench.score")
 )
 
 // Causes the executor gives the contexts it cancels, so the end of an
@@ -257,8 +247,8 @@ func (e *Executor) assess(ctx context.Context, req *Request, progress func(strin
 		trace.WithSpanKind(trace.SpanKindInternal),
 		trace.WithAttributes(
 			otelmap.AttrCallType.String(string(tracedata.CallHost)),
-			attrScenario.String(scenario.Name()),
-			attrTaskCount.Int(len(tasks)),
+			otelmap.AttrScenario.String(scenario.Name()),
+			otelmap.AttrTaskCount.Int(len(tasks)),
 		))
 	defer span.End()
 	a.id = "coordbench-" + span.SpanContext().TraceID().String()
@@ -326,7 +316,7 @@ func (e *Executor) assess(ctx context.Context, req *Request, progress func(strin
 	}
 	scoreResult(res, a.started)
 	res.Warnings = append(res.Warnings, a.warnings...)
-	span.SetAttributes(attrScore.Float64(*res.Score))
+	span.SetAttributes(otelmap.AttrScore.Float64(*res.Score))
 	e.log.Info("assessment done", "assessment", a.id, "scenario", scenario.Name(), "tasks", len(res.Tasks),
 		"score", *res.Score, "pass_rate", *res.PassRate)
 	return res, nil
@@ -381,7 +371,7 @@ func (a *assessment) runTask(ctx, actx context.Context, env *TaskEnv, i, n int, 
 	label := fmt.Sprintf("task %d/%d (%s)", i+1, n, task.ID)
 	a.setCurrent(label + " running")
 	tctx, span := startTaskSpan(actx, e.tracer, task.ID, a.id,
-		attrScenario.String(a.scenario.Name()), attrTaskIndex.Int(i))
+		otelmap.AttrScenario.String(a.scenario.Name()), otelmap.AttrTaskIndex.Int(i))
 	// The task's trace is recorded until it is assembled (assess stops it);
 	// the evaluator spans that follow go to the exporters only.
 	e.opts.Recorder.track(span.SpanContext().TraceID())
@@ -421,7 +411,7 @@ func (a *assessment) runTask(ctx, actx context.Context, env *TaskEnv, i, n int, 
 		}
 		outcome.Details["timeout"] = cause.Error()
 	}
-	span.SetAttributes(attrTaskSuccess.Bool(outcome.Success))
+	span.SetAttributes(otelmap.AttrTaskSuccess.Bool(outcome.Success))
 	span.End()
 
 	// Settle and evaluate within the assessment deadline; a task the

@@ -71,6 +71,13 @@ const (
 	// task and one assessment.
 	AttrTaskID       = attribute.Key("coordbench.task.id")
 	AttrAssessmentID = attribute.Key("coordbench.assessment.id")
+	// The assessor's HOST spans: the scenario of an assessment, its number
+	// of tasks, a task's index and success, and the score.
+	AttrScenario    = attribute.Key("coordbench.scenario")
+	AttrTaskCount   = attribute.Key("coordbench.task.count")
+	AttrTaskIndex   = attribute.Key("coordbench.task.index")
+	AttrTaskSuccess = attribute.Key("coordbench.task.success")
+	AttrScore       = attribute.Key("coordbench.score")
 	// AttrEvaluator names the evaluator of an evaluator's HOST span.
 	AttrEvaluator = attribute.Key("coordbench.evaluator")
 	// AttrParametersPrefix prefixes extension parameters flattened to
