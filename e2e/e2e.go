@@ -35,6 +35,7 @@ import (
 	"github.com/coordbench/coordbench/green"
 	"github.com/coordbench/coordbench/otelmap"
 	"github.com/coordbench/coordbench/purple"
+	"github.com/coordbench/coordbench/scenario"
 	"github.com/coordbench/coordbench/tracedata"
 )
 
@@ -251,11 +252,11 @@ type greenUnderTest struct {
 	log    *slog.Logger
 }
 
-func startGreen(ctx context.Context, coord green.Scenario, opts *Options) (*greenUnderTest, error) {
+func startGreen(ctx context.Context, coord scenario.Scenario, opts *Options) (*greenUnderTest, error) {
 	srv, err := green.NewServer(ctx, green.ServerOptions{
 		Host:      "127.0.0.1",
 		Port:      0,
-		Scenarios: map[string]green.Scenario{green.ScenarioCoordination: coord},
+		Scenarios: map[string]scenario.Scenario{scenario.Coordination: coord},
 		Getenv:    opts.Getenv,
 		Logger:    opts.Logger,
 		Messenger: green.MessengerOptions{Logger: opts.Logger},
@@ -380,7 +381,7 @@ func runScenario(ctx context.Context, g *greenUnderTest, opts *Options, sc green
 		}
 	}()
 	config := map[string]any{
-		"scenario":             green.ScenarioCoordination,
+		"scenario":             scenario.Coordination,
 		"entry_role":           sc.Topology.Entry,
 		"task_ids":             []string{sc.ID},
 		"settle_quiet_ms":      opts.SettleQuiet.Milliseconds(),

@@ -10,6 +10,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
 
 	"github.com/coordbench/coordbench/evals"
+	"github.com/coordbench/coordbench/scenario"
 	"github.com/coordbench/coordbench/tracedata"
 )
 
@@ -36,13 +37,13 @@ func artifactTestResult() *Result {
 				Steps:   []tracedata.Step{},
 				Outcome: &evals.Outcome{Success: true, Score: 1, Summary: "expected accept, answered accept"},
 			},
-			notRun(Task{ID: "paper-2"}, errNotRunForTest),
+			notRun(scenario.Task{ID: "paper-2"}, errNotRunForTest),
 		},
 		Warnings: []string{"a <warning> & more"},
 	}
 }
 
-var errNotRunForTest = &RequestError{Err: errString("the assessment deadline of 1s passed")}
+var errNotRunForTest = &scenario.RequestError{Err: errString("the assessment deadline of 1s passed")}
 
 type errString string
 

@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/coordbench/coordbench/evals"
+	"github.com/coordbench/coordbench/scenario"
 )
 
 // The coordination scenario (DESIGN §5): each task is a PeerRead paper
@@ -384,7 +385,7 @@ type CoordinationScenario struct {
 	byID        map[string]*CoordinationTask
 }
 
-var _ Scenario = (*CoordinationScenario)(nil)
+var _ scenario.Scenario = (*CoordinationScenario)(nil)
 
 // CoordinationTask is Task.Data of a coordination task.
 type CoordinationTask struct {
@@ -520,11 +521,11 @@ func (s *CoordinationScenario) PeerReadDir() string { return s.peerReadDir }
 // shard (task i of the selection belongs to shard i mod num_shards). It
 // also checks that the request names an entry participant, so a request
 // that cannot be run is rejected before any task starts.
-func (s *CoordinationScenario) Tasks(req *Request) ([]Task, error) {
+func (s *CoordinationScenario) Tasks(req *scenario.Request) ([]scenario.Task, error) {
 	if req == nil {
 		return nil, errors.New("coordination: no request")
 	}
-	if _, _, err := entryParticipant(req, ScenarioCoordination); err != nil {
+	if _, _, err := scenario.EntryParticipant(req, scenario.Coordination); err != nil {
 		return nil, err
 	}
 	cfg := req.Config
@@ -563,12 +564,12 @@ func (s *CoordinationScenario) Tasks(req *Request) ([]Task, error) {
 		return nil, fmt.Errorf("coordination: shard_index %d out of range for num_shards %d (want 0..%d)",
 			cfg.ShardIndex, cfg.NumShards, shards-1)
 	}
-	tasks := []Task{}
+	tasks := []scenario.Task{}
 	for i, t := range selected {
 		if i%shards != cfg.ShardIndex {
 			continue
 		}
-		tasks = append(tasks, Task{ID: t.Scenario.ID, Title: t.Scenario.Paper.Title, Data: t})
+		tasks = append(tasks, scenario.Task{ID: t.Scenario.ID, Title: t.Scenario.Paper.Title, Data: t})
 	}
 	return tasks, nil
 }
@@ -585,14 +586,14 @@ func (s *CoordinationScenario) taskIDs() []string {
 // participant that fails, hangs or answers something unreadable is an
 // outcome with Success false; only a task or request this scenario cannot
 // run is an error.
-func (s *CoordinationScenario) Run(ctx context.Context, env *TaskEnv, task Task) (*evals.Outcome, error) {
+func (s *CoordinationScenario) Run(ctx context.Context, env *scenario.TaskEnv, task scenario.Task) (*evals.Outcome, error) {
 	if env == nil || env.Messenger == nil {
 		return nil, errors.New("coordination: no messenger")
 	}
 	return s.run(ctx, env, env.Messenger, task)
 }
 
-func (s *CoordinationScenario) run(ctx context.Context, env *TaskEnv, send sender, task Task) (*evals.Outcome, error) {
+func (s *CoordinationScenario) run(ctx context.Context, env *scenario.TaskEnv, send scenario.Sender, task scenario.Task) (*evals.Outcome, error) {
 	t, ok := s.byID[task.ID]
 	if !ok {
 		return nil, fmt.Errorf("coordination: unknown task %q; valid ids: %s", task.ID, strings.Join(s.taskIDs(), ", "))
@@ -600,7 +601,7 @@ func (s *CoordinationScenario) run(ctx context.Context, env *TaskEnv, send sende
 	if env == nil || env.Request == nil {
 		return nil, fmt.Errorf("coordination: task %s: no request", task.ID)
 	}
-	role, url, err := entryParticipant(env.Request, ScenarioCoordination)
+	role, url, err := scenario.EntryParticipant(env.Request, scenario.Coordination)
 	if err != nil {
 		return nil, err
 	}

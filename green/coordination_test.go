@@ -17,6 +17,7 @@ import (
 
 	"github.com/coordbench/coordbench/evals"
 	"github.com/coordbench/coordbench/otelmap"
+	"github.com/coordbench/coordbench/scenario"
 	"github.com/coordbench/coordbench/tracedata"
 )
 
@@ -281,7 +282,7 @@ func newCoordForTest(t *testing.T, opts CoordinationOptions) *CoordinationScenar
 	return s
 }
 
-func coordTaskIDsOf(tasks []Task) []string {
+func coordTaskIDsOf(tasks []scenario.Task) []string {
 	ids := []string{}
 	for _, t := range tasks {
 		ids = append(ids, t.ID)
@@ -299,23 +300,25 @@ func TestCoordinationTasks(t *testing.T) {
 		t.Fatalf("%d tasks", len(all))
 	}
 	one := map[string]string{"agent": "http://127.0.0.1:1/agent"}
-	req := func(cfg RequestConfig) *Request { return &Request{Participants: one, Config: cfg} }
+	req := func(cfg scenario.RequestConfig) *scenario.Request {
+		return &scenario.Request{Participants: one, Config: cfg}
+	}
 
 	for _, tc := range []struct {
 		name string
-		cfg  RequestConfig
+		cfg  scenario.RequestConfig
 		want []string
 	}{
-		{"all", RequestConfig{}, all},
-		{"ids keep ground truth order", RequestConfig{TaskIDs: []string{all[3], all[1], all[3]}}, []string{all[1], all[3]}},
-		{"num_tasks", RequestConfig{NumTasks: 2}, all[:2]},
-		{"num_tasks beyond", RequestConfig{NumTasks: 100}, all},
-		{"ids then num_tasks", RequestConfig{TaskIDs: []string{all[0], all[2], all[3]}, NumTasks: 2}, []string{all[0], all[2]}},
-		{"shard 0 of 2", RequestConfig{NumShards: 2, ShardIndex: 0}, coordEveryNth(all, 0, 2)},
-		{"shard 1 of 2", RequestConfig{NumShards: 2, ShardIndex: 1}, coordEveryNth(all, 1, 2)},
-		{"shard after num_tasks", RequestConfig{NumTasks: 3, NumShards: 2, ShardIndex: 1}, []string{all[1]}},
-		{"more shards than tasks", RequestConfig{NumShards: 50, ShardIndex: 49}, []string{}},
-		{"one shard", RequestConfig{NumShards: 1}, all},
+		{"all", scenario.RequestConfig{}, all},
+		{"ids keep ground truth order", scenario.RequestConfig{TaskIDs: []string{all[3], all[1], all[3]}}, []string{all[1], all[3]}},
+		{"num_tasks", scenario.RequestConfig{NumTasks: 2}, all[:2]},
+		{"num_tasks beyond", scenario.RequestConfig{NumTasks: 100}, all},
+		{"ids then num_tasks", scenario.RequestConfig{TaskIDs: []string{all[0], all[2], all[3]}, NumTasks: 2}, []string{all[0], all[2]}},
+		{"shard 0 of 2", scenario.RequestConfig{NumShards: 2, ShardIndex: 0}, coordEveryNth(all, 0, 2)},
+		{"shard 1 of 2", scenario.RequestConfig{NumShards: 2, ShardIndex: 1}, coordEveryNth(all, 1, 2)},
+		{"shard after num_tasks", scenario.RequestConfig{NumTasks: 3, NumShards: 2, ShardIndex: 1}, []string{all[1]}},
+		{"more shards than tasks", scenario.RequestConfig{NumShards: 50, ShardIndex: 49}, []string{}},
+		{"one shard", scenario.RequestConfig{NumShards: 1}, all},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tasks, err := s.Tasks(req(tc.cfg))
@@ -337,18 +340,18 @@ func TestCoordinationTasks(t *testing.T) {
 	two := map[string]string{"reviewer": "http://127.0.0.1:1/r", "coordinator": "http://127.0.0.1:1/c"}
 	for _, tc := range []struct {
 		name string
-		req  *Request
+		req  *scenario.Request
 		want []string
 	}{
-		{"unknown id", req(RequestConfig{TaskIDs: []string{"nope", all[0]}}), []string{`"nope"`, "valid ids: " + strings.Join(all, ", ")}},
-		{"shard out of range", req(RequestConfig{NumShards: 2, ShardIndex: 2}), []string{"shard_index 2", "0..1"}},
-		{"shard without shards", req(RequestConfig{ShardIndex: 1}), []string{"shard_index 1"}},
-		{"negative shard", req(RequestConfig{NumShards: 2, ShardIndex: -1}), []string{"shard_index -1"}},
-		{"negative num_tasks", req(RequestConfig{NumTasks: -1}), []string{"num_tasks -1"}},
-		{"negative num_shards", req(RequestConfig{NumShards: -2}), []string{"num_shards -2"}},
-		{"no entry role", &Request{Participants: two}, []string{"coordinator, reviewer", "entry_role"}},
-		{"entry role absent", &Request{Participants: two, Config: RequestConfig{EntryRole: "chair"}}, []string{`"chair"`, "coordinator, reviewer"}},
-		{"no participants", &Request{}, []string{"no participant"}},
+		{"unknown id", req(scenario.RequestConfig{TaskIDs: []string{"nope", all[0]}}), []string{`"nope"`, "valid ids: " + strings.Join(all, ", ")}},
+		{"shard out of range", req(scenario.RequestConfig{NumShards: 2, ShardIndex: 2}), []string{"shard_index 2", "0..1"}},
+		{"shard without shards", req(scenario.RequestConfig{ShardIndex: 1}), []string{"shard_index 1"}},
+		{"negative shard", req(scenario.RequestConfig{NumShards: 2, ShardIndex: -1}), []string{"shard_index -1"}},
+		{"negative num_tasks", req(scenario.RequestConfig{NumTasks: -1}), []string{"num_tasks -1"}},
+		{"negative num_shards", req(scenario.RequestConfig{NumShards: -2}), []string{"num_shards -2"}},
+		{"no entry role", &scenario.Request{Participants: two}, []string{"coordinator, reviewer", "entry_role"}},
+		{"entry role absent", &scenario.Request{Participants: two, Config: scenario.RequestConfig{EntryRole: "chair"}}, []string{`"chair"`, "coordinator, reviewer"}},
+		{"no participants", &scenario.Request{}, []string{"no participant"}},
 		{"nil request", nil, []string{"no request"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -363,7 +366,7 @@ func TestCoordinationTasks(t *testing.T) {
 			}
 		})
 	}
-	if tasks, err := s.Tasks(&Request{Participants: two, Config: RequestConfig{EntryRole: "coordinator", NumTasks: 1}}); err != nil || len(tasks) != 1 {
+	if tasks, err := s.Tasks(&scenario.Request{Participants: two, Config: scenario.RequestConfig{EntryRole: "coordinator", NumTasks: 1}}); err != nil || len(tasks) != 1 {
 		t.Errorf("with entry_role: %v, %v", coordTaskIDsOf(tasks), err)
 	}
 }
@@ -454,9 +457,9 @@ func (f *coordFakeSender) Send(_ context.Context, req SendRequest) (*Reply, erro
 }
 
 // coordTestTask returns the task of the ground truth entry for a paper.
-func coordTestTask(t *testing.T, s *CoordinationScenario, venue, id string) (Task, *CoordinationTask) {
+func coordTestTask(t *testing.T, s *CoordinationScenario, venue, id string) (scenario.Task, *CoordinationTask) {
 	t.Helper()
-	tasks, err := s.Tasks(&Request{Participants: map[string]string{"a": "http://x"}})
+	tasks, err := s.Tasks(&scenario.Request{Participants: map[string]string{"a": "http://x"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -467,17 +470,17 @@ func coordTestTask(t *testing.T, s *CoordinationScenario, venue, id string) (Tas
 		}
 	}
 	t.Fatalf("no task for %s/%s", venue, id)
-	return Task{}, nil
+	return scenario.Task{}, nil
 }
 
 func TestCoordinationRunRequest(t *testing.T) {
 	s := newCoordForTest(t, CoordinationOptions{MaxReviewChars: 300})
 	task, ct := coordTestTask(t, s, "iclr_2017", "305")
 	var progress []string
-	env := &TaskEnv{
-		Request: &Request{
+	env := &scenario.TaskEnv{
+		Request: &scenario.Request{
 			Participants: map[string]string{"coordinator": "http://127.0.0.1:9/coordinator", "reviewer": "http://127.0.0.1:9/r"},
-			Config:       RequestConfig{EntryRole: "coordinator"},
+			Config:       scenario.RequestConfig{EntryRole: "coordinator"},
 		},
 		Progress: func(s string) { progress = append(progress, s) },
 	}
@@ -542,11 +545,11 @@ func TestCoordinationRunOutcomes(t *testing.T) {
 	s := newCoordForTest(t, CoordinationOptions{})
 	reject, _ := coordTestTask(t, s, "iclr_2017", "749") // reject, mean 3 of 10 (0.2222)
 	derived, _ := coordTestTask(t, s, "acl_2017", "49")  // no decision; 4 of 5 (0.75) derives accept
-	env := &TaskEnv{Request: &Request{Participants: map[string]string{"only": "http://127.0.0.1:9/"}}}
+	env := &scenario.TaskEnv{Request: &scenario.Request{Participants: map[string]string{"only": "http://127.0.0.1:9/"}}}
 
 	for _, tc := range []struct {
 		name    string
-		task    Task
+		task    scenario.Task
 		reply   *Reply
 		err     error
 		success bool
@@ -591,14 +594,14 @@ func TestCoordinationRunOutcomes(t *testing.T) {
 
 	// Errors: what cannot be run at all.
 	f := &coordFakeSender{}
-	if _, err := s.run(context.Background(), env, f, Task{ID: "nope"}); err == nil || !strings.Contains(err.Error(), "valid ids") {
+	if _, err := s.run(context.Background(), env, f, scenario.Task{ID: "nope"}); err == nil || !strings.Contains(err.Error(), "valid ids") {
 		t.Errorf("unknown task: %v", err)
 	}
-	two := &TaskEnv{Request: &Request{Participants: map[string]string{"a": "http://a", "b": "http://b"}}}
+	two := &scenario.TaskEnv{Request: &scenario.Request{Participants: map[string]string{"a": "http://a", "b": "http://b"}}}
 	if _, err := s.run(context.Background(), two, f, reject); err == nil || !strings.Contains(err.Error(), "a, b") {
 		t.Errorf("two participants, no entry_role: %v", err)
 	}
-	if _, err := s.Run(context.Background(), &TaskEnv{Request: env.Request}, reject); err == nil {
+	if _, err := s.Run(context.Background(), &scenario.TaskEnv{Request: env.Request}, reject); err == nil {
 		t.Error("Run without a messenger must fail")
 	}
 	if len(f.reqs) != 0 {
@@ -616,7 +619,7 @@ func TestCoordinationTitlesOnly(t *testing.T) {
 		t.Fatal("a paper was loaded")
 	}
 	f := &coordFakeSender{reply: &Reply{Text: `{"decision": "accept", "recommendation": 5}`}}
-	env := &TaskEnv{Request: &Request{Participants: map[string]string{"a": "http://a"}}}
+	env := &scenario.TaskEnv{Request: &scenario.Request{Participants: map[string]string{"a": "http://a"}}}
 	out, err := s.run(context.Background(), env, f, task)
 	if err != nil {
 		t.Fatal(err)
@@ -671,7 +674,7 @@ func TestCoordinationLoopback(t *testing.T) {
 		}})
 
 	participants := map[string]string{"coordinator": coord.URL, "reviewer-1": r1.URL, "reviewer-2": r2.URL}
-	env := &TaskEnv{Messenger: g.m, Request: &Request{Participants: participants, Config: RequestConfig{EntryRole: "coordinator"}}}
+	env := &scenario.TaskEnv{Messenger: g.m, Request: &scenario.Request{Participants: participants, Config: scenario.RequestConfig{EntryRole: "coordinator"}}}
 	ctx, span := g.tracer.Start(t.Context(), otelmap.SpanTask, trace.WithAttributes(otelmap.AttrCallType.String(string(tracedata.CallHost))))
 	out, err := s.Run(ctx, env, fanOut)
 	span.End()
@@ -706,7 +709,7 @@ func TestCoordinationLoopback(t *testing.T) {
 	rejectTask, _ := coordTestTask(t, s, "iclr_2017", "749")
 	legacy := startTestPurple(t, testPurpleOptions{Name: "solo", Legacy: true, Reply: "see the data part",
 		ReplyData: map[string]any{"decision": "reject", "recommendation": 1, "rationale": "weak"}})
-	env = &TaskEnv{Messenger: g.m, Request: &Request{Participants: map[string]string{"solo": legacy.URL}}}
+	env = &scenario.TaskEnv{Messenger: g.m, Request: &scenario.Request{Participants: map[string]string{"solo": legacy.URL}}}
 	out, err = s.Run(t.Context(), env, rejectTask)
 	if err != nil {
 		t.Fatal(err)
@@ -717,7 +720,7 @@ func TestCoordinationLoopback(t *testing.T) {
 
 	// A participant whose task fails costs the task, not the assessment.
 	failing := startTestPurple(t, testPurpleOptions{Name: "broken", Fault: faultFail})
-	env = &TaskEnv{Messenger: g.m, Request: &Request{Participants: map[string]string{"broken": failing.URL}}}
+	env = &scenario.TaskEnv{Messenger: g.m, Request: &scenario.Request{Participants: map[string]string{"broken": failing.URL}}}
 	out, err = s.Run(t.Context(), env, rejectTask)
 	if err != nil {
 		t.Fatal(err)

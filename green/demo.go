@@ -17,6 +17,7 @@ import (
 	"github.com/coordbench/coordbench/evals"
 	"github.com/coordbench/coordbench/otelmap"
 	"github.com/coordbench/coordbench/purple"
+	"github.com/coordbench/coordbench/scenario"
 )
 
 // The demo: `green demo` runs the whole system on loopback with nothing
@@ -115,10 +116,10 @@ func RunDemo(ctx context.Context, opts DemoOptions) (*Result, error) {
 	defer cancel()
 	log := opts.Logger
 
-	scenario, papers := demoScenario(opts)
+	sc, papers := demoScenario(opts)
 	srv, err := NewServer(ctx, ServerOptions{
 		Host:            "127.0.0.1",
-		Scenarios:       map[string]Scenario{ScenarioCoordination: scenario},
+		Scenarios:       map[string]scenario.Scenario{scenario.Coordination: sc},
 		Evaluators:      opts.Evaluators,
 		Getenv:          opts.Getenv,
 		Logger:          log,
@@ -209,7 +210,7 @@ func demoAssess(ctx context.Context, greenURL string, participants map[string]st
 	if err := json.Unmarshal(raw, &config); err != nil {
 		return nil, fmt.Errorf("encode evaluator config: %w", err)
 	}
-	config["scenario"] = ScenarioCoordination
+	config["scenario"] = scenario.Coordination
 	config["entry_role"] = DemoCoordinator
 	config["num_tasks"] = DemoTasks
 	config["settle_quiet_ms"] = opts.SettleQuiet.Milliseconds()

@@ -15,6 +15,7 @@ import (
 	"github.com/coordbench/coordbench/evals"
 	"github.com/coordbench/coordbench/otelmap"
 	"github.com/coordbench/coordbench/purple"
+	"github.com/coordbench/coordbench/scenario"
 	"github.com/coordbench/coordbench/tracedata"
 )
 
@@ -66,7 +67,7 @@ func TestRunDemo(t *testing.T) {
 			}
 		})
 	}
-	if res.Domain != ScenarioCoordination || res.Score == nil || res.MaxScore == nil || *res.MaxScore != 100 {
+	if res.Domain != scenario.Coordination || res.Score == nil || res.MaxScore == nil || *res.MaxScore != 100 {
 		t.Errorf("domain %q, score %v / %v", res.Domain, deref(res.Score), deref(res.MaxScore))
 	}
 	if res.TimeUsed == nil || *res.TimeUsed <= 0 {

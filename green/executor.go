@@ -19,6 +19,7 @@ import (
 
 	"github.com/coordbench/coordbench/evals"
 	"github.com/coordbench/coordbench/otelmap"
+	"github.com/coordbench/coordbench/scenario"
 	"github.com/coordbench/coordbench/tracedata"
 )
 
@@ -57,7 +58,7 @@ var (
 // ExecutorOptions configure an Executor.
 type ExecutorOptions struct {
 	// Scenarios are the scenarios a request may name in config.scenario.
-	Scenarios map[string]Scenario
+	Scenarios map[string]scenario.Scenario
 	// Unavailable names scenarios that are known but not available here,
 	// with the reason, so a request for one is rejected with it.
 	Unavailable map[string]string
@@ -138,20 +139,20 @@ func (e *Executor) Scenarios() []string { return sortedKeys(e.opts.Scenarios) }
 // Assess runs one assessment and returns its result. progress, when not
 // nil, receives the texts of the `working` updates; calls to it are
 // serialised. A request the executor cannot run (an unknown scenario, tasks
-// the scenario does not have) is a *RequestError, returned before any
+// the scenario does not have) is a *scenario.RequestError, returned before any
 // progress. A participant's failure, a task that times out or a scenario
 // that panics costs that task a recorded failure; when the assessment
 // deadline passes, the remaining tasks are recorded as not run and the
 // result is still returned. Only ctx ending is an error once the tasks run.
-func (e *Executor) Assess(ctx context.Context, req *Request, progress func(string)) (*Result, error) {
+func (e *Executor) Assess(ctx context.Context, req *scenario.Request, progress func(string)) (*Result, error) {
 	return e.assess(ctx, req, progress, "")
 }
 
 // assessment is one assessment under way.
 type assessment struct {
 	e        *Executor
-	req      *Request
-	scenario Scenario
+	req      *scenario.Request
+	scenario scenario.Scenario
 	id       string
 	started  time.Time
 
@@ -215,31 +216,31 @@ func (a *assessment) warn(msg string) {
 	a.warnings = append(a.warnings, msg)
 }
 
-func (e *Executor) assess(ctx context.Context, req *Request, progress func(string), a2aTaskID string) (*Result, error) {
+func (e *Executor) assess(ctx context.Context, req *scenario.Request, progress func(string), a2aTaskID string) (*Result, error) {
 	if req == nil {
-		return nil, badRequest("no request")
+		return nil, scenario.BadRequest("no request")
 	}
 	name := req.Config.ScenarioName()
-	scenario, ok := e.opts.Scenarios[name]
+	sc, ok := e.opts.Scenarios[name]
 	if !ok {
 		if why, known := e.opts.Unavailable[name]; known {
-			return nil, badRequest("scenario %s is not available: %s", name, why)
+			return nil, scenario.BadRequest("scenario %s is not available: %s", name, why)
 		}
-		if name == ScenarioSciCode {
-			return nil, badRequest("scenario %s is not available", name)
+		if name == scenario.SciCode {
+			return nil, scenario.BadRequest("scenario %s is not available", name)
 		}
-		return nil, badRequest("unknown scenario %q; available: %s", name, strings.Join(e.Scenarios(), ", "))
+		return nil, scenario.BadRequest("unknown scenario %q; available: %s", name, strings.Join(e.Scenarios(), ", "))
 	}
-	tasks, err := scenario.Tasks(req)
+	tasks, err := sc.Tasks(req)
 	if err != nil {
-		var re *RequestError
+		var re *scenario.RequestError
 		if errors.As(err, &re) {
 			return nil, err
 		}
-		return nil, &RequestError{Err: err}
+		return nil, &scenario.RequestError{Err: err}
 	}
 
-	a := &assessment{e: e, req: req, scenario: scenario, started: time.Now(), progressFn: progress}
+	a := &assessment{e: e, req: req, scenario: sc, started: time.Now(), progressFn: progress}
 	actx, cancel := context.WithTimeoutCause(ctx, req.Config.Deadline(),
 		fmt.Errorf("the assessment deadline of %s passed", req.Config.Deadline()))
 	defer cancel()
@@ -247,7 +248,7 @@ func (e *Executor) assess(ctx context.Context, req *Request, progress func(strin
 		trace.WithSpanKind(trace.SpanKindInternal),
 		trace.WithAttributes(
 			otelmap.AttrCallType.String(string(tracedata.CallHost)),
-			otelmap.AttrScenario.String(scenario.Name()),
+			otelmap.AttrScenario.String(sc.Name()),
 			otelmap.AttrTaskCount.Int(len(tasks)),
 		))
 	defer span.End()
@@ -268,17 +269,17 @@ func (e *Executor) assess(ctx context.Context, req *Request, progress func(strin
 	stop := a.heartbeat(actx, e.opts.ProgressInterval)
 	defer stop()
 	a.progress(fmt.Sprintf("assessment started: scenario %s, %s, participants %s",
-		scenario.Name(), plural(len(tasks), "task", "tasks"), strings.Join(sortedKeys(req.Participants), ", ")))
+		sc.Name(), plural(len(tasks), "task", "tasks"), strings.Join(sortedKeys(req.Participants), ", ")))
 	participants := a.participantNames(actx, messenger)
 
-	res := &Result{Schema: ResultSchema, Domain: scenario.Name(), Tasks: []TaskResult{}}
+	res := &Result{Schema: ResultSchema, Domain: sc.Name(), Tasks: []TaskResult{}}
 	for _, role := range sortedKeys(req.Participants) {
 		res.Inputs = append(res.Inputs, role+"="+req.Participants[role])
 	}
 	if len(tasks) == 0 {
 		a.warn("the request selects no tasks (task_ids, num_tasks and the shard leave none)")
 	}
-	env := &TaskEnv{Messenger: messenger, Request: req, Progress: a.progress}
+	env := &scenario.TaskEnv{Messenger: messenger, Request: req, Progress: a.progress}
 	for i, task := range tasks {
 		if err := ctx.Err(); err != nil {
 			recordSpanError(span, context.Cause(ctx), "canceled")
@@ -317,12 +318,12 @@ func (e *Executor) assess(ctx context.Context, req *Request, progress func(strin
 	scoreResult(res, a.started)
 	res.Warnings = append(res.Warnings, a.warnings...)
 	span.SetAttributes(otelmap.AttrScore.Float64(*res.Score))
-	e.log.Info("assessment done", "assessment", a.id, "scenario", scenario.Name(), "tasks", len(res.Tasks),
+	e.log.Info("assessment done", "assessment", a.id, "scenario", a.scenario.Name(), "tasks", len(res.Tasks),
 		"score", *res.Score, "pass_rate", *res.PassRate)
 	return res, nil
 }
 
-func (e *Executor) messengerOptions(req *Request) MessengerOptions {
+func (e *Executor) messengerOptions(req *scenario.Request) MessengerOptions {
 	opts := e.opts.Messenger
 	opts.CallTimeout = req.Config.CallTimeout()
 	if opts.Logger == nil {
@@ -366,7 +367,7 @@ func (a *assessment) participantNames(ctx context.Context, m *Messenger) []strin
 // runTask runs task i of n in its own trace and assesses it. ctx is the
 // caller's (its end aborts the assessment, and is the only error); actx
 // adds the assessment deadline and carries the assessment span.
-func (a *assessment) runTask(ctx, actx context.Context, env *TaskEnv, i, n int, task Task, participants []string) (TaskResult, error) {
+func (a *assessment) runTask(ctx, actx context.Context, env *scenario.TaskEnv, i, n int, task scenario.Task, participants []string) (TaskResult, error) {
 	e, cfg := a.e, a.req.Config
 	label := fmt.Sprintf("task %d/%d (%s)", i+1, n, task.ID)
 	a.setCurrent(label + " running")
@@ -457,7 +458,7 @@ var scenarioStopGrace = 5 * time.Second
 // scenario that does not return within scenarioStopGrace of its context
 // ending is abandoned (and logged), so the task timeout and the assessment
 // deadline hold whatever the scenario does.
-func runScenario(ctx context.Context, log *slog.Logger, s Scenario, env *TaskEnv, task Task) (*evals.Outcome, error) {
+func runScenario(ctx context.Context, log *slog.Logger, s scenario.Scenario, env *scenario.TaskEnv, task scenario.Task) (*evals.Outcome, error) {
 	type ret struct {
 		outcome *evals.Outcome
 		err     error
@@ -503,7 +504,7 @@ func cloneOutcome(o *evals.Outcome) *evals.Outcome {
 }
 
 // notRun records a task the deadline left no time for.
-func notRun(task Task, cause error) TaskResult {
+func notRun(task scenario.Task, cause error) TaskResult {
 	return TaskResult{
 		TaskID:       task.ID,
 		Agents:       []tracedata.Agent{},
@@ -578,7 +579,7 @@ func (e *Executor) Execute(ctx context.Context, execCtx *a2asrv.ExecutorContext)
 			}
 		}
 
-		var reqErr *RequestError
+		var reqErr *scenario.RequestError
 		switch {
 		case end.err == nil:
 			art, err := ResultArtifactEvent(execCtx, end.res)

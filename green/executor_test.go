@@ -18,11 +18,12 @@ import (
 
 	"github.com/coordbench/coordbench/evals"
 	"github.com/coordbench/coordbench/otelmap"
+	"github.com/coordbench/coordbench/scenario"
 )
 
 // newExecutorForTest builds an executor as the server does (the green
 // agent's spans recorded into its store), without a server.
-func newExecutorForTest(t *testing.T, scenarios map[string]Scenario, progress time.Duration) (*Executor, *otelmap.Store) {
+func newExecutorForTest(t *testing.T, scenarios map[string]scenario.Scenario, progress time.Duration) (*Executor, *otelmap.Store) {
 	t.Helper()
 	t.Setenv(evals.EnvLLMAPIKey, "")
 	store := otelmap.NewStore(otelmap.Limits{})
@@ -47,7 +48,7 @@ func newExecutorForTest(t *testing.T, scenarios map[string]Scenario, progress ti
 	return e, store
 }
 
-func mustParse(t *testing.T, format string, args ...any) *Request {
+func mustParse(t *testing.T, format string, args ...any) *scenario.Request {
 	t.Helper()
 	req, err := ParseRequest(fmt.Sprintf(format, args...))
 	if err != nil {
@@ -78,7 +79,7 @@ func (p *progressLog) all() []string {
 // every ProgressInterval, besides the updates at the start and after each
 // task.
 func TestExecutorProgress(t *testing.T) {
-	e, _ := newExecutorForTest(t, map[string]Scenario{"route": routeScenario{}}, 50*time.Millisecond)
+	e, _ := newExecutorForTest(t, map[string]scenario.Scenario{"route": routeScenario{}}, 50*time.Millisecond)
 	slow := startTestPurple(t, testPurpleOptions{Name: "slow", Delay: 600 * time.Millisecond})
 	req := mustParse(t, `{"participants": {"slow": %q}, "config": {"scenario": "route", "task_ids": ["slow#1"], "settle_quiet_ms": 50}}`, slow.URL)
 	var log progressLog
@@ -110,7 +111,7 @@ func TestExecutorProgress(t *testing.T) {
 }
 
 func TestExecutorRejects(t *testing.T) {
-	e, _ := newExecutorForTest(t, map[string]Scenario{"route": routeScenario{}}, time.Minute)
+	e, _ := newExecutorForTest(t, map[string]scenario.Scenario{"route": routeScenario{}}, time.Minute)
 	for _, tc := range []struct {
 		name, config, want string
 	}{
@@ -124,11 +125,11 @@ func TestExecutorRejects(t *testing.T) {
 			req := mustParse(t, `{"participants": {"agent": "http://127.0.0.1:1/"}, "config": %s}`, tc.config)
 			var log progressLog
 			res, err := e.Assess(t.Context(), req, log.add)
-			var re *RequestError
+			var re *scenario.RequestError
 			if !errors.As(err, &re) {
-				t.Fatalf("Assess = %v, %v; want a *RequestError", res, err)
+				t.Fatalf("Assess = %v, %v; want a *scenario.RequestError", res, err)
 			}
-			if !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), RequestFormatHelp) {
+			if !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), scenario.RequestFormatHelp) {
 				t.Errorf("error %q does not say %q and show the format", firstLine(err.Error()), tc.want)
 			}
 			if len(log.all()) > 0 {
@@ -142,7 +143,7 @@ func TestExecutorRejects(t *testing.T) {
 // its timeout, and a scenario that cannot run a task each cost that task,
 // not the assessment; the store is left without their traces.
 func TestExecutorTaskFailures(t *testing.T) {
-	e, store := newExecutorForTest(t, map[string]Scenario{"route": routeScenario{}, "broken": brokenScenario{}}, time.Minute)
+	e, store := newExecutorForTest(t, map[string]scenario.Scenario{"route": routeScenario{}, "broken": brokenScenario{}}, time.Minute)
 	hang := startTestPurple(t, testPurpleOptions{Name: "hang", Fault: faultHang})
 	good := startTestPurple(t, testPurpleOptions{Name: "good"})
 	before := runtime.NumGoroutine()
@@ -204,11 +205,11 @@ type brokenScenario struct{}
 
 func (brokenScenario) Name() string { return "broken" }
 
-func (brokenScenario) Tasks(*Request) ([]Task, error) {
-	return []Task{{ID: "error"}, {ID: "nil"}}, nil
+func (brokenScenario) Tasks(*scenario.Request) ([]scenario.Task, error) {
+	return []scenario.Task{{ID: "error"}, {ID: "nil"}}, nil
 }
 
-func (brokenScenario) Run(_ context.Context, _ *TaskEnv, task Task) (*evals.Outcome, error) {
+func (brokenScenario) Run(_ context.Context, _ *scenario.TaskEnv, task scenario.Task) (*evals.Outcome, error) {
 	if task.ID == "error" {
 		return nil, errors.New("broken: no can do")
 	}
@@ -216,7 +217,7 @@ func (brokenScenario) Run(_ context.Context, _ *TaskEnv, task Task) (*evals.Outc
 }
 
 func TestExecutorNoTasks(t *testing.T) {
-	e, _ := newExecutorForTest(t, map[string]Scenario{"route": routeScenario{}}, time.Minute)
+	e, _ := newExecutorForTest(t, map[string]scenario.Scenario{"route": routeScenario{}}, time.Minute)
 	req := mustParse(t, `{"participants": {"agent": "http://127.0.0.1:1/"}, "config": {"scenario": "route"}}`)
 	res, err := e.Assess(t.Context(), req, nil)
 	if err != nil {
@@ -237,7 +238,7 @@ func TestExecutorNoTasks(t *testing.T) {
 // TestExecutorContextEnds: the caller's context ending (a cancel, the
 // server stopping) aborts the assessment with its cause.
 func TestExecutorContextEnds(t *testing.T) {
-	e, _ := newExecutorForTest(t, map[string]Scenario{"route": routeScenario{}}, time.Minute)
+	e, _ := newExecutorForTest(t, map[string]scenario.Scenario{"route": routeScenario{}}, time.Minute)
 	hang := startTestPurple(t, testPurpleOptions{Name: "hang", Fault: faultHang})
 	req := mustParse(t, `{"participants": {"hang": %q}, "config": {"scenario": "route", "task_ids": ["hang#1", "hang#2"]}}`, hang.URL)
 	ctx, cancel := context.WithCancelCause(t.Context())
@@ -254,7 +255,7 @@ func TestExecutorContextEnds(t *testing.T) {
 }
 
 func TestParticipantNamesFromCards(t *testing.T) {
-	e, _ := newExecutorForTest(t, map[string]Scenario{"route": routeScenario{}}, time.Minute)
+	e, _ := newExecutorForTest(t, map[string]scenario.Scenario{"route": routeScenario{}}, time.Minute)
 	named := startTestPurple(t, testPurpleOptions{Name: "Reviewer Agent"})
 	req := mustParse(t, `{"participants": {"reviewer": %q, "ghost": %q}, "config": {"scenario": "route", "task_ids": ["reviewer#1"], "settle_quiet_ms": 50, "call_timeout_seconds": 2}}`,
 		named.URL, refusedURL(t))
@@ -296,11 +297,11 @@ type stuckScenario struct{ release chan struct{} }
 
 func (stuckScenario) Name() string { return "stuck" }
 
-func (stuckScenario) Tasks(*Request) ([]Task, error) {
-	return []Task{{ID: "stuck-1"}, {ID: "stuck-2"}}, nil
+func (stuckScenario) Tasks(*scenario.Request) ([]scenario.Task, error) {
+	return []scenario.Task{{ID: "stuck-1"}, {ID: "stuck-2"}}, nil
 }
 
-func (s stuckScenario) Run(_ context.Context, env *TaskEnv, _ Task) (*evals.Outcome, error) {
+func (s stuckScenario) Run(_ context.Context, env *scenario.TaskEnv, _ scenario.Task) (*evals.Outcome, error) {
 	<-s.release
 	env.Progress("too late") // after its task was given up: must not block or leak
 	return &evals.Outcome{Success: true, Score: 1}, nil
@@ -314,7 +315,7 @@ func TestExecutorAbandonsStuckScenario(t *testing.T) {
 	scenarioStopGrace = 100 * time.Millisecond
 	release := make(chan struct{})
 	defer close(release)
-	e, _ := newExecutorForTest(t, map[string]Scenario{"stuck": stuckScenario{release}}, time.Minute)
+	e, _ := newExecutorForTest(t, map[string]scenario.Scenario{"stuck": stuckScenario{release}}, time.Minute)
 	req := mustParse(t, `{"participants": {"agent": "http://127.0.0.1:1/"}, "config": {"scenario": "stuck", "task_timeout_seconds": 0.2, "settle_quiet_ms": 20}}`)
 	start := time.Now()
 	res, err := e.Assess(t.Context(), req, func(string) {})

@@ -10,78 +10,29 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
+
+	"github.com/coordbench/coordbench/scenario"
 )
 
 // Request parsing (DESIGN §4). An assessment request is the text of the
 // first message an A2A client sends: the AgentBeats JSON, or the legacy tag
 // format that tau-bench and SciCode green agents take. Anything else is
-// rejected with RequestFormatHelp, so a person who typed "Hello" learns
+// rejected with scenario.RequestFormatHelp, so a person who typed "Hello" learns
 // what to send.
 
-// Scenario names a request may ask for in config.scenario.
-const (
-	ScenarioCoordination = "coordination"
-	ScenarioSciCode      = "scicode"
-)
-
-// Config defaults, applied by the RequestConfig accessors so that a request
-// keeps exactly what the requester sent.
-const (
-	DefaultTaskTimeout     = 900 * time.Second
-	DefaultDeadline        = 3600 * time.Second
-	DefaultSettleQuiet     = 500 * time.Millisecond
-	DefaultSettleMaxWait   = 10 * time.Second
-	maxRequestParticipants = 64
-)
+const maxRequestParticipants = 64
 
 // LegacyParticipantRole is the role the legacy tag format's
 // <white_agent_url> becomes.
 const LegacyParticipantRole = "white_agent"
 
-// RequestFormatHelp shows the two request formats. It is the text of every
-// rejection, so that whoever sent a bad request sees what a good one looks
-// like.
-const RequestFormatHelp = `Send an assessment request as the text of the message, in one of two forms.
-
-AgentBeats JSON:
-  {"participants": {"<role>": "<A2A URL of the agent>"},
-   "config": {"scenario": "coordination", "num_tasks": 3}}
-
-Legacy tags (SciCode / tau-bench style):
-  <white_agent_url>http://host:port/</white_agent_url>
-  <scicode_problem_id>13</scicode_problem_id>
-  <split>dev</split>
-  <max_num_steps>3</max_num_steps>
-
-Config keys (all optional): scenario ("coordination" or "scicode"), entry_role, task_ids, num_tasks,
-shard_index, num_shards, num_instances, call_timeout_seconds, task_timeout_seconds, deadline_seconds,
-settle_quiet_ms, settle_max_wait_ms, evaluators, graph_metrics, include_virtual_nodes.`
-
-// RequestError is a request that cannot be assessed. Its message names the
-// problem and then shows RequestFormatHelp; the executor ends the A2A task
-// in state rejected with it.
-type RequestError struct {
-	Err error
-}
-
-func (e *RequestError) Error() string {
-	return "bad assessment request: " + e.Err.Error() + "\n\n" + RequestFormatHelp
-}
-
-func (e *RequestError) Unwrap() error { return e.Err }
-
-func badRequest(format string, args ...any) error {
-	return &RequestError{Err: fmt.Errorf(format, args...)}
-}
-
 // ParseRequest parses an assessment request in either format. The error,
-// a *RequestError, says what is wrong and shows both formats.
-func ParseRequest(text string) (*Request, error) {
+// a *scenario.RequestError, says what is wrong and shows both formats.
+func ParseRequest(text string) (*scenario.Request, error) {
 	text = strings.TrimSpace(strings.TrimPrefix(text, "\ufeff"))
 	switch {
 	case text == "":
-		return nil, badRequest("the message is empty")
+		return nil, scenario.BadRequest("the message is empty")
 	case strings.HasPrefix(text, "{"):
 		return parseJSONRequest([]byte(text))
 	case legacyURLTag.MatchString(text):
@@ -92,7 +43,7 @@ func ParseRequest(text string) (*Request, error) {
 			return parseJSONRequest([]byte(inner))
 		}
 	}
-	return nil, badRequest("the message is neither the AgentBeats JSON nor the legacy tag format (it starts %q)", preview(text, 40))
+	return nil, scenario.BadRequest("the message is neither the AgentBeats JSON nor the legacy tag format (it starts %q)", preview(text, 40))
 }
 
 // rawRequest is the AgentBeats request as sent.
@@ -101,31 +52,31 @@ type rawRequest struct {
 	Config       json.RawMessage   `json:"config"`
 }
 
-func parseJSONRequest(raw []byte) (*Request, error) {
+func parseJSONRequest(raw []byte) (*scenario.Request, error) {
 	var rr rawRequest
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	if err := dec.Decode(&rr); err != nil {
-		return nil, badRequest("the JSON does not decode: %v", jsonErrorText(err))
+		return nil, scenario.BadRequest("the JSON does not decode: %v", jsonErrorText(err))
 	}
 	if dec.More() {
-		return nil, badRequest("the JSON request is followed by more text")
+		return nil, scenario.BadRequest("the JSON request is followed by more text")
 	}
 	if len(rr.Participants) == 0 {
-		return nil, badRequest(`"participants" is missing or empty: it maps each role to the participant's A2A URL`)
+		return nil, scenario.BadRequest(`"participants" is missing or empty: it maps each role to the participant's A2A URL`)
 	}
 	if len(rr.Participants) > maxRequestParticipants {
-		return nil, badRequest("%d participants; at most %d are accepted", len(rr.Participants), maxRequestParticipants)
+		return nil, scenario.BadRequest("%d participants; at most %d are accepted", len(rr.Participants), maxRequestParticipants)
 	}
-	req := &Request{Participants: make(map[string]string, len(rr.Participants))}
+	req := &scenario.Request{Participants: make(map[string]string, len(rr.Participants))}
 	for role, u := range rr.Participants {
 		role = strings.TrimSpace(role)
 		if role == "" {
-			return nil, badRequest("a participant has an empty role")
+			return nil, scenario.BadRequest("a participant has an empty role")
 		}
 		clean, err := checkParticipantURL(u)
 		if err != nil {
-			return nil, badRequest("participant %q: %v", role, err)
+			return nil, scenario.BadRequest("participant %q: %v", role, err)
 		}
 		req.Participants[role] = clean
 	}
@@ -134,7 +85,7 @@ func parseJSONRequest(raw []byte) (*Request, error) {
 		return nil, err
 	}
 	req.Config = cfg
-	if err := req.Config.validate(req.Participants); err != nil {
+	if err := validateConfig(&req.Config, req.Participants); err != nil {
 		return nil, err
 	}
 	return req, nil
@@ -142,14 +93,14 @@ func parseJSONRequest(raw []byte) (*Request, error) {
 
 // parseRequestConfig decodes the keys every scenario shares into their
 // fields and keeps every key, known or not, in Raw.
-func parseRequestConfig(raw json.RawMessage) (RequestConfig, error) {
-	var cfg RequestConfig
+func parseRequestConfig(raw json.RawMessage) (scenario.RequestConfig, error) {
+	var cfg scenario.RequestConfig
 	if len(bytes.TrimSpace(raw)) == 0 || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
 		cfg.Raw = map[string]json.RawMessage{}
 		return cfg, nil
 	}
 	if err := json.Unmarshal(raw, &cfg.Raw); err != nil {
-		return cfg, badRequest(`"config" must be a JSON object: %v`, jsonErrorText(err))
+		return cfg, scenario.BadRequest(`"config" must be a JSON object: %v`, jsonErrorText(err))
 	}
 	if cfg.Raw == nil {
 		cfg.Raw = map[string]json.RawMessage{}
@@ -157,17 +108,17 @@ func parseRequestConfig(raw json.RawMessage) (RequestConfig, error) {
 	// Unknown keys are ignored here (they stay in Raw for the scenario);
 	// known keys of the wrong type are errors that name the key.
 	if err := json.Unmarshal(raw, &cfg); err != nil {
-		return cfg, badRequest("config: %v", jsonErrorText(err))
+		return cfg, scenario.BadRequest("config: %v", jsonErrorText(err))
 	}
 	return cfg, nil
 }
 
-// validate checks the shared keys' values.
-func (c *RequestConfig) validate(participants map[string]string) error {
+// validateConfig checks the shared keys' values.
+func validateConfig(c *scenario.RequestConfig, participants map[string]string) error {
 	c.Scenario = strings.ToLower(strings.TrimSpace(c.Scenario))
 	if c.EntryRole != "" {
 		if _, ok := participants[c.EntryRole]; !ok {
-			return badRequest("config.entry_role %q is not among the participants (%s)", c.EntryRole, strings.Join(sortedKeys(participants), ", "))
+			return scenario.BadRequest("config.entry_role %q is not among the participants (%s)", c.EntryRole, strings.Join(sortedKeys(participants), ", "))
 		}
 	}
 	for _, f := range []struct {
@@ -185,61 +136,21 @@ func (c *RequestConfig) validate(participants map[string]string) error {
 		{"settle_max_wait_ms", float64(c.SettleMaxWaitMS)},
 	} {
 		if f.v < 0 {
-			return badRequest("config.%s is %v; it must not be negative", f.name, f.v)
+			return scenario.BadRequest("config.%s is %v; it must not be negative", f.name, f.v)
 		}
 	}
 	if c.NumShards > 0 && c.ShardIndex >= c.NumShards {
-		return badRequest("config.shard_index %d is out of range for num_shards %d (0..%d)", c.ShardIndex, c.NumShards, c.NumShards-1)
+		return scenario.BadRequest("config.shard_index %d is out of range for num_shards %d (0..%d)", c.ShardIndex, c.NumShards, c.NumShards-1)
 	}
 	if c.NumShards == 0 && c.ShardIndex > 0 {
-		return badRequest("config.shard_index %d needs num_shards", c.ShardIndex)
+		return scenario.BadRequest("config.shard_index %d needs num_shards", c.ShardIndex)
 	}
 	for i, id := range c.TaskIDs {
 		if strings.TrimSpace(id) == "" {
-			return badRequest("config.task_ids[%d] is empty", i)
+			return scenario.BadRequest("config.task_ids[%d] is empty", i)
 		}
 	}
 	return nil
-}
-
-// ScenarioName is config.scenario, or the default "coordination".
-func (c RequestConfig) ScenarioName() string {
-	if c.Scenario == "" {
-		return ScenarioCoordination
-	}
-	return c.Scenario
-}
-
-// CallTimeout bounds one call to a participant (DefaultCallTimeout is
-// the Messenger's).
-func (c RequestConfig) CallTimeout() time.Duration {
-	return secondsOr(c.CallTimeoutSeconds, DefaultCallTimeout)
-}
-
-// TaskTimeout bounds one task.
-func (c RequestConfig) TaskTimeout() time.Duration {
-	return secondsOr(c.TaskTimeoutSeconds, DefaultTaskTimeout)
-}
-
-// Deadline bounds the whole assessment.
-func (c RequestConfig) Deadline() time.Duration {
-	return secondsOr(c.DeadlineSeconds, DefaultDeadline)
-}
-
-// SettleQuiet is how long a task's trace must be quiet to be complete.
-func (c RequestConfig) SettleQuiet() time.Duration {
-	if c.SettleQuietMS > 0 {
-		return time.Duration(c.SettleQuietMS) * time.Millisecond
-	}
-	return DefaultSettleQuiet
-}
-
-// SettleMaxWait bounds the wait for a task's trace to settle.
-func (c RequestConfig) SettleMaxWait() time.Duration {
-	if c.SettleMaxWaitMS > 0 {
-		return time.Duration(c.SettleMaxWaitMS) * time.Millisecond
-	}
-	return DefaultSettleMaxWait
 }
 
 // Legacy tag format.
@@ -254,18 +165,18 @@ var (
 // parseLegacyRequest reads the tag format: the white agent is the one
 // participant, and the request is a SciCode assessment whose problem ids,
 // split and step budget go to Config.Raw for the scenario.
-func parseLegacyRequest(text string) (*Request, error) {
+func parseLegacyRequest(text string) (*scenario.Request, error) {
 	m := legacyURLTag.FindStringSubmatch(text)
 	u, err := checkParticipantURL(m[1])
 	if err != nil {
-		return nil, badRequest("<white_agent_url>: %v", err)
+		return nil, scenario.BadRequest("<white_agent_url>: %v", err)
 	}
-	req := &Request{
+	req := &scenario.Request{
 		Participants: map[string]string{LegacyParticipantRole: u},
 		Legacy:       true,
-		Config: RequestConfig{
-			Scenario: ScenarioSciCode,
-			Raw:      map[string]json.RawMessage{"scenario": mustJSON(ScenarioSciCode)},
+		Config: scenario.RequestConfig{
+			Scenario: scenario.SciCode,
+			Raw:      map[string]json.RawMessage{"scenario": mustJSON(scenario.SciCode)},
 		},
 	}
 	var ids []string
@@ -285,7 +196,7 @@ func parseLegacyRequest(text string) (*Request, error) {
 	if mm := legacyMaxStepsTag.FindStringSubmatch(text); mm != nil && mm[1] != "" {
 		n, err := strconv.Atoi(mm[1])
 		if err != nil || n <= 0 {
-			return nil, badRequest("<max_num_steps> must be a positive whole number, not %q", mm[1])
+			return nil, scenario.BadRequest("<max_num_steps> must be a positive whole number, not %q", mm[1])
 		}
 		req.Config.Raw["max_num_steps"] = mustJSON(n)
 	}
@@ -383,11 +294,4 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	slices.Sort(keys)
 	return keys
-}
-
-func secondsOr(s float64, def time.Duration) time.Duration {
-	if s > 0 {
-		return time.Duration(s * float64(time.Second))
-	}
-	return def
 }

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/coordbench/coordbench/scenario"
 )
 
 func TestParseRequestAgentBeats(t *testing.T) {
@@ -69,13 +71,13 @@ func TestParseRequestDefaults(t *testing.T) {
 		t.Fatalf("ParseRequest: %v", err)
 	}
 	c := req.Config
-	if c.ScenarioName() != ScenarioCoordination {
-		t.Errorf("scenario = %q, want the default %q", c.ScenarioName(), ScenarioCoordination)
+	if c.ScenarioName() != scenario.Coordination {
+		t.Errorf("scenario = %q, want the default %q", c.ScenarioName(), scenario.Coordination)
 	}
-	if c.CallTimeout() != DefaultCallTimeout || c.TaskTimeout() != DefaultTaskTimeout || c.Deadline() != DefaultDeadline {
+	if c.CallTimeout() != DefaultCallTimeout || c.TaskTimeout() != scenario.DefaultTaskTimeout || c.Deadline() != scenario.DefaultDeadline {
 		t.Errorf("timeouts = %v %v %v", c.CallTimeout(), c.TaskTimeout(), c.Deadline())
 	}
-	if c.SettleQuiet() != DefaultSettleQuiet || c.SettleMaxWait() != DefaultSettleMaxWait {
+	if c.SettleQuiet() != scenario.DefaultSettleQuiet || c.SettleMaxWait() != scenario.DefaultSettleMaxWait {
 		t.Errorf("settle = %v %v", c.SettleQuiet(), c.SettleMaxWait())
 	}
 	if c.Raw == nil || len(c.Raw) != 0 {
@@ -110,7 +112,7 @@ func TestParseRequestLegacy(t *testing.T) {
 			if err != nil {
 				t.Fatalf("ParseRequest: %v", err)
 			}
-			if !req.Legacy || req.Config.ScenarioName() != ScenarioSciCode {
+			if !req.Legacy || req.Config.ScenarioName() != scenario.SciCode {
 				t.Errorf("legacy %v scenario %q", req.Legacy, req.Config.ScenarioName())
 			}
 			if req.Participants[LegacyParticipantRole] != "http://white:9019/" || len(req.Participants) != 1 {
@@ -166,9 +168,9 @@ func TestParseRequestRejects(t *testing.T) {
 			if err == nil {
 				t.Fatalf("accepted: %+v", req)
 			}
-			var re *RequestError
+			var re *scenario.RequestError
 			if !errors.As(err, &re) {
-				t.Fatalf("error %T is not a *RequestError", err)
+				t.Fatalf("error %T is not a *scenario.RequestError", err)
 			}
 			msg := err.Error()
 			if !strings.Contains(msg, tc.want) {
@@ -200,9 +202,9 @@ func FuzzParseRequest(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		req, err := ParseRequest(s)
 		if err != nil {
-			var re *RequestError
+			var re *scenario.RequestError
 			if !errors.As(err, &re) {
-				t.Fatalf("error %T is not a *RequestError", err)
+				t.Fatalf("error %T is not a *scenario.RequestError", err)
 			}
 			return
 		}

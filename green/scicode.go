@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/coordbench/coordbench/evals"
+	"github.com/coordbench/coordbench/scenario"
 )
 
 // The SciCode scenario (DESIGN §5, docs/scicode.md): each task is one
@@ -73,7 +74,7 @@ type SciCodeScenario struct {
 	log     *slog.Logger
 }
 
-var _ Scenario = (*SciCodeScenario)(nil)
+var _ scenario.Scenario = (*SciCodeScenario)(nil)
 
 // NewSciCodeScenario loads the splits found in the data directory and
 // checks that the runner can run (an interpreter with numpy, scipy and
@@ -126,7 +127,7 @@ func NewSciCodeScenario(ctx context.Context, opts SciCodeOptions) (*SciCodeScena
 }
 
 // Name is the result's domain.
-func (s *SciCodeScenario) Name() string { return ScenarioSciCode }
+func (s *SciCodeScenario) Name() string { return scenario.SciCode }
 
 // Sandbox says which protections the runner has in force here.
 func (s *SciCodeScenario) Sandbox() *SandboxInfo { return s.sandbox }
@@ -155,24 +156,24 @@ type SciCodeTask struct {
 
 // parseSciCodeConfig reads the scenario's keys from Config.Raw. A key of
 // the wrong type or value is a request error that names it.
-func parseSciCodeConfig(req *Request) (SciCodeConfig, error) {
+func parseSciCodeConfig(req *scenario.Request) (SciCodeConfig, error) {
 	cfg := SciCodeConfig{MaxTurns: DefaultSciCodeMaxTurns}
 	raw := req.Config.Raw
 	var split string
 	if v, ok := raw[sciKeySplit]; ok {
 		if err := json.Unmarshal(v, &split); err != nil {
-			return cfg, badRequest("config.%s must be a string (%q or %q)", sciKeySplit, SciCodeValidation, SciCodeTest)
+			return cfg, scenario.BadRequest("config.%s must be a string (%q or %q)", sciKeySplit, SciCodeValidation, SciCodeTest)
 		}
 	}
 	name, err := NormalizeSciCodeSplit(split)
 	if err != nil {
-		return cfg, badRequest("config.%s: %v", sciKeySplit, err)
+		return cfg, scenario.BadRequest("config.%s: %v", sciKeySplit, err)
 	}
 	cfg.Split = name
 	if v, ok := raw[sciKeyProblemIDs]; ok {
 		ids, err := parseProblemIDs(v)
 		if err != nil {
-			return cfg, badRequest("config.%s: %v", sciKeyProblemIDs, err)
+			return cfg, scenario.BadRequest("config.%s: %v", sciKeyProblemIDs, err)
 		}
 		cfg.ProblemIDs = ids
 	} else {
@@ -181,19 +182,19 @@ func parseSciCodeConfig(req *Request) (SciCodeConfig, error) {
 	if v, ok := raw[sciKeyMaxNumSteps]; ok {
 		n, err := strconv.Atoi(strings.Trim(strings.TrimSpace(string(v)), `"`))
 		if err != nil || n < 1 || n > maxSciCodeTurns {
-			return cfg, badRequest("config.%s must be a whole number from 1 to %d, not %s", sciKeyMaxNumSteps, maxSciCodeTurns, v)
+			return cfg, scenario.BadRequest("config.%s must be a whole number from 1 to %d, not %s", sciKeyMaxNumSteps, maxSciCodeTurns, v)
 		}
 		cfg.MaxTurns = n
 	}
 	if v, ok := raw[sciKeyWithBackground]; ok {
 		if err := json.Unmarshal(v, &cfg.WithBackground); err != nil {
-			return cfg, badRequest("config.%s must be true or false, not %s", sciKeyWithBackground, v)
+			return cfg, scenario.BadRequest("config.%s must be true or false, not %s", sciKeyWithBackground, v)
 		}
 	}
 	if v, ok := raw[sciKeyStepTimeout]; ok {
 		var secs float64
 		if err := json.Unmarshal(v, &secs); err != nil || secs <= 0 || time.Duration(secs*float64(time.Second)) > maxSciCodeStepTimeout {
-			return cfg, badRequest("config.%s must be a number of seconds above 0 and at most %d, not %s", sciKeyStepTimeout, int(maxSciCodeStepTimeout.Seconds()), v)
+			return cfg, scenario.BadRequest("config.%s must be a number of seconds above 0 and at most %d, not %s", sciKeyStepTimeout, int(maxSciCodeStepTimeout.Seconds()), v)
 		}
 		cfg.StepTimeout = time.Duration(secs * float64(time.Second))
 	}
@@ -237,11 +238,11 @@ func parseProblemIDs(v json.RawMessage) ([]string, error) {
 // scenario's keys, and gives the request SciCode's task timeout and
 // deadline when it sets none, so that a request that cannot be run is
 // rejected before any task starts.
-func (s *SciCodeScenario) Tasks(req *Request) ([]Task, error) {
+func (s *SciCodeScenario) Tasks(req *scenario.Request) ([]scenario.Task, error) {
 	if req == nil {
 		return nil, errors.New("scicode: no request")
 	}
-	if _, _, err := entryParticipant(req, ScenarioSciCode); err != nil {
+	if _, _, err := scenario.EntryParticipant(req, scenario.SciCode); err != nil {
 		return nil, err
 	}
 	cfg, err := parseSciCodeConfig(req)
@@ -250,7 +251,7 @@ func (s *SciCodeScenario) Tasks(req *Request) ([]Task, error) {
 	}
 	split, ok := s.splits[cfg.Split]
 	if !ok {
-		return nil, badRequest("scicode: the %s split is not available here: %s", cfg.Split, s.missing[cfg.Split])
+		return nil, scenario.BadRequest("scicode: the %s split is not available here: %s", cfg.Split, s.missing[cfg.Split])
 	}
 	selected := split.Problems
 	if len(cfg.ProblemIDs) > 0 {
@@ -263,7 +264,7 @@ func (s *SciCodeScenario) Tasks(req *Request) ([]Task, error) {
 			want[id] = true
 		}
 		if len(unknown) > 0 {
-			return nil, badRequest("scicode: problem ids %s are not in the %s split; its ids: %s",
+			return nil, scenario.BadRequest("scicode: problem ids %s are not in the %s split; its ids: %s",
 				strings.Join(unknown, ", "), split.Name, strings.Join(split.IDs(), ", "))
 		}
 		selected = nil
@@ -279,7 +280,7 @@ func (s *SciCodeScenario) Tasks(req *Request) ([]Task, error) {
 	}
 	shards := max(c.NumShards, 1)
 	if c.ShardIndex < 0 || c.ShardIndex >= shards {
-		return nil, badRequest("scicode: shard_index %d out of range for num_shards %d", c.ShardIndex, c.NumShards)
+		return nil, scenario.BadRequest("scicode: shard_index %d out of range for num_shards %d", c.ShardIndex, c.NumShards)
 	}
 	if req.Config.TaskTimeoutSeconds == 0 {
 		req.Config.TaskTimeoutSeconds = DefaultSciCodeTaskTimeout.Seconds()
@@ -287,12 +288,12 @@ func (s *SciCodeScenario) Tasks(req *Request) ([]Task, error) {
 	if req.Config.DeadlineSeconds == 0 {
 		req.Config.DeadlineSeconds = DefaultSciCodeDeadline.Seconds()
 	}
-	tasks := []Task{}
+	tasks := []scenario.Task{}
 	for i, p := range selected {
 		if i%shards != c.ShardIndex {
 			continue
 		}
-		tasks = append(tasks, Task{ID: p.ID, Title: p.Name, Data: &SciCodeTask{Problem: p, Split: split, Config: cfg}})
+		tasks = append(tasks, scenario.Task{ID: p.ID, Title: p.Name, Data: &SciCodeTask{Problem: p, Split: split, Config: cfg}})
 	}
 	return tasks, nil
 }
@@ -301,14 +302,14 @@ func (s *SciCodeScenario) Tasks(req *Request) ([]Task, error) {
 // that fails, hangs or answers without code costs steps, not the task;
 // the task's end (its timeout) ends the walk and the steps not reached are
 // recorded as not run. Only a task this scenario cannot run is an error.
-func (s *SciCodeScenario) Run(ctx context.Context, env *TaskEnv, task Task) (*evals.Outcome, error) {
+func (s *SciCodeScenario) Run(ctx context.Context, env *scenario.TaskEnv, task scenario.Task) (*evals.Outcome, error) {
 	if env == nil || env.Messenger == nil {
 		return nil, errors.New("scicode: no messenger")
 	}
 	return s.run(ctx, env, env.Messenger, task)
 }
 
-func (s *SciCodeScenario) run(ctx context.Context, env *TaskEnv, send sender, task Task) (*evals.Outcome, error) {
+func (s *SciCodeScenario) run(ctx context.Context, env *scenario.TaskEnv, send scenario.Sender, task scenario.Task) (*evals.Outcome, error) {
 	t, ok := task.Data.(*SciCodeTask)
 	if !ok || t == nil || t.Problem == nil {
 		return nil, fmt.Errorf("scicode: task %q carries no problem", task.ID)
@@ -316,7 +317,7 @@ func (s *SciCodeScenario) run(ctx context.Context, env *TaskEnv, send sender, ta
 	if env.Request == nil {
 		return nil, fmt.Errorf("scicode: task %s: no request", task.ID)
 	}
-	role, url, err := entryParticipant(env.Request, ScenarioSciCode)
+	role, url, err := scenario.EntryParticipant(env.Request, scenario.SciCode)
 	if err != nil {
 		return nil, err
 	}
@@ -332,8 +333,8 @@ func (s *SciCodeScenario) run(ctx context.Context, env *TaskEnv, send sender, ta
 // sciWalk is one problem under way.
 type sciWalk struct {
 	s           *SciCodeScenario
-	env         *TaskEnv
-	send        sender
+	env         *scenario.TaskEnv
+	send        scenario.Sender
 	t           *SciCodeTask
 	role, url   string
 	timeout     time.Duration

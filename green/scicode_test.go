@@ -15,6 +15,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"go.opentelemetry.io/otel/trace/noop"
 
+	"github.com/coordbench/coordbench/scenario"
 	"github.com/coordbench/coordbench/tracedata"
 )
 
@@ -112,7 +113,7 @@ func TestSciCodeScenarioRepair(t *testing.T) {
 	split, _ := s.Split(SciCodeValidation)
 	log := &sciSolverLog{}
 	purple := startTestPurple(t, testPurpleOptions{Name: "scicode-solver", ReplyFunc: sciCodeTestSolver(t, split, "repair", log)})
-	e, _ := newExecutorForTest(t, map[string]Scenario{ScenarioSciCode: s}, time.Minute)
+	e, _ := newExecutorForTest(t, map[string]scenario.Scenario{scenario.SciCode: s}, time.Minute)
 	req := mustParse(t, `{"participants": {"solver": %q}, "config": {"scenario": "scicode", "problem_ids": ["29", 1], "max_num_steps": 2, "settle_quiet_ms": 100}}`, purple.URL)
 	res, err := e.Assess(t.Context(), req, nil)
 	if err != nil {
@@ -228,7 +229,7 @@ func TestSciCodeScenarioFailures(t *testing.T) {
 			}
 			m := NewMessenger(noop.NewTracerProvider(), nil, MessengerOptions{Logger: quietLogger, CallTimeout: 30 * time.Second})
 			defer m.Close()
-			o, err := s.Run(t.Context(), &TaskEnv{Messenger: m, Request: req}, tasks[0])
+			o, err := s.Run(t.Context(), &scenario.TaskEnv{Messenger: m, Request: req}, tasks[0])
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -270,7 +271,7 @@ func TestSciCodeScenarioDeadline(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), time.Second)
 	defer cancel()
 	start := time.Now()
-	o, err := s.Run(ctx, &TaskEnv{Messenger: m, Request: req}, tasks[0])
+	o, err := s.Run(ctx, &scenario.TaskEnv{Messenger: m, Request: req}, tasks[0])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -296,7 +297,7 @@ func TestSciCodeServerLegacyTags(t *testing.T) {
 	split, _ := s.Split(SciCodeValidation)
 	log := &sciSolverLog{}
 	white := startTestPurple(t, testPurpleOptions{Name: "white", Legacy: true, ReplyFunc: sciCodeTestSolver(t, split, "oracle", log)})
-	g := startGreen(t, ServerOptions{Scenarios: map[string]Scenario{ScenarioSciCode: s}, ProgressInterval: time.Minute})
+	g := startGreen(t, ServerOptions{Scenarios: map[string]scenario.Scenario{scenario.SciCode: s}, ProgressInterval: time.Minute})
 	c, _ := g.client03(t)
 	text := fmt.Sprintf("Solve these.\n<white_agent_url>%s</white_agent_url>\n<scicode_problem_id>3, 6</scicode_problem_id>\n<split>dev</split>\n<max_num_steps>2</max_num_steps>", white.URL)
 	out, err := c.SendMessage(t.Context(), userMessage(text))
@@ -308,7 +309,7 @@ func TestSciCodeServerLegacyTags(t *testing.T) {
 		t.Fatalf("answer %T %+v", out, out)
 	}
 	res := resultOf(t, task.Artifacts[0])
-	checkLeaderboardFields(t, res, ScenarioSciCode, 2)
+	checkLeaderboardFields(t, res, scenario.SciCode, 2)
 	if res["pass_rate"] != 1.0 {
 		t.Errorf("pass_rate %v", res["pass_rate"])
 	}
@@ -328,7 +329,7 @@ func TestSciCodeServerLegacyTags(t *testing.T) {
 // and the errors that name what is wrong.
 func TestSciCodeRequestConfig(t *testing.T) {
 	s := newSciCodeForTest(t, RunnerOptions{})
-	ids := func(tasks []Task) []string {
+	ids := func(tasks []scenario.Task) []string {
 		var out []string
 		for _, t := range tasks {
 			out = append(out, t.ID)
@@ -399,8 +400,8 @@ func TestSciCodeRequestConfig(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: error %v, want %q", tc.req, err, tc.want)
 		}
-		if _, ok := err.(*RequestError); !ok {
-			t.Errorf("%s: error %T, want a *RequestError", tc.req, err)
+		if _, ok := err.(*scenario.RequestError); !ok {
+			t.Errorf("%s: error %T, want a *scenario.RequestError", tc.req, err)
 		}
 	}
 }

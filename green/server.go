@@ -18,6 +18,7 @@ import (
 	"github.com/coordbench/coordbench/a2aserve"
 	"github.com/coordbench/coordbench/evals"
 	"github.com/coordbench/coordbench/otelmap"
+	"github.com/coordbench/coordbench/scenario"
 )
 
 // The A2A server (DESIGN §7): one listener serves the agent card, JSON-RPC
@@ -58,7 +59,7 @@ type ServerOptions struct {
 	Card CardOptions
 	// Scenarios, Unavailable, Evaluators, ProgressInterval and Messenger
 	// are the executor's (see ExecutorOptions).
-	Scenarios        map[string]Scenario
+	Scenarios        map[string]scenario.Scenario
 	Unavailable      map[string]string
 	Evaluators       *evals.Registry
 	ProgressInterval time.Duration
@@ -363,19 +364,19 @@ func ListenAndServe(ctx context.Context, opts ServerOptions) error {
 // docs/scicode.md). A scenario
 // that cannot be built is listed in unavailable with the reason, so a
 // request for it is rejected saying why rather than failing later.
-func DefaultScenarios(opts CoordinationOptions, scicode SciCodeOptions) (scenarios map[string]Scenario, unavailable map[string]string) {
-	scenarios, unavailable = map[string]Scenario{}, map[string]string{}
+func DefaultScenarios(opts CoordinationOptions, scicode SciCodeOptions) (scenarios map[string]scenario.Scenario, unavailable map[string]string) {
+	scenarios, unavailable = map[string]scenario.Scenario{}, map[string]string{}
 	if c, err := NewCoordinationScenario(opts); err != nil {
 		slog.Warn("scenario coordination is not available", "err", err)
-		unavailable[ScenarioCoordination] = err.Error()
+		unavailable[scenario.Coordination] = err.Error()
 	} else {
-		scenarios[ScenarioCoordination] = c
+		scenarios[scenario.Coordination] = c
 	}
 	if sc, err := NewSciCodeScenario(context.Background(), scicode); err != nil {
 		slog.Warn("scenario scicode is not available", "err", err)
-		unavailable[ScenarioSciCode] = err.Error()
+		unavailable[scenario.SciCode] = err.Error()
 	} else {
-		scenarios[ScenarioSciCode] = sc
+		scenarios[scenario.SciCode] = sc
 	}
 	return scenarios, unavailable
 }

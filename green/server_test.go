@@ -21,6 +21,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
 
 	"github.com/coordbench/coordbench/evals"
+	"github.com/coordbench/coordbench/scenario"
 	"github.com/coordbench/coordbench/tracedata"
 )
 
@@ -578,13 +579,13 @@ func coordinationAnswer(decision string) func(context.Context, testPurpleInput) 
 	}
 }
 
-func newCoordinationForServer(t *testing.T) map[string]Scenario {
+func newCoordinationForServer(t *testing.T) map[string]scenario.Scenario {
 	t.Helper()
 	c, err := NewCoordinationScenario(CoordinationOptions{GroundTruthPath: groundTruthTestPath(t), TitlesOnly: true})
 	if err != nil {
 		t.Fatalf("coordination scenario: %v", err)
 	}
-	return map[string]Scenario{ScenarioCoordination: c}
+	return map[string]scenario.Scenario{scenario.Coordination: c}
 }
 
 // TestServerFullAssessment runs the coordination scenario end to end over
@@ -709,23 +710,23 @@ type routeScenario struct{ ids []string }
 
 func (routeScenario) Name() string { return "route" }
 
-func (s routeScenario) Tasks(req *Request) ([]Task, error) {
+func (s routeScenario) Tasks(req *scenario.Request) ([]scenario.Task, error) {
 	ids := s.ids
 	if len(req.Config.TaskIDs) > 0 {
 		ids = req.Config.TaskIDs
 	}
-	var tasks []Task
+	var tasks []scenario.Task
 	for _, id := range ids {
 		role, _, _ := strings.Cut(id, "#")
 		if _, ok := req.Participants[role]; !ok {
 			return nil, fmt.Errorf("route: task %s names no participant", id)
 		}
-		tasks = append(tasks, Task{ID: id, Data: role})
+		tasks = append(tasks, scenario.Task{ID: id, Data: role})
 	}
 	return tasks, nil
 }
 
-func (routeScenario) Run(ctx context.Context, env *TaskEnv, task Task) (*evals.Outcome, error) {
+func (routeScenario) Run(ctx context.Context, env *scenario.TaskEnv, task scenario.Task) (*evals.Outcome, error) {
 	role := task.Data.(string)
 	if role == "panic" {
 		panic("route: deliberate panic")
@@ -738,7 +739,7 @@ func (routeScenario) Run(ctx context.Context, env *TaskEnv, task Task) (*evals.O
 }
 
 func routeServer(t *testing.T, progress time.Duration) *greenUnderTest {
-	return startGreen(t, ServerOptions{Scenarios: map[string]Scenario{"route": routeScenario{}}, ProgressInterval: progress})
+	return startGreen(t, ServerOptions{Scenarios: map[string]scenario.Scenario{"route": routeScenario{}}, ProgressInterval: progress})
 }
 
 // TestServerParticipantFailures: a participant that hangs, crashes,

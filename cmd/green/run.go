@@ -19,6 +19,7 @@ import (
 	"github.com/coordbench/coordbench/evals"
 	"github.com/coordbench/coordbench/green"
 	"github.com/coordbench/coordbench/otelmap"
+	"github.com/coordbench/coordbench/scenario"
 )
 
 // participantList collects repeated --participant ROLE=URL flags.
@@ -112,7 +113,7 @@ func runAssessment(ctx context.Context, args []string, stdout, stderr io.Writer)
 // recorded in process; exported too when the OTLP environment says so),
 // the optional receiver and the executor, and runs req. It returns the
 // result, or nil and the exit code.
-func assessInProcess(ctx context.Context, req *green.Request, sf *scenarioFlags, otlpAddr string, progress time.Duration, stderr io.Writer) (*green.Result, int) {
+func assessInProcess(ctx context.Context, req *scenario.Request, sf *scenarioFlags, otlpAddr string, progress time.Duration, stderr io.Writer) (*green.Result, int) {
 	store := otelmap.NewStore(otelmap.Limits{})
 	providers, err := otelmap.NewProviders(ctx, otelmap.ProviderOptions{
 		ServiceName: green.DefaultServiceName,
@@ -176,7 +177,7 @@ func assessInProcess(ctx context.Context, req *green.Request, sf *scenarioFlags,
 	res, err := exec.Assess(ctx, req, func(text string) { slog.Info("run: " + text) })
 	if err != nil {
 		fmt.Fprintf(stderr, "green run: %v\n", err)
-		var reqErr *green.RequestError
+		var reqErr *scenario.RequestError
 		if errors.As(err, &reqErr) {
 			return nil, 2
 		}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/coordbench/coordbench/green"
+	"github.com/coordbench/coordbench/scenario"
 )
 
 // serveReady, when set (by tests), is called with the server once it
@@ -31,7 +32,7 @@ func (f *scenarioFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.scicodeDir, "scicode-dir", "", "SciCode data directory: problems_*.jsonl and the HDF5 targets (default $"+green.EnvSciCodeDir+", else ../shared/data/scicode when present)")
 }
 
-func (f *scenarioFlags) build() (map[string]green.Scenario, map[string]string) {
+func (f *scenarioFlags) build() (map[string]scenario.Scenario, map[string]string) {
 	return green.DefaultScenarios(green.CoordinationOptions{
 		GroundTruthPath: f.groundTruth,
 		PeerReadDir:     f.peerRead,

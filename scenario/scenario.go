@@ -1,4 +1,9 @@
-package green
+// Package scenario defines what a kind of assessment is (DESIGN §5): the
+// Scenario interface, the tasks it runs, the environment a task runs in, and
+// the parsed assessment request every scenario reads. The green agent's
+// executor runs scenarios; the scenarios themselves live in
+// scenario/coordination and scenario/scicode.
+package scenario
 
 import (
 	"context"
@@ -6,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/coordbench/coordbench/a2acall"
 	"github.com/coordbench/coordbench/evals"
 )
 
@@ -37,7 +43,7 @@ type Task struct {
 
 // TaskEnv is what a scenario may use while running a task.
 type TaskEnv struct {
-	Messenger *Messenger
+	Messenger *a2acall.Messenger
 	Request   *Request
 	// Progress sends a `working` status update with this text.
 	Progress func(text string)
@@ -87,16 +93,16 @@ type RequestConfig struct {
 	Raw map[string]json.RawMessage `json:"-"`
 }
 
-// sender is the part of Messenger a scenario uses, so tests can drive a
+// Sender is the part of a2acall.Messenger a scenario uses, so tests can drive a
 // scenario's logic without A2A.
-type sender interface {
-	Send(ctx context.Context, req SendRequest) (*Reply, error)
+type Sender interface {
+	Send(ctx context.Context, req a2acall.SendRequest) (*a2acall.Reply, error)
 }
 
-// entryParticipant picks the participant a scenario's tasks go to:
+// EntryParticipant picks the participant a scenario's tasks go to:
 // config.entry_role, else the only participant. Its errors are bad requests
 // (*RequestError) that name the scenario and the participants there are.
-func entryParticipant(req *Request, scenario string) (role, url string, err error) {
+func EntryParticipant(req *Request, scenario string) (role, url string, err error) {
 	roles := make([]string, 0, len(req.Participants))
 	for r := range req.Participants {
 		roles = append(roles, r)
@@ -105,23 +111,23 @@ func entryParticipant(req *Request, scenario string) (role, url string, err erro
 	if r := req.Config.EntryRole; r != "" {
 		u, ok := req.Participants[r]
 		if !ok {
-			return "", "", badRequest("%s: entry_role %q is not a participant; participants: %s", scenario, r, strings.Join(roles, ", "))
+			return "", "", BadRequest("%s: entry_role %q is not a participant; participants: %s", scenario, r, strings.Join(roles, ", "))
 		}
 		if u == "" {
-			return "", "", badRequest("%s: participant %q has no URL", scenario, r)
+			return "", "", BadRequest("%s: participant %q has no URL", scenario, r)
 		}
 		return r, u, nil
 	}
 	switch len(roles) {
 	case 0:
-		return "", "", badRequest("%s: the request names no participant", scenario)
+		return "", "", BadRequest("%s: the request names no participant", scenario)
 	case 1:
 		if u := req.Participants[roles[0]]; u != "" {
 			return roles[0], u, nil
 		}
-		return "", "", badRequest("%s: participant %q has no URL", scenario, roles[0])
+		return "", "", BadRequest("%s: participant %q has no URL", scenario, roles[0])
 	default:
-		return "", "", badRequest("%s: %d participants (%s) and no config.entry_role to say which one gets the task",
+		return "", "", BadRequest("%s: %d participants (%s) and no config.entry_role to say which one gets the task",
 			scenario, len(roles), strings.Join(roles, ", "))
 	}
 }
