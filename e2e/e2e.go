@@ -33,9 +33,11 @@ import (
 	"github.com/coordbench/coordbench/a2acall"
 	"github.com/coordbench/coordbench/evals"
 	"github.com/coordbench/coordbench/green"
+	"github.com/coordbench/coordbench/groundtruth"
 	"github.com/coordbench/coordbench/otelmap"
 	"github.com/coordbench/coordbench/purple"
 	"github.com/coordbench/coordbench/scenario"
+	"github.com/coordbench/coordbench/scenario/coordination"
 	"github.com/coordbench/coordbench/tracedata"
 )
 
@@ -57,10 +59,10 @@ const (
 // found (titles only otherwise), deterministically: no LLM, no judge, no
 // OpenTelemetry environment.
 type Options struct {
-	// GroundTruthPath defaults to green.DefaultGroundTruthPath; PeerReadDir
-	// to green.DefaultPeerReadDir.
-	GroundTruthPath string
-	PeerReadDir     string
+	// GroundTruth defaults to the built-in one (groundtruth.Default);
+	// PeerReadDir to coordination.DefaultPeerReadDir.
+	GroundTruth *groundtruth.GroundTruth
+	PeerReadDir string
 	// TaskIDs selects scenarios (all when empty).
 	TaskIDs []string
 	// Parallel is how many scenarios run at once (default 4).
@@ -185,16 +187,12 @@ func DelegationFor(pattern, role string) string {
 func Run(ctx context.Context, opts Options) (*Report, error) {
 	started := time.Now()
 	opts.withDefaults()
-	path := opts.GroundTruthPath
-	if path == "" {
+	gt := opts.GroundTruth
+	if gt == nil {
 		var err error
-		if path, err = green.DefaultGroundTruthPath(); err != nil {
+		if gt, err = groundtruth.Default(); err != nil {
 			return nil, fmt.Errorf("e2e: %w", err)
 		}
-	}
-	gt, err := green.LoadGroundTruth(path)
-	if err != nil {
-		return nil, fmt.Errorf("e2e: %w", err)
 	}
 	scenarios := gt.Scenarios
 	if len(opts.TaskIDs) > 0 {
@@ -205,10 +203,10 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 			}
 		}
 		if len(scenarios) != len(opts.TaskIDs) {
-			return nil, fmt.Errorf("e2e: task ids %v: only %d found in %s", opts.TaskIDs, len(scenarios), path)
+			return nil, fmt.Errorf("e2e: task ids %v: only %d found in the ground truth", opts.TaskIDs, len(scenarios))
 		}
 	}
-	coord, err := green.NewCoordinationScenario(green.CoordinationOptions{GroundTruthPath: path, PeerReadDir: opts.PeerReadDir})
+	coord, err := coordination.New(coordination.Options{GroundTruth: gt, PeerReadDir: opts.PeerReadDir, Logger: opts.Logger})
 	if err != nil {
 		return nil, fmt.Errorf("e2e: %w", err)
 	}
@@ -326,7 +324,7 @@ type resultView struct {
 // otlpEndpoint when the topology says it exports spans, returns extension
 // steps when it says so, delegates as DelegationFor says, with the faults
 // given for its name.
-func SystemSpecs(top green.Topology, otlpEndpoint string, faults map[string]purple.Faults, base purple.Options) []purple.AgentSpec {
+func SystemSpecs(top groundtruth.Topology, otlpEndpoint string, faults map[string]purple.Faults, base purple.Options) []purple.AgentSpec {
 	specs := make([]purple.AgentSpec, 0, len(top.Agents))
 	for _, a := range top.Agents {
 		o := base
@@ -344,7 +342,7 @@ func SystemSpecs(top green.Topology, otlpEndpoint string, faults map[string]purp
 }
 
 // roads says how an agent reports its spans.
-func roads(top green.Topology) []string {
+func roads(top groundtruth.Topology) []string {
 	out := make([]string, len(top.Agents))
 	for i, a := range top.Agents {
 		switch {
@@ -361,7 +359,7 @@ func roads(top green.Topology) []string {
 	return out
 }
 
-func runScenario(ctx context.Context, g *greenUnderTest, opts *Options, sc green.GroundTruthScenario) ScenarioResult {
+func runScenario(ctx context.Context, g *greenUnderTest, opts *Options, sc groundtruth.Entry) ScenarioResult {
 	r := ScenarioResult{ID: sc.ID, Pattern: sc.Topology.Pattern, Roads: roads(sc.Topology),
 		ExpectedLabel: sc.Expected.Label, ExpectedFindings: sc.Expected.Findings}
 	fail := func(err error) ScenarioResult {
@@ -414,7 +412,7 @@ func runScenario(ctx context.Context, g *greenUnderTest, opts *Options, sc green
 }
 
 // CompareMetrics names the metrics got gives differently from want.
-func CompareMetrics(want *green.ExpectedMetrics, got *evals.GraphMetrics) []string {
+func CompareMetrics(want *groundtruth.ExpectedMetrics, got *evals.GraphMetrics) []string {
 	var out []string
 	scalar := func(name string, w float64, g evals.Scalar) {
 		if !g.Valid() || math.Abs(g.Value-w) > metricTolerance {
@@ -474,7 +472,7 @@ func unionKeys(a, b map[string]float64) []string {
 
 // compareEdges checks the trace's calls between the topology's agents
 // against the topology: each agent calls each of its peers once.
-func compareEdges(top green.Topology, got []tracedata.Interaction) []string {
+func compareEdges(top groundtruth.Topology, got []tracedata.Interaction) []string {
 	agents := map[string]bool{}
 	want := map[string]int{}
 	for _, a := range top.Agents {

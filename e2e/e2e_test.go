@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/coordbench/coordbench/evals"
-	"github.com/coordbench/coordbench/green"
 	"github.com/coordbench/coordbench/otelmap"
 	"github.com/coordbench/coordbench/purple"
+	"github.com/coordbench/coordbench/scenario/coordination"
 	"github.com/coordbench/coordbench/tracedata"
 )
 
@@ -94,7 +94,7 @@ func TestFaultsCostOneTask(t *testing.T) {
 	tasks := []string{"iclr2017-305", "iclr2017-749", "iclr2017-767", "acl2017-49", "iclr2017-304", "iclr2017-306"}
 	opts := Options{}
 	opts.withDefaults()
-	coord, err := green.NewCoordinationScenario(green.CoordinationOptions{})
+	coord, err := coordination.New(coordination.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

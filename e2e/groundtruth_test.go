@@ -16,7 +16,8 @@ import (
 	"time"
 
 	"github.com/coordbench/coordbench/evals"
-	"github.com/coordbench/coordbench/green"
+	"github.com/coordbench/coordbench/groundtruth"
+	"github.com/coordbench/coordbench/scenario/coordination"
 	"github.com/coordbench/coordbench/tracedata"
 )
 
@@ -25,9 +26,9 @@ import (
 // assessor left out). These tests hold the file to that: networkx as the
 // oracle, and the Go graph evaluator on the same graph.
 
-func loadGroundTruth(t *testing.T) *green.GroundTruth {
+func loadGroundTruth(t *testing.T) *groundtruth.GroundTruth {
 	t.Helper()
-	gt, err := green.LoadGroundTruth(filepath.Join("..", "data", "ground_truth.json"))
+	gt, err := groundtruth.Load(filepath.Join("..", "data", "ground_truth.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +37,7 @@ func loadGroundTruth(t *testing.T) *green.GroundTruth {
 
 // topologyTrace is the trace in which each agent calls each of its peers
 // once, after the assessor's hand-off to the entry agent.
-func topologyTrace(sc *green.GroundTruthScenario) (*tracedata.TraceData, []string) {
+func topologyTrace(sc *groundtruth.Entry) (*tracedata.TraceData, []string) {
 	const assessor = "coordbench-green"
 	td := &tracedata.TraceData{TraceID: sc.ID}
 	td.Agents = append(td.Agents, tracedata.Agent{Name: assessor, Role: tracedata.RoleAssessor})
@@ -93,7 +94,7 @@ func TestGroundTruthCoverage(t *testing.T) {
 		}
 	}
 	// Every paper of the data set, when it is here.
-	dir, err := green.DefaultPeerReadDir()
+	dir, err := coordination.DefaultPeerReadDir()
 	if err != nil || dir == "" {
 		t.Logf("PeerRead not found (%v); the papers are checked by green's tests when it is", err)
 		return

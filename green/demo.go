@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"os"
 	"reflect"
 	"strings"
@@ -15,9 +16,11 @@ import (
 
 	"github.com/coordbench/coordbench/a2acall"
 	"github.com/coordbench/coordbench/evals"
+	"github.com/coordbench/coordbench/groundtruth"
 	"github.com/coordbench/coordbench/otelmap"
 	"github.com/coordbench/coordbench/purple"
 	"github.com/coordbench/coordbench/scenario"
+	"github.com/coordbench/coordbench/scenario/coordination"
 )
 
 // The demo: `green demo` runs the whole system on loopback with nothing
@@ -71,12 +74,12 @@ type DemoOptions struct {
 	// most SettleMaxWait (default 10 s).
 	SettleQuiet   time.Duration
 	SettleMaxWait time.Duration
-	// GroundTruthPath and PeerReadDir locate the coordination scenario's
-	// data (defaults as NewCoordinationScenario's). Without the data set,
-	// or with StubPapers, the tasks are the built-in paper stubs.
-	GroundTruthPath string
-	PeerReadDir     string
-	StubPapers      bool
+	// GroundTruth and PeerReadDir are the coordination scenario's data
+	// (defaults as coordination.New's). Without the data set, or with
+	// StubPapers, the tasks are the built-in paper stubs.
+	GroundTruth *groundtruth.GroundTruth
+	PeerReadDir string
+	StubPapers  bool
 	// Getenv reads the OpenTelemetry and LLM environment of the green
 	// agent's and the purple agents' providers; nil means the process's.
 	// Tests pin it so a developer's environment does not change what they
@@ -245,9 +248,9 @@ func demoAssess(ctx context.Context, greenURL string, participants map[string]st
 // demoScenario is the coordination scenario over the first DemoTasks
 // ground-truth papers when the data set is here, else over the built-in
 // stubs. papers says which.
-func demoScenario(opts DemoOptions) (*CoordinationScenario, string) {
+func demoScenario(opts DemoOptions) (*coordination.Scenario, string) {
 	if !opts.StubPapers {
-		s, err := NewCoordinationScenario(CoordinationOptions{GroundTruthPath: opts.GroundTruthPath, PeerReadDir: opts.PeerReadDir})
+		s, err := coordination.New(coordination.Options{GroundTruth: opts.GroundTruth, PeerReadDir: opts.PeerReadDir, Logger: opts.Logger})
 		switch {
 		case err != nil:
 			opts.Logger.Info("demo: the coordination scenario's data is not available; using the built-in paper stubs", "reason", err)
@@ -282,7 +285,7 @@ var demoPapers = []demoPaper{
 		Abstract: "We present a novel sparse routing scheme that outperforms dense baselines on four language pairs, " +
 			"with a rigorous and thorough ablation of every component. The paper is clearly written, the results " +
 			"are significant and state-of-the-art, and the method is simple to implement.",
-		Expected: DecisionAccept,
+		Expected: groundtruth.DecisionAccept,
 		Mean:     4.5,
 	},
 	{
@@ -290,7 +293,7 @@ var demoPapers = []demoPaper{
 		Title: "A Preliminary Look at Prompt Length in Dialogue Agents",
 		Abstract: "This preliminary study reports anecdotal evidence from a small pilot with a single model. " +
 			"The contribution is incremental, the evaluation protocol is unclear and vague, and the analysis lacks baselines.",
-		Expected: DecisionReject,
+		Expected: groundtruth.DecisionReject,
 		Mean:     1.5,
 	},
 	{
@@ -299,41 +302,38 @@ var demoPapers = []demoPaper{
 		Abstract: "We revisit a known curriculum heuristic in a narrow setting and find that it matters more than reported. " +
 			"Although the study is limited to small models and the gains are marginal on two of three tasks, the " +
 			"analysis is careful and the effect is robust.",
-		Expected: DecisionAccept,
+		Expected: groundtruth.DecisionAccept,
 		Mean:     3.75,
 	},
 }
 
 // stubCoordinationScenario is the coordination scenario over demoPapers:
 // the same request, the same scoring, papers that need no data set.
-func stubCoordinationScenario() *CoordinationScenario {
-	scale := RecommendationScale{Min: 1, Max: 5}
-	s := &CoordinationScenario{
-		opts: CoordinationOptions{MaxAbstractChars: DefaultMaxAbstractChars, MaxReviewChars: DefaultMaxReviewChars, MaxReviews: DefaultMaxReviews},
-		gt:   &GroundTruth{Schema: GroundTruthSchema},
-		byID: map[string]*CoordinationTask{},
-	}
+func stubCoordinationScenario() *coordination.Scenario {
+	scale := groundtruth.RecommendationScale{Min: 1, Max: 5}
+	gt := &groundtruth.GroundTruth{Schema: groundtruth.Schema}
+	papers := map[string]*coordination.Paper{}
 	for _, p := range demoPapers {
 		decision := p.Expected
-		accepted := decision == DecisionAccept
-		sc := GroundTruthScenario{
+		accepted := decision == groundtruth.DecisionAccept
+		gt.Scenarios = append(gt.Scenarios, groundtruth.Entry{
 			ID: p.ID,
-			Paper: GroundTruthPaper{Venue: "demo", Split: "stub", ID: p.ID, Title: p.Title, Decision: &decision,
-				MeanRecommendation: p.Mean, RecommendationScale: scale, NormalizedRecommendation: coordRound(scale.Normalize(p.Mean), 4)},
-			Topology: Topology{Entry: DemoCoordinator, Pattern: "fan_out", Agents: []TopologyAgent{
+			Paper: groundtruth.Paper{Venue: "demo", Split: "stub", ID: p.ID, Title: p.Title, Decision: &decision,
+				MeanRecommendation: p.Mean, RecommendationScale: scale, NormalizedRecommendation: math.Round(scale.Normalize(p.Mean)*1e4) / 1e4},
+			Topology: groundtruth.Topology{Entry: DemoCoordinator, Pattern: "fan_out", Agents: []groundtruth.TopologyAgent{
 				{Name: DemoCoordinator, Role: "coordinator", Peers: []string{DemoReviewer1, DemoReviewer2}, ExportsSpans: true},
 				{Name: DemoReviewer1, Role: "reviewer", Peers: []string{}, ExportsSpans: true},
 				{Name: DemoReviewer2, Role: "reviewer", Peers: []string{}, ReturnsExtensionSteps: true},
 			}},
-			Expected: Expectation{Decision: decision, Label: evals.LabelOverCentralized,
+			Expected: groundtruth.Expectation{Decision: decision, Label: evals.LabelOverCentralized,
 				Findings: []string{evals.FindingOverCentralized, evals.FindingHealthySpread}},
-		}
-		paper := &Paper{Venue: "demo", Split: "stub", ID: p.ID, Title: p.Title, Abstract: p.Abstract, Accepted: &accepted,
-			Scale: scale, MeanRecommendation: p.Mean, NormalizedRecommendation: scale.Normalize(p.Mean), Reviews: []Review{}}
-		t := &CoordinationTask{Scenario: sc, Paper: paper}
-		s.gt.Scenarios = append(s.gt.Scenarios, sc)
-		s.tasks = append(s.tasks, t)
-		s.byID[p.ID] = t
+		})
+		papers[p.ID] = &coordination.Paper{Venue: "demo", Split: "stub", ID: p.ID, Title: p.Title, Abstract: p.Abstract, Accepted: &accepted,
+			Scale: scale, MeanRecommendation: p.Mean, NormalizedRecommendation: scale.Normalize(p.Mean), Reviews: []coordination.Review{}}
+	}
+	s, err := coordination.New(coordination.Options{GroundTruth: gt, Papers: papers})
+	if err != nil { // the stubs are fixed: a failure is a bug in them
+		panic(fmt.Sprintf("demo: built-in papers: %v", err))
 	}
 	return s
 }

@@ -13,9 +13,11 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/coordbench/coordbench/evals"
+	"github.com/coordbench/coordbench/groundtruth"
 	"github.com/coordbench/coordbench/otelmap"
 	"github.com/coordbench/coordbench/purple"
 	"github.com/coordbench/coordbench/scenario"
+	"github.com/coordbench/coordbench/scenario/coordination"
 	"github.com/coordbench/coordbench/tracedata"
 )
 
@@ -43,7 +45,7 @@ func TestRunDemo(t *testing.T) {
 	}
 	t.Logf("demo took %v", time.Since(started))
 
-	gt, err := LoadGroundTruth(groundTruthTestPath(t))
+	gt, err := groundtruth.Default()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +61,7 @@ func TestRunDemo(t *testing.T) {
 			// The team answers by the rule: its decision is the rule's
 			// reading of what the green agent sent, whatever the venue
 			// decided.
-			if d := task.Outcome.Details["decision"]; d != DecisionAccept && d != DecisionReject {
+			if d := task.Outcome.Details["decision"]; d != groundtruth.DecisionAccept && d != groundtruth.DecisionReject {
 				t.Errorf("decision %v (%s)", d, task.Outcome.Summary)
 			}
 			if task.Outcome.Details["paper"] != gt.Scenarios[i].Paper.Ref() || task.Outcome.Details["title_only"] != false {
@@ -119,8 +121,13 @@ func TestStubScenarioIsValidGroundTruth(t *testing.T) {
 	if err := s.GroundTruth().Validate(); err != nil {
 		t.Fatal(err)
 	}
-	for _, task := range s.tasks {
-		text, data := s.reviewRequest(task)
+	tasks, err := s.Tasks(&scenario.Request{Participants: map[string]string{"a": "http://x"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, st := range tasks {
+		task := st.Data.(*coordination.Task)
+		text, data := s.ReviewRequest(task)
 		if !strings.Contains(text, task.Paper.Abstract) || data["abstract"] != task.Paper.Abstract {
 			t.Errorf("%s: the request does not carry the abstract", task.Scenario.ID)
 		}

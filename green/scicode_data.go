@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+
+	"github.com/coordbench/coordbench/scenario"
 )
 
 // SciCode data (docs/scicode.md): problems in SciCode's JSONL, one problem a
@@ -54,7 +56,7 @@ const maxSciCodeLine = 16 << 20
 // ../shared/data/scicode relative to the working directory, else relative
 // to the module root. The error says where it looked.
 func DefaultSciCodeDir() (string, error) {
-	dir, err := locateData(EnvSciCodeDir, sciCodeRelDir, true)
+	dir, err := scenario.LocateData(EnvSciCodeDir, sciCodeRelDir, true)
 	if err != nil {
 		return "", fmt.Errorf("scicode data: %w", err)
 	}

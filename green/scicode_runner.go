@@ -21,6 +21,8 @@ import (
 	"syscall"
 	"time"
 	"unsafe"
+
+	"github.com/coordbench/coordbench/internal/textutil"
 )
 
 // The SciCode runner (DESIGN §8, docs/scicode.md "Runner"): every attempt at
@@ -854,7 +856,7 @@ func parseTraceback(out, stepID string) (exc string, lines []int) {
 			continue
 		}
 		if (traced && pythonRaised.MatchString(l)) || pythonException.MatchString(l) {
-			return clipText(strings.TrimSpace(l), 300), lines
+			return textutil.Clip(strings.TrimSpace(l), 300), lines
 		}
 		break
 	}

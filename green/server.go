@@ -19,6 +19,7 @@ import (
 	"github.com/coordbench/coordbench/evals"
 	"github.com/coordbench/coordbench/otelmap"
 	"github.com/coordbench/coordbench/scenario"
+	"github.com/coordbench/coordbench/scenario/coordination"
 )
 
 // The A2A server (DESIGN §7): one listener serves the agent card, JSON-RPC
@@ -364,9 +365,9 @@ func ListenAndServe(ctx context.Context, opts ServerOptions) error {
 // docs/scicode.md). A scenario
 // that cannot be built is listed in unavailable with the reason, so a
 // request for it is rejected saying why rather than failing later.
-func DefaultScenarios(opts CoordinationOptions, scicode SciCodeOptions) (scenarios map[string]scenario.Scenario, unavailable map[string]string) {
+func DefaultScenarios(opts coordination.Options, scicode SciCodeOptions) (scenarios map[string]scenario.Scenario, unavailable map[string]string) {
 	scenarios, unavailable = map[string]scenario.Scenario{}, map[string]string{}
-	if c, err := NewCoordinationScenario(opts); err != nil {
+	if c, err := coordination.New(opts); err != nil {
 		slog.Warn("scenario coordination is not available", "err", err)
 		unavailable[scenario.Coordination] = err.Error()
 	} else {

@@ -22,6 +22,7 @@ import (
 
 	"github.com/coordbench/coordbench/evals"
 	"github.com/coordbench/coordbench/scenario"
+	"github.com/coordbench/coordbench/scenario/coordination"
 	"github.com/coordbench/coordbench/tracedata"
 )
 
@@ -581,7 +582,7 @@ func coordinationAnswer(decision string) func(context.Context, testPurpleInput) 
 
 func newCoordinationForServer(t *testing.T) map[string]scenario.Scenario {
 	t.Helper()
-	c, err := NewCoordinationScenario(CoordinationOptions{GroundTruthPath: groundTruthTestPath(t), TitlesOnly: true})
+	c, err := coordination.New(coordination.Options{TitlesOnly: true})
 	if err != nil {
 		t.Fatalf("coordination scenario: %v", err)
 	}

@@ -23,6 +23,7 @@ import (
 	"syscall"
 
 	"github.com/coordbench/coordbench/e2e"
+	"github.com/coordbench/coordbench/groundtruth"
 )
 
 func main() {
@@ -36,7 +37,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	parallel := fs.Int("parallel", e2e.DefaultParallel, "scenarios run at once")
 	jsonOut := fs.String("json", "", "also write the report as JSON to this file")
 	judge := fs.Bool("judge", false, "run the LLM judge too (AGENTBEATS_LLM_API_KEY; rule-based without it)")
-	groundTruth := fs.String("ground-truth", "", "ground truth file (default $COORDBENCH_GROUND_TRUTH, else data/ground_truth.json)")
+	groundTruth := fs.String("ground-truth", "", "ground truth file (default $COORDBENCH_GROUND_TRUTH, else the built-in one)")
 	peerRead := fs.String("peerread", "", "PeerRead directory (default $COORDBENCH_PEERREAD_DIR, else ../shared/data/peerread)")
 	verbose := fs.Bool("v", false, "log the agents' warnings")
 	if err := fs.Parse(args); err != nil {
@@ -55,12 +56,17 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 	slog.SetDefault(logger)
+	gt, err := groundtruth.Resolve(*groundTruth, os.Getenv)
+	if err != nil {
+		fmt.Fprintf(stderr, "e2e: %v\n", err)
+		return 2
+	}
 	opts := e2e.Options{
-		GroundTruthPath: *groundTruth,
-		PeerReadDir:     *peerRead,
-		Parallel:        *parallel,
-		Judge:           *judge,
-		Logger:          logger,
+		GroundTruth: gt,
+		PeerReadDir: *peerRead,
+		Parallel:    *parallel,
+		Judge:       *judge,
+		Logger:      logger,
 	}
 	if *judge {
 		// The judge reads its key from the process's environment; the

@@ -6,10 +6,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"time"
 
 	"github.com/coordbench/coordbench/green"
+	"github.com/coordbench/coordbench/groundtruth"
 	"github.com/coordbench/coordbench/scenario"
+	"github.com/coordbench/coordbench/scenario/coordination"
 )
 
 // serveReady, when set (by tests), is called with the server once it
@@ -26,17 +29,26 @@ type scenarioFlags struct {
 }
 
 func (f *scenarioFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.groundTruth, "ground-truth", "", "coordination scenario ground truth file (default $"+green.EnvGroundTruth+", else data/ground_truth.json)")
-	fs.StringVar(&f.peerRead, "peerread", "", "PeerRead data directory (default $"+green.EnvPeerReadDir+", else ../shared/data/peerread when present)")
+	fs.StringVar(&f.groundTruth, "ground-truth", "", "coordination scenario ground truth file (default $"+groundtruth.EnvFile+", else the built-in one)")
+	fs.StringVar(&f.peerRead, "peerread", "", "PeerRead data directory (default $"+coordination.EnvPeerReadDir+", else ../shared/data/peerread when present)")
 	fs.BoolVar(&f.titlesOnly, "titles-only", false, "send paper titles only, even when PeerRead is present")
 	fs.StringVar(&f.scicodeDir, "scicode-dir", "", "SciCode data directory: problems_*.jsonl and the HDF5 targets (default $"+green.EnvSciCodeDir+", else ../shared/data/scicode when present)")
 }
 
 func (f *scenarioFlags) build() (map[string]scenario.Scenario, map[string]string) {
-	return green.DefaultScenarios(green.CoordinationOptions{
-		GroundTruthPath: f.groundTruth,
-		PeerReadDir:     f.peerRead,
-		TitlesOnly:      f.titlesOnly,
+	gt, err := groundtruth.Resolve(f.groundTruth, os.Getenv)
+	if err != nil {
+		// The coordination scenario is then unavailable with this reason;
+		// the built-in ground truth is not silently used instead.
+		scenarios, unavailable := green.DefaultScenarios(coordination.Options{}, green.SciCodeOptions{DataDir: f.scicodeDir})
+		delete(scenarios, scenario.Coordination)
+		unavailable[scenario.Coordination] = err.Error()
+		return scenarios, unavailable
+	}
+	return green.DefaultScenarios(coordination.Options{
+		GroundTruth: gt,
+		PeerReadDir: f.peerRead,
+		TitlesOnly:  f.titlesOnly,
 	}, green.SciCodeOptions{DataDir: f.scicodeDir})
 }
 

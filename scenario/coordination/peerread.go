@@ -1,7 +1,6 @@
-package green
+package coordination
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -10,9 +9,12 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/coordbench/coordbench/groundtruth"
+	"github.com/coordbench/coordbench/internal/textutil"
+	"github.com/coordbench/coordbench/scenario"
 )
 
 // PeerRead (allenai/PeerRead, Kang et al., NAACL 2018) is the data set the
@@ -25,41 +27,18 @@ import (
 // acl_2017/, ...).
 const EnvPeerReadDir = "COORDBENCH_PEERREAD_DIR"
 
-// ourModulePath identifies this module's go.mod when the loader looks for the
-// module root, so a go.mod of some other project up the tree is not taken
-// for ours.
-const ourModulePath = "github.com/coordbench/coordbench"
-
 // peerReadRelDir is where tests, CI and local runs keep the data set,
 // relative to the working directory or to the module root.
 var peerReadRelDir = filepath.Join("..", "shared", "data", "peerread")
 
-// RecommendationScale is the range of a venue's overall recommendation.
-type RecommendationScale struct {
-	Min float64 `json:"min"`
-	Max float64 `json:"max"`
-}
-
-// Normalize maps x from the scale onto 0..1, clamped, so recommendations of
-// venues with different scales can be compared.
-func (s RecommendationScale) Normalize(x float64) float64 {
-	if s.Max <= s.Min {
-		return 0
-	}
-	return math.Max(0, math.Min(1, (x-s.Min)/(s.Max-s.Min)))
-}
-
-// Contains reports whether x lies on the scale.
-func (s RecommendationScale) Contains(x float64) bool { return x >= s.Min && x <= s.Max }
-
 // VenueScale returns the recommendation scale of a PeerRead venue: ICLR
 // reviewers recommend on 1–10, ACL and CoNLL reviewers (and PeerRead's
 // other annotated venues) on 1–5.
-func VenueScale(venue string) RecommendationScale {
+func VenueScale(venue string) groundtruth.RecommendationScale {
 	if strings.HasPrefix(strings.ToLower(venue), "iclr") {
-		return RecommendationScale{Min: 1, Max: 10}
+		return groundtruth.RecommendationScale{Min: 1, Max: 10}
 	}
-	return RecommendationScale{Min: 1, Max: 5}
+	return groundtruth.RecommendationScale{Min: 1, Max: 5}
 }
 
 // Paper is one PeerRead paper with its reviews.
@@ -80,10 +59,10 @@ type Paper struct {
 	// (not meta reviews, not the committee's note, with a recommendation),
 	// on the venue's scale; NormalizedRecommendation is the same on 0..1.
 	// Both are 0 when ScoredReviews is 0.
-	MeanRecommendation       float64             `json:"mean_recommendation"`
-	NormalizedRecommendation float64             `json:"normalized_recommendation"`
-	Scale                    RecommendationScale `json:"recommendation_scale"`
-	ScoredReviews            int                 `json:"scored_reviews"`
+	MeanRecommendation       float64                         `json:"mean_recommendation"`
+	NormalizedRecommendation float64                         `json:"normalized_recommendation"`
+	Scale                    groundtruth.RecommendationScale `json:"recommendation_scale"`
+	ScoredReviews            int                             `json:"scored_reviews"`
 	// Warnings name what was odd in the file and how it was read (an empty
 	// or different id, duplicated reviews, unreadable scores).
 	Warnings []string `json:"warnings,omitempty"`
@@ -96,26 +75,14 @@ func (p *Paper) Decision() (string, bool) {
 		return "", false
 	}
 	if *p.Accepted {
-		return DecisionAccept, true
+		return groundtruth.DecisionAccept, true
 	}
-	return DecisionReject, true
+	return groundtruth.DecisionReject, true
 }
-
-// Decisions a paper can get.
-const (
-	DecisionAccept = "accept"
-	DecisionReject = "reject"
-)
-
-// DerivedAcceptThreshold is the normalised mean recommendation at or above
-// which a paper of a venue without published decisions (ACL 2017, CoNLL
-// 2016) is taken as accepted. 0.6 is 3.4 on a 1–5 scale: the reviewers
-// leaned clearly above the midpoint.
-const DerivedAcceptThreshold = 0.6
 
 // ExpectedDecision is the decision a review of the paper is judged against:
 // the venue's own where it published one, else accept when the normalised
-// mean recommendation is at least DerivedAcceptThreshold. derived reports
+// mean recommendation is at least groundtruth.DerivedAcceptThreshold. derived reports
 // that the second rule was used; ok is false when neither is possible (no
 // decision and no scored review).
 func (p *Paper) ExpectedDecision() (decision string, derived, ok bool) {
@@ -125,10 +92,10 @@ func (p *Paper) ExpectedDecision() (decision string, derived, ok bool) {
 	if p.ScoredReviews == 0 {
 		return "", true, false
 	}
-	if p.NormalizedRecommendation >= DerivedAcceptThreshold {
-		return DecisionAccept, true, true
+	if p.NormalizedRecommendation >= groundtruth.DerivedAcceptThreshold {
+		return groundtruth.DecisionAccept, true, true
 	}
-	return DecisionReject, true, true
+	return groundtruth.DecisionReject, true, true
 }
 
 // Review is one review entry of a PeerRead paper.
@@ -228,7 +195,7 @@ type rawPaper struct {
 
 // parsePaper decodes a paper file and computes the mean recommendation on
 // scale.
-func parsePaper(raw []byte, scale RecommendationScale) (*Paper, error) {
+func parsePaper(raw []byte, scale groundtruth.RecommendationScale) (*Paper, error) {
 	var rp rawPaper
 	if err := json.Unmarshal(raw, &rp); err != nil {
 		return nil, fmt.Errorf("not a PeerRead paper: %w", err)
@@ -297,7 +264,7 @@ func parseReview(entry map[string]json.RawMessage) (Review, []string) {
 		x, ok, empty := rawNumber(v)
 		if !ok {
 			if !empty {
-				warns = append(warns, fmt.Sprintf("%s %s is not a number; ignored", key, clipText(string(v), 40)))
+				warns = append(warns, fmt.Sprintf("%s %s is not a number; ignored", key, textutil.Clip(string(v), 40)))
 			}
 			return nil
 		}
@@ -378,22 +345,6 @@ func rawScalarString(v json.RawMessage) string {
 	return ""
 }
 
-// clipText cuts s to at most n runes, marking the cut, and never splits
-// a character.
-func clipText(s string, n int) string {
-	if n <= 0 {
-		return ""
-	}
-	count := 0
-	for i := range s {
-		if count == n {
-			return s[:i] + "…[truncated]"
-		}
-		count++
-	}
-	return s
-}
-
 // DefaultPeerReadDir finds the PeerRead directory: $COORDBENCH_PEERREAD_DIR
 // when set (an error when it names no directory, so a typo is not silently
 // replaced by another copy), else ../shared/data/peerread relative to the
@@ -401,67 +352,5 @@ func clipText(s string, n int) string {
 // of the working directory with this module's go.mod, so tests run from a
 // package directory find it too). The error says where it looked.
 func DefaultPeerReadDir() (string, error) {
-	return locateData(EnvPeerReadDir, peerReadRelDir, true)
-}
-
-// locateData resolves a data location: the environment variable env when
-// set, else rel relative to the working directory, else relative to the
-// module root. dir says whether a directory or a file is wanted.
-func locateData(env, rel string, dir bool) (string, error) {
-	kind := "file"
-	if dir {
-		kind = "directory"
-	}
-	okKind := func(p string) bool {
-		fi, err := os.Stat(p)
-		return err == nil && fi.IsDir() == dir
-	}
-	if v := os.Getenv(env); v != "" {
-		if !okKind(v) {
-			return "", fmt.Errorf("$%s=%s is not a %s", env, v, kind)
-		}
-		return v, nil
-	}
-	var tried []string
-	if wd, err := os.Getwd(); err == nil {
-		p := filepath.Join(wd, rel)
-		if okKind(p) {
-			return p, nil
-		}
-		tried = append(tried, p)
-		if root, ok := locateModuleRoot(wd); ok {
-			p := filepath.Join(root, rel)
-			if okKind(p) {
-				return p, nil
-			}
-			tried = append(tried, p)
-		}
-	}
-	return "", fmt.Errorf("no %s found: $%s is not set and none of %s exists", kind, env, strings.Join(slices.Compact(tried), ", "))
-}
-
-// locateModuleRoot returns the nearest directory at or above dir whose go.mod
-// declares this module.
-func locateModuleRoot(dir string) (string, bool) {
-	for {
-		if f, err := os.Open(filepath.Join(dir, "go.mod")); err == nil {
-			sc := bufio.NewScanner(f)
-			ours := false
-			for sc.Scan() {
-				if fields := strings.Fields(sc.Text()); len(fields) == 2 && fields[0] == "module" {
-					ours = strings.Trim(fields[1], `"`) == ourModulePath
-					break
-				}
-			}
-			f.Close()
-			if ours {
-				return dir, true
-			}
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", false
-		}
-		dir = parent
-	}
+	return scenario.LocateData(EnvPeerReadDir, peerReadRelDir, true)
 }

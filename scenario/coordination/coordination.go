@@ -1,21 +1,22 @@
-package green
+package coordination
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"math"
 	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/coordbench/coordbench/a2acall"
 	"github.com/coordbench/coordbench/evals"
+	"github.com/coordbench/coordbench/groundtruth"
+	"github.com/coordbench/coordbench/internal/textutil"
 	"github.com/coordbench/coordbench/scenario"
 )
 
@@ -28,323 +29,6 @@ import (
 // evaluator must recover from the spans; this file validates those entries
 // but leaves their use to the tests and the demo.
 
-// GroundTruthSchema versions data/ground_truth.json.
-const GroundTruthSchema = "coordbench.ground_truth/v1"
-
-// EnvGroundTruth names the ground truth file.
-const EnvGroundTruth = "COORDBENCH_GROUND_TRUTH"
-
-var groundTruthRelPath = filepath.Join("data", "ground_truth.json")
-
-// DefaultGroundTruthPath finds data/ground_truth.json: $COORDBENCH_GROUND_TRUTH
-// when set, else data/ground_truth.json relative to the working directory,
-// else relative to the module root. The file cannot be embedded (go:embed
-// does not reach outside the package directory), so a binary run from
-// elsewhere needs the variable; the error says where it looked.
-func DefaultGroundTruthPath() (string, error) {
-	p, err := locateData(EnvGroundTruth, groundTruthRelPath, false)
-	if err != nil {
-		return "", fmt.Errorf("ground truth: %w", err)
-	}
-	return p, nil
-}
-
-// GroundTruth is data/ground_truth.json (its schema is documented in
-// data/README.md). Keys this version does not know are ignored, so later
-// versions of the file can add them.
-type GroundTruth struct {
-	Schema    string                `json:"schema"`
-	Scenarios []GroundTruthScenario `json:"scenarios"`
-}
-
-// GroundTruthScenario is one task of the coordination scenario.
-type GroundTruthScenario struct {
-	ID       string           `json:"id"`
-	Paper    GroundTruthPaper `json:"paper"`
-	Topology Topology         `json:"topology"`
-	Expected Expectation      `json:"expected"`
-}
-
-// GroundTruthPaper names a PeerRead paper and the facts the task is scored
-// against.
-type GroundTruthPaper struct {
-	Venue string `json:"venue"`
-	Split string `json:"split"`
-	ID    string `json:"id"`
-	Title string `json:"title"`
-	// Decision is "accept" or "reject", nil where the venue published none.
-	Decision                 *string             `json:"decision"`
-	MeanRecommendation       float64             `json:"mean_recommendation"`
-	RecommendationScale      RecommendationScale `json:"recommendation_scale"`
-	NormalizedRecommendation float64             `json:"normalized_recommendation"`
-	ScoredReviews            int                 `json:"scored_reviews,omitempty"`
-}
-
-// Ref is the paper's place in PeerRead, venue/split/id.
-func (p GroundTruthPaper) Ref() string { return p.Venue + "/" + p.Split + "/" + p.ID }
-
-// Topology is the purple system a task is meant to be run against.
-type Topology struct {
-	// Entry is the agent the task is sent to.
-	Entry   string          `json:"entry"`
-	Agents  []TopologyAgent `json:"agents"`
-	Pattern string          `json:"pattern"`
-}
-
-// TopologyAgent is one agent of a topology.
-type TopologyAgent struct {
-	Name string `json:"name"`
-	// Role is "coordinator" or "reviewer".
-	Role string `json:"role"`
-	// Peers are the agents it calls, each once per task.
-	Peers                 []string `json:"peers"`
-	ExportsSpans          bool     `json:"exports_spans"`
-	ReturnsExtensionSteps bool     `json:"returns_extension_steps"`
-}
-
-// Expectation is what the green agent must find for a task.
-type Expectation struct {
-	// Decision is the decision an answer is judged against (see
-	// Paper.ExpectedDecision).
-	Decision string `json:"decision"`
-	// Label and Findings are the graph evaluator's label and finding kinds
-	// for the task's trace.
-	Label    string   `json:"label"`
-	Findings []string `json:"findings"`
-	// Metrics, when present, are networkx's values for the topology's
-	// graph (each agent calling each of its peers once; the assessor left
-	// out, as the graph evaluator leaves it out by default).
-	Metrics *ExpectedMetrics `json:"metrics,omitempty"`
-}
-
-// ExpectedMetrics are the graph metrics a task's trace must give, by
-// networkx's names (evals.Metric*).
-type ExpectedMetrics struct {
-	Density                           float64            `json:"density"`
-	NumberWeaklyConnectedComponents   int                `json:"number_weakly_connected_components"`
-	NumberStronglyConnectedComponents int                `json:"number_strongly_connected_components"`
-	AverageClustering                 float64            `json:"average_clustering"`
-	BetweennessCentrality             map[string]float64 `json:"betweenness_centrality"`
-	DegreeCentrality                  map[string]float64 `json:"degree_centrality"`
-}
-
-// validate checks that the metrics hold values networkx could have given
-// and name the topology's agents (every one of them, in a per-agent map
-// that is present). A metric left out is not checked: a file may carry
-// fewer metrics than this version knows.
-func (m *ExpectedMetrics) validate(t *Topology) error {
-	var errs []error
-	agents := map[string]bool{}
-	for _, a := range t.Agents {
-		agents[a.Name] = true
-	}
-	unit := func(name string, v float64) {
-		if math.IsNaN(v) || v < 0 || v > 1 {
-			errs = append(errs, fmt.Errorf("%s %g outside 0..1", name, v))
-		}
-	}
-	unit("density", m.Density)
-	unit("average_clustering", m.AverageClustering)
-	n := len(t.Agents)
-	for _, c := range []struct {
-		name string
-		v    int
-	}{{"number_weakly_connected_components", m.NumberWeaklyConnectedComponents}, {"number_strongly_connected_components", m.NumberStronglyConnectedComponents}} {
-		if c.v != 0 && (c.v < 1 || c.v > n) {
-			errs = append(errs, fmt.Errorf("%s %d outside 1..%d", c.name, c.v, n))
-		}
-	}
-	for _, per := range []struct {
-		name string
-		m    map[string]float64
-	}{{"betweenness_centrality", m.BetweennessCentrality}, {"degree_centrality", m.DegreeCentrality}} {
-		if len(per.m) != 0 && len(per.m) != n {
-			errs = append(errs, fmt.Errorf("%s names %d agents, the topology has %d", per.name, len(per.m), n))
-		}
-		for name, v := range per.m {
-			if !agents[name] {
-				errs = append(errs, fmt.Errorf("%s names %q, which is not an agent of the topology", per.name, name))
-			}
-			// Degree centrality of a digraph reaches 2 (in and out).
-			if math.IsNaN(v) || v < 0 || v > 2 {
-				errs = append(errs, fmt.Errorf("%s of %q is %g", per.name, name, v))
-			}
-		}
-	}
-	return errors.Join(errs...)
-}
-
-// Topology patterns and agent roles of the ground truth.
-var (
-	topologyPatterns = []string{"fan_out", "chain", "hub", "consult", "isolated"}
-	topologyRoles    = []string{"coordinator", "reviewer"}
-	graphLabels      = []string{evals.LabelIsolated, evals.LabelBottleneck, evals.LabelOverCentralized, evals.LabelHealthy, evals.LabelSparse}
-	graphFindings    = []string{evals.FindingIsolated, evals.FindingBottleneck, evals.FindingOverCentralized, evals.FindingHealthySpread}
-)
-
-// maxGroundTruthBytes bounds the ground truth file; 20 entries are a few
-// tens of kilobytes.
-const maxGroundTruthBytes = 8 << 20
-
-// LoadGroundTruth reads and validates a ground truth file.
-func LoadGroundTruth(path string) (*GroundTruth, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("ground truth: %w (set %s to the file)", err, EnvGroundTruth)
-	}
-	defer f.Close()
-	raw, err := io.ReadAll(io.LimitReader(f, maxGroundTruthBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("ground truth: read %s: %w", path, err)
-	}
-	if len(raw) > maxGroundTruthBytes {
-		return nil, fmt.Errorf("ground truth: %s is larger than %d bytes", path, maxGroundTruthBytes)
-	}
-	var gt GroundTruth
-	if err := json.Unmarshal(raw, &gt); err != nil {
-		return nil, fmt.Errorf("ground truth: %s: %w", path, err)
-	}
-	if err := gt.Validate(); err != nil {
-		return nil, fmt.Errorf("ground truth: %s: %w", path, err)
-	}
-	return &gt, nil
-}
-
-// Validate checks the file's internal consistency: the schema, unique ids,
-// well-formed papers, an expected decision that follows from the paper, and
-// topologies whose calls the spans can show. It does not need the data set;
-// the scenario checks the papers against it when it is present.
-func (g *GroundTruth) Validate() error {
-	if g.Schema != GroundTruthSchema {
-		return fmt.Errorf("schema %q, want %q", g.Schema, GroundTruthSchema)
-	}
-	if len(g.Scenarios) == 0 {
-		return errors.New("no scenarios")
-	}
-	var errs []error
-	seen := map[string]bool{}
-	for i := range g.Scenarios {
-		sc := &g.Scenarios[i]
-		if err := sc.validate(); err != nil {
-			errs = append(errs, fmt.Errorf("scenario %d (%q): %w", i+1, sc.ID, err))
-		}
-		if seen[sc.ID] {
-			errs = append(errs, fmt.Errorf("scenario %d: id %q used twice", i+1, sc.ID))
-		}
-		seen[sc.ID] = true
-	}
-	return errors.Join(errs...)
-}
-
-func (sc *GroundTruthScenario) validate() error {
-	var errs []error
-	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
-	if sc.ID == "" || strings.ContainsAny(sc.ID, " \t\n,") {
-		bad("id %q: want a non-empty id without spaces or commas", sc.ID)
-	}
-
-	p := &sc.Paper
-	if p.Venue == "" || p.Split == "" || p.ID == "" {
-		bad("paper: venue, split and id are required")
-	}
-	if strings.TrimSpace(p.Title) == "" {
-		bad("paper: title is required")
-	}
-	if p.Decision != nil && *p.Decision != DecisionAccept && *p.Decision != DecisionReject {
-		bad("paper: decision %q, want accept, reject or null", *p.Decision)
-	}
-	scale := p.RecommendationScale
-	if scale.Max <= scale.Min {
-		bad("paper: recommendation_scale %g–%g is empty", scale.Min, scale.Max)
-	} else if !scale.Contains(p.MeanRecommendation) {
-		bad("paper: mean_recommendation %g outside the scale %g–%g", p.MeanRecommendation, scale.Min, scale.Max)
-	} else if d := math.Abs(scale.Normalize(p.MeanRecommendation) - p.NormalizedRecommendation); d > 1e-3 {
-		bad("paper: normalized_recommendation %g, but the mean %g on %g–%g gives %.4f",
-			p.NormalizedRecommendation, p.MeanRecommendation, scale.Min, scale.Max, scale.Normalize(p.MeanRecommendation))
-	}
-
-	want := groundTruthDecision(p)
-	switch {
-	case sc.Expected.Decision != DecisionAccept && sc.Expected.Decision != DecisionReject:
-		bad("expected: decision %q, want accept or reject", sc.Expected.Decision)
-	case sc.Expected.Decision != want:
-		bad("expected: decision %q, but the paper's facts give %q", sc.Expected.Decision, want)
-	}
-	if !slices.Contains(graphLabels, sc.Expected.Label) {
-		bad("expected: label %q, want one of %s", sc.Expected.Label, strings.Join(graphLabels, ", "))
-	}
-	for _, f := range sc.Expected.Findings {
-		if !slices.Contains(graphFindings, f) {
-			bad("expected: finding %q, want one of %s", f, strings.Join(graphFindings, ", "))
-		}
-	}
-	if err := sc.Topology.validate(); err != nil {
-		bad("topology: %w", err)
-	} else if sc.Expected.Metrics != nil {
-		if err := sc.Expected.Metrics.validate(&sc.Topology); err != nil {
-			bad("expected: metrics: %w", err)
-		}
-	}
-	return errors.Join(errs...)
-}
-
-// groundTruthDecision applies Paper.ExpectedDecision's rule to the facts in
-// the file.
-func groundTruthDecision(p *GroundTruthPaper) string {
-	if p.Decision != nil {
-		return *p.Decision
-	}
-	if p.RecommendationScale.Normalize(p.MeanRecommendation) >= DerivedAcceptThreshold {
-		return DecisionAccept
-	}
-	return DecisionReject
-}
-
-func (t *Topology) validate() error {
-	var errs []error
-	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
-	if !slices.Contains(topologyPatterns, t.Pattern) {
-		bad("pattern %q, want one of %s", t.Pattern, strings.Join(topologyPatterns, ", "))
-	}
-	names := map[string]bool{}
-	for _, a := range t.Agents {
-		if a.Name == "" {
-			bad("an agent has no name")
-			continue
-		}
-		if names[a.Name] {
-			bad("agent %q listed twice", a.Name)
-		}
-		names[a.Name] = true
-	}
-	if !names[t.Entry] {
-		bad("entry %q is not one of the agents", t.Entry)
-	}
-	for _, a := range t.Agents {
-		if !slices.Contains(topologyRoles, a.Role) {
-			bad("agent %q: role %q, want one of %s", a.Name, a.Role, strings.Join(topologyRoles, ", "))
-		}
-		seen := map[string]bool{}
-		for _, peer := range a.Peers {
-			switch {
-			case peer == a.Name:
-				bad("agent %q lists itself as a peer", a.Name)
-			case !names[peer]:
-				bad("agent %q: peer %q is not one of the agents", a.Name, peer)
-			case seen[peer]:
-				bad("agent %q: peer %q listed twice", a.Name, peer)
-			}
-			seen[peer] = true
-		}
-		// The label must be recoverable from the spans alone: a call is
-		// seen only through its caller's spans or extension steps.
-		if len(a.Peers) > 0 && !a.ExportsSpans && !a.ReturnsExtensionSteps {
-			bad("agent %q calls peers but neither exports spans nor returns extension steps, so its calls cannot be seen", a.Name)
-		}
-	}
-	return errors.Join(errs...)
-}
-
 // Bounds of what a review request carries, so a long paper cannot make an
 // unbounded message.
 const (
@@ -353,19 +37,24 @@ const (
 	DefaultMaxReviews       = 8
 )
 
-// CoordinationOptions configure NewCoordinationScenario. The zero value
-// finds the ground truth and the data set as DefaultGroundTruthPath and
-// DefaultPeerReadDir do.
-type CoordinationOptions struct {
-	// GroundTruthPath is the ground truth file (default
-	// DefaultGroundTruthPath).
-	GroundTruthPath string
+// Options configure New. The zero value
+// uses the built-in ground truth (groundtruth.Default) and finds the data
+// set as DefaultPeerReadDir does.
+type Options struct {
+	// GroundTruth is the ground truth whose entries are the tasks (default
+	// groundtruth.Default).
+	GroundTruth *groundtruth.GroundTruth
 	// PeerReadDir is the PeerRead directory. Empty means
 	// DefaultPeerReadDir, and when none is found the tasks carry the titles
 	// only; a directory named here must exist.
 	PeerReadDir string
 	// TitlesOnly sends the titles only even when the data set is present.
 	TitlesOnly bool
+	// Papers, when set, are the papers of the ground truth's entries, by
+	// entry id, given by the caller instead of read from PeerRead (the
+	// demo's built-in papers). They are checked against the ground truth
+	// as PeerRead's are, and PeerReadDir is not used.
+	Papers map[string]*Paper
 	// MaxAbstractChars, MaxReviewChars and MaxReviews bound the request:
 	// the abstract and each review's comments are cut at that many
 	// characters, and at most MaxReviews reviews are sent (defaults 4000,
@@ -373,33 +62,35 @@ type CoordinationOptions struct {
 	MaxAbstractChars int
 	MaxReviewChars   int
 	MaxReviews       int
+	// Logger receives the scenario's warnings (default: discarded).
+	Logger *slog.Logger
 }
 
-// CoordinationScenario is the coordination scenario. It is safe for
+// Scenario is the coordination scenario. It is safe for
 // concurrent use: everything is read at construction.
-type CoordinationScenario struct {
-	opts        CoordinationOptions
-	gt          *GroundTruth
+type Scenario struct {
+	opts        Options
+	gt          *groundtruth.GroundTruth
 	peerReadDir string
-	tasks       []*CoordinationTask
-	byID        map[string]*CoordinationTask
+	tasks       []*Task
+	byID        map[string]*Task
 }
 
-var _ scenario.Scenario = (*CoordinationScenario)(nil)
+var _ scenario.Scenario = (*Scenario)(nil)
 
-// CoordinationTask is Task.Data of a coordination task.
-type CoordinationTask struct {
-	Scenario GroundTruthScenario `json:"scenario"`
+// Task is Task.Data of a coordination task.
+type Task struct {
+	Scenario groundtruth.Entry `json:"scenario"`
 	// Paper is the paper as read from PeerRead; nil when the tasks carry
 	// titles only.
 	Paper *Paper `json:"-"`
 }
 
-// NewCoordinationScenario loads the ground truth and, when the data set is
+// New loads the ground truth and, when the data set is
 // present, every paper it names, checking each against the ground truth
 // (title, decision, mean recommendation), so a different version of the
 // data set is found at start-up rather than as wrong scores.
-func NewCoordinationScenario(opts CoordinationOptions) (*CoordinationScenario, error) {
+func New(opts Options) (*Scenario, error) {
 	if opts.MaxAbstractChars <= 0 {
 		opts.MaxAbstractChars = DefaultMaxAbstractChars
 	}
@@ -409,20 +100,21 @@ func NewCoordinationScenario(opts CoordinationOptions) (*CoordinationScenario, e
 	if opts.MaxReviews <= 0 {
 		opts.MaxReviews = DefaultMaxReviews
 	}
-	path := opts.GroundTruthPath
-	if path == "" {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	gt := opts.GroundTruth
+	if gt == nil {
 		var err error
-		if path, err = DefaultGroundTruthPath(); err != nil {
+		if gt, err = groundtruth.Default(); err != nil {
 			return nil, fmt.Errorf("coordination: %w", err)
 		}
+	} else if err := gt.Validate(); err != nil {
+		return nil, fmt.Errorf("coordination: ground truth: %w", err)
 	}
-	gt, err := LoadGroundTruth(path)
-	if err != nil {
-		return nil, fmt.Errorf("coordination: %w", err)
-	}
-	s := &CoordinationScenario{opts: opts, gt: gt, byID: map[string]*CoordinationTask{}}
+	s := &Scenario{opts: opts, gt: gt, byID: map[string]*Task{}}
 
-	if !opts.TitlesOnly {
+	if !opts.TitlesOnly && opts.Papers == nil {
 		switch {
 		case opts.PeerReadDir != "":
 			fi, err := os.Stat(opts.PeerReadDir)
@@ -436,7 +128,7 @@ func NewCoordinationScenario(opts CoordinationOptions) (*CoordinationScenario, e
 		default:
 			dir, err := DefaultPeerReadDir()
 			if err != nil {
-				slog.Warn("coordination: PeerRead data set not found; tasks carry paper titles only", "err", err)
+				opts.Logger.Warn("coordination: PeerRead data set not found; tasks carry paper titles only", "err", err)
 			}
 			s.peerReadDir = dir
 		}
@@ -444,9 +136,9 @@ func NewCoordinationScenario(opts CoordinationOptions) (*CoordinationScenario, e
 
 	var errs []error
 	for _, sc := range gt.Scenarios {
-		t := &CoordinationTask{Scenario: sc}
-		if s.peerReadDir != "" {
-			p, err := LoadPaper(s.peerReadDir, sc.Paper.Venue, sc.Paper.Split, sc.Paper.ID)
+		t := &Task{Scenario: sc}
+		if s.peerReadDir != "" || opts.Papers != nil {
+			p, err := s.paper(&sc)
 			if err == nil {
 				err = checkPaperFacts(&sc, p)
 			}
@@ -460,14 +152,30 @@ func NewCoordinationScenario(opts CoordinationOptions) (*CoordinationScenario, e
 		s.byID[sc.ID] = t
 	}
 	if err := errors.Join(errs...); err != nil {
-		return nil, fmt.Errorf("coordination: ground truth %s does not match the PeerRead data in %s: %w", path, s.peerReadDir, err)
+		if opts.Papers != nil {
+			return nil, fmt.Errorf("coordination: ground truth does not match the papers given: %w", err)
+		}
+		return nil, fmt.Errorf("coordination: ground truth does not match the PeerRead data in %s: %w", s.peerReadDir, err)
 	}
 	return s, nil
 }
 
+// paper is the paper of entry sc: the caller's (Options.Papers), else
+// PeerRead's.
+func (s *Scenario) paper(sc *groundtruth.Entry) (*Paper, error) {
+	if s.opts.Papers == nil {
+		return LoadPaper(s.peerReadDir, sc.Paper.Venue, sc.Paper.Split, sc.Paper.ID)
+	}
+	p, ok := s.opts.Papers[sc.ID]
+	if !ok || p == nil {
+		return nil, fmt.Errorf("no paper given for entry %s", sc.ID)
+	}
+	return p, nil
+}
+
 // checkPaperFacts compares what the ground truth says of a paper with what
 // the loader reads from the data set.
-func checkPaperFacts(sc *GroundTruthScenario, p *Paper) error {
+func checkPaperFacts(sc *groundtruth.Entry, p *Paper) error {
 	var errs []error
 	if coordNormSpace(p.Title) != coordNormSpace(sc.Paper.Title) {
 		errs = append(errs, fmt.Errorf("title %q in the data set, %q in the ground truth", p.Title, sc.Paper.Title))
@@ -507,21 +215,21 @@ func coordQuoteOrNull(p *string) string {
 }
 
 // Name is the result's domain.
-func (s *CoordinationScenario) Name() string { return "coordination" }
+func (s *Scenario) Name() string { return "coordination" }
 
 // GroundTruth returns the loaded ground truth; callers must not change it.
-func (s *CoordinationScenario) GroundTruth() *GroundTruth { return s.gt }
+func (s *Scenario) GroundTruth() *groundtruth.GroundTruth { return s.gt }
 
 // PeerReadDir returns the PeerRead directory the tasks were read from, or
 // "" when they carry titles only.
-func (s *CoordinationScenario) PeerReadDir() string { return s.peerReadDir }
+func (s *Scenario) PeerReadDir() string { return s.peerReadDir }
 
 // Tasks selects the tasks in ground truth order: those named in
 // config.task_ids (all when empty), then the first num_tasks, then the
 // shard (task i of the selection belongs to shard i mod num_shards). It
 // also checks that the request names an entry participant, so a request
 // that cannot be run is rejected before any task starts.
-func (s *CoordinationScenario) Tasks(req *scenario.Request) ([]scenario.Task, error) {
+func (s *Scenario) Tasks(req *scenario.Request) ([]scenario.Task, error) {
 	if req == nil {
 		return nil, errors.New("coordination: no request")
 	}
@@ -574,7 +282,7 @@ func (s *CoordinationScenario) Tasks(req *scenario.Request) ([]scenario.Task, er
 	return tasks, nil
 }
 
-func (s *CoordinationScenario) taskIDs() []string {
+func (s *Scenario) taskIDs() []string {
 	ids := make([]string, len(s.tasks))
 	for i, t := range s.tasks {
 		ids[i] = t.Scenario.ID
@@ -586,14 +294,14 @@ func (s *CoordinationScenario) taskIDs() []string {
 // participant that fails, hangs or answers something unreadable is an
 // outcome with Success false; only a task or request this scenario cannot
 // run is an error.
-func (s *CoordinationScenario) Run(ctx context.Context, env *scenario.TaskEnv, task scenario.Task) (*evals.Outcome, error) {
+func (s *Scenario) Run(ctx context.Context, env *scenario.TaskEnv, task scenario.Task) (*evals.Outcome, error) {
 	if env == nil || env.Messenger == nil {
 		return nil, errors.New("coordination: no messenger")
 	}
 	return s.run(ctx, env, env.Messenger, task)
 }
 
-func (s *CoordinationScenario) run(ctx context.Context, env *scenario.TaskEnv, send scenario.Sender, task scenario.Task) (*evals.Outcome, error) {
+func (s *Scenario) run(ctx context.Context, env *scenario.TaskEnv, send scenario.Sender, task scenario.Task) (*evals.Outcome, error) {
 	t, ok := s.byID[task.ID]
 	if !ok {
 		return nil, fmt.Errorf("coordination: unknown task %q; valid ids: %s", task.ID, strings.Join(s.taskIDs(), ", "))
@@ -605,11 +313,11 @@ func (s *CoordinationScenario) run(ctx context.Context, env *scenario.TaskEnv, s
 	if err != nil {
 		return nil, err
 	}
-	text, data := s.reviewRequest(t)
+	text, data := s.ReviewRequest(t)
 	if env.Progress != nil {
 		env.Progress(fmt.Sprintf("%s: asking %s to review %q", task.ID, role, t.Scenario.Paper.Title))
 	}
-	reply, sendErr := send.Send(ctx, SendRequest{URL: url, Text: text, Data: data})
+	reply, sendErr := send.Send(ctx, a2acall.SendRequest{URL: url, Text: text, Data: data})
 	return scoreCoordReply(t, role, reply, sendErr), nil
 }
 
@@ -634,7 +342,7 @@ var coordAnswerSchema = map[string]any{
 	"type":     "object",
 	"required": []any{"decision", "recommendation"},
 	"properties": map[string]any{
-		"decision":       map[string]any{"type": "string", "enum": []any{DecisionAccept, DecisionReject}},
+		"decision":       map[string]any{"type": "string", "enum": []any{groundtruth.DecisionAccept, groundtruth.DecisionReject}},
 		"recommendation": map[string]any{"type": "integer", "minimum": 1, "maximum": 5},
 		"scores": map[string]any{
 			"type": "object",
@@ -649,11 +357,11 @@ var coordAnswerSchema = map[string]any{
 	},
 }
 
-// reviewRequest builds the message: the text a language model reads and
+// ReviewRequest builds the message: the text a language model reads and
 // the same request as a data part. Only the reviews' titles and comments
 // are sent; their scores, meta reviews and ICLR's committee note would give
 // the answer away.
-func (s *CoordinationScenario) reviewRequest(t *CoordinationTask) (string, map[string]any) {
+func (s *Scenario) ReviewRequest(t *Task) (string, map[string]any) {
 	var b strings.Builder
 	b.WriteString("Review this paper submitted to a machine learning / NLP conference. ")
 	b.WriteString("Decide whether it should be accepted or rejected, and score it.\n\n")
@@ -673,7 +381,7 @@ func (s *CoordinationScenario) reviewRequest(t *CoordinationTask) (string, map[s
 		data["title_only"] = true
 		return b.String(), data
 	}
-	abstract := clipText(t.Paper.Abstract, s.opts.MaxAbstractChars)
+	abstract := textutil.Clip(t.Paper.Abstract, s.opts.MaxAbstractChars)
 	fmt.Fprintf(&b, "\nAbstract:\n%s\n", abstract)
 	data["abstract"] = abstract
 	reviews := []any{}
@@ -684,7 +392,7 @@ func (s *CoordinationScenario) reviewRequest(t *CoordinationTask) (string, map[s
 		if len(reviews) == s.opts.MaxReviews {
 			break
 		}
-		rv := map[string]any{"comments": clipText(r.Comments, s.opts.MaxReviewChars)}
+		rv := map[string]any{"comments": textutil.Clip(r.Comments, s.opts.MaxReviewChars)}
 		// OpenReview fills an untitled review with "No Title".
 		if r.Title != "" && !strings.EqualFold(r.Title, "No Title") {
 			rv["title"] = r.Title
@@ -736,13 +444,13 @@ func coordState(s string) string {
 const coordSummaryChars = 200
 
 // scoreCoordReply turns the participant's reply into the task's outcome.
-func scoreCoordReply(t *CoordinationTask, role string, reply *Reply, sendErr error) *evals.Outcome {
+func scoreCoordReply(t *Task, role string, reply *a2acall.Reply, sendErr error) *evals.Outcome {
 	sc := &t.Scenario
 	expected := sc.Expected.Decision
 	scale := sc.Paper.RecommendationScale
 	decisionSource := "venue"
 	if sc.Paper.Decision == nil {
-		decisionSource = fmt.Sprintf("derived: normalised mean recommendation >= %g", DerivedAcceptThreshold)
+		decisionSource = fmt.Sprintf("derived: normalised mean recommendation >= %g", groundtruth.DerivedAcceptThreshold)
 	}
 	details := map[string]any{
 		"paper":                           sc.Paper.Ref(),
@@ -808,7 +516,7 @@ func scoreCoordReply(t *CoordinationTask, role string, reply *Reply, sendErr err
 	recText := "no usable recommendation"
 	if ans.Recommendation != nil {
 		rec := *ans.Recommendation
-		norm := RecommendationScale{Min: coordRecMin, Max: coordRecMax}.Normalize(rec)
+		norm := groundtruth.RecommendationScale{Min: coordRecMin, Max: coordRecMax}.Normalize(rec)
 		delta := math.Abs(norm - sc.Paper.NormalizedRecommendation)
 		score += coordRecommendationWeight * (1 - delta)
 		details["recommendation"] = rec
@@ -820,7 +528,7 @@ func scoreCoordReply(t *CoordinationTask, role string, reply *Reply, sendErr err
 		details["scores"] = ans.Scores
 	}
 	if ans.Rationale != "" {
-		details["rationale"] = clipText(ans.Rationale, 1000)
+		details["rationale"] = textutil.Clip(ans.Rationale, 1000)
 	}
 	if len(ans.Problems) > 0 {
 		details["answer_problems"] = ans.Problems
@@ -840,7 +548,7 @@ func coordRound(x float64, n int) float64 {
 }
 
 // coordExcerpt shows what came back, bounded, for a summary.
-func coordExcerpt(reply *Reply) string {
+func coordExcerpt(reply *a2acall.Reply) string {
 	text := strings.TrimSpace(reply.Text)
 	if text == "" && len(reply.Data) > 0 {
 		if b, err := json.Marshal(reply.Data); err == nil {
@@ -850,7 +558,7 @@ func coordExcerpt(reply *Reply) string {
 	if text == "" {
 		return "(an empty answer)"
 	}
-	return strconv.Quote(clipText(strings.Join(strings.Fields(text), " "), coordSummaryChars))
+	return strconv.Quote(textutil.Clip(strings.Join(strings.Fields(text), " "), coordSummaryChars))
 }
 
 // Bounds of the search for a JSON answer in free text.
@@ -867,7 +575,7 @@ var (
 // parseCoordAnswer reads the decision from a reply: a data part holding a
 // decision, else the first JSON object holding one in the text (fenced
 // blocks first), else a bare accept or reject in the text.
-func parseCoordAnswer(reply *Reply) (coordAnswer, error) {
+func parseCoordAnswer(reply *a2acall.Reply) (coordAnswer, error) {
 	for _, d := range reply.Data {
 		if obj := coordFindDecisionObject(d, 0); obj != nil {
 			return coordAnswerFrom(obj, "data")
@@ -965,14 +673,14 @@ func coordAnswerFrom(obj map[string]any, source string) (coordAnswer, error) {
 	}
 	d, err := coordDecisionWord(ds)
 	if err != nil {
-		return ans, fmt.Errorf("decision %q: %w", clipText(ds, 60), err)
+		return ans, fmt.Errorf("decision %q: %w", textutil.Clip(ds, 60), err)
 	}
 	ans.Decision = d
 	if rv, present := get("recommendation"); present && rv != nil {
 		x, ok := coordNumber(rv)
 		switch {
 		case !ok:
-			ans.Problems = append(ans.Problems, fmt.Sprintf("recommendation %s is not a number; ignored", clipText(fmt.Sprint(rv), 40)))
+			ans.Problems = append(ans.Problems, fmt.Sprintf("recommendation %s is not a number; ignored", textutil.Clip(fmt.Sprint(rv), 40)))
 		case x < coordRecMin || x > coordRecMax:
 			ans.Problems = append(ans.Problems, fmt.Sprintf("recommendation %g outside 1-5; ignored", x))
 		default:
@@ -991,7 +699,7 @@ func coordAnswerFrom(obj map[string]any, source string) (coordAnswer, error) {
 				}
 				ans.Scores[strings.ToLower(k)] = x
 			} else {
-				ans.Problems = append(ans.Problems, fmt.Sprintf("score %s is not a number; ignored", clipText(k, 40)))
+				ans.Problems = append(ans.Problems, fmt.Sprintf("score %s is not a number; ignored", textutil.Clip(k, 40)))
 			}
 		}
 		slices.Sort(ans.Problems)
@@ -1010,9 +718,9 @@ func coordDecisionWord(s string) (string, error) {
 	kinds := map[string]bool{}
 	for _, w := range coordWordRE.FindAllString(s, -1) {
 		if strings.HasPrefix(strings.ToLower(w), "accept") {
-			kinds[DecisionAccept] = true
+			kinds[groundtruth.DecisionAccept] = true
 		} else {
-			kinds[DecisionReject] = true
+			kinds[groundtruth.DecisionReject] = true
 		}
 	}
 	switch {
@@ -1020,10 +728,10 @@ func coordDecisionWord(s string) (string, error) {
 		return "", errors.New("names neither accept nor reject")
 	case len(kinds) > 1:
 		return "", errors.New("names both accept and reject")
-	case kinds[DecisionAccept]:
-		return DecisionAccept, nil
+	case kinds[groundtruth.DecisionAccept]:
+		return groundtruth.DecisionAccept, nil
 	default:
-		return DecisionReject, nil
+		return groundtruth.DecisionReject, nil
 	}
 }
 
