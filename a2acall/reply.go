@@ -19,7 +19,7 @@ type collector struct {
 	taskID    string
 	contextID string
 	state     a2a.TaskState
-	statusMsg *a2a.Message
+	statusMsg *a2a.Message    // the current status's message, nil when it has none
 	artifacts []*a2a.Artifact // in order of first appearance
 	metas     []map[string]any
 }
@@ -74,10 +74,14 @@ func (c *collector) task(t *a2a.Task) {
 	}
 }
 
+// status takes the task's current status. Its message belongs to it: a
+// later status without one (a final completed after a working "thinking
+// ...") leaves no message, so earlier progress text never reaches the
+// Reply. Metadata of every status message is kept.
 func (c *collector) status(s a2a.TaskStatus) {
 	c.state = s.State
+	c.statusMsg = s.Message
 	if s.Message != nil {
-		c.statusMsg = s.Message
 		c.meta(s.Message.Metadata)
 	}
 }
