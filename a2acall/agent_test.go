@@ -1,0 +1,587 @@
+package a2acall_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"log"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
+	"github.com/a2aproject/a2a-go/v2/a2asrv"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/coordbench/coordbench/a2acall"
+	"github.com/coordbench/coordbench/a2aserve"
+	"github.com/coordbench/coordbench/otelmap"
+	"github.com/coordbench/coordbench/tracedata"
+)
+
+// Test agents: real A2A servers on loopback, served by a2aserve (A2A 1.0
+// and 0.3 JSON-RPC on one listener) around an a2a-go executor. With Legacy
+// the card is a 0.3 card as a 0.3 agent writes it (url, protocolVersion,
+// preferredTransport; no supportedInterfaces), so the Messenger speaks the
+// 0.3 wire format (message/send, message/stream) that AgentBeats' Python
+// agents speak. Each agent has its own tracer provider, can return its
+// steps through the Traceability Extension, can delegate to peers with a
+// Messenger of its own (a two-level team), and can misbehave on demand.
+// Every request it receives is recorded, headers and raw bytes, so tests
+// can see what was on the wire.
+
+// fault makes a test agent misbehave.
+type fault int
+
+const (
+	_ fault = iota // no fault
+	// faultHang: the agent never answers (it waits until it is closed);
+	// a streaming agent first says submitted and working.
+	faultHang
+	// faultFail: the task ends in state failed, with a status message.
+	faultFail
+	// faultGarbage: the A2A endpoint answers HTTP 200 with bytes that are
+	// not JSON-RPC (the card is fine).
+	faultGarbage
+	// faultCrash: the A2A endpoint starts a response and closes the
+	// connection in the middle of it.
+	faultCrash
+)
+
+// agentOptions configure startAgent. The zero value is a 1.0 agent named
+// "purple" that answers "<name> answers: <request text>" with a completed
+// task.
+type agentOptions struct {
+	// Name is the card's name and the service.name of its spans.
+	Name string
+	// Legacy speaks A2A 0.3 and serves a 0.3 card.
+	Legacy bool
+	// Streaming sets capabilities.streaming on the card.
+	Streaming bool
+	// Path serves the agent under a path, as AgentBeats' gateway does
+	// ("/solver"); the URL returned includes it.
+	Path string
+	// ReplyData adds a data part to the answer.
+	ReplyData map[string]any
+	// Chunked sends the data part in a second artifact event that appends
+	// to the first.
+	Chunked bool
+	// AsMessage answers with a Message rather than a task.
+	AsMessage bool
+	// Progress, when set, is the text of a working status message sent
+	// before the answer (whose final status carries no message).
+	Progress string
+	// AskFirst, when set, ends a new task input-required with this
+	// question; the answer comes when the caller continues the task.
+	AskFirst string
+	// Extension lists the Traceability Extension on the card and, when a
+	// request activates it, returns the agent's steps in the answer's
+	// metadata (on the artifact, the message, or a failed task's status
+	// message).
+	Extension bool
+	// ExtensionPayload, when set, is returned under the extension's
+	// metadata key instead of the real steps (to test malformed payloads).
+	ExtensionPayload any
+	// Chat adds a `chat test-model` TOOL span to the agent's work.
+	Chat bool
+	// Peers are participant URLs the agent asks, in order, with the request
+	// text, before answering; their answers follow its own, one a line.
+	Peers []string
+	Fault fault
+	// Store, when set, also receives every span the agent records, as if
+	// it exported them by OTLP to the caller.
+	Store *otelmap.Store
+}
+
+// seenRequest is one HTTP request a test agent received.
+type seenRequest struct {
+	Method string
+	Path   string
+	Header http.Header
+}
+
+// testAgent is a running test agent.
+type testAgent struct {
+	// URL is the participant URL to call (with Path).
+	URL  string
+	Name string
+
+	opts      agentOptions
+	srv       *httptest.Server
+	tp        *sdktrace.TracerProvider
+	tracer    trace.Tracer
+	store     *otelmap.Store     // the agent's own spans, for its extension answers
+	messenger *a2acall.Messenger // to its peers
+	stop      chan struct{}
+	closeOnce sync.Once
+
+	mu       sync.Mutex
+	requests []seenRequest
+	wire     bytes.Buffer
+}
+
+// maxWireLog bounds the raw bytes a test agent keeps.
+const maxWireLog = 1 << 20
+
+// quietLogger drops a2a-go's and the Messenger's logs in tests.
+var quietLogger = slog.New(slog.DiscardHandler)
+
+// startAgent starts a test agent on loopback; it is closed at the end of
+// the test.
+func startAgent(t testing.TB, opts agentOptions) *testAgent {
+	t.Helper()
+	if opts.Name == "" {
+		opts.Name = "purple"
+	}
+	opts.Path = strings.TrimRight(opts.Path, "/")
+	if opts.Path != "" && !strings.HasPrefix(opts.Path, "/") {
+		opts.Path = "/" + opts.Path
+	}
+	p := &testAgent{Name: opts.Name, opts: opts, store: otelmap.NewStore(otelmap.Limits{}), stop: make(chan struct{})}
+	tpOpts := []sdktrace.TracerProviderOption{
+		sdktrace.WithResource(resource.NewSchemaless(otelmap.AttrServiceName.String(opts.Name))),
+		sdktrace.WithSpanProcessor(otelmap.NewRecorder(p.store)),
+	}
+	if opts.Store != nil {
+		tpOpts = append(tpOpts, sdktrace.WithSpanProcessor(otelmap.NewRecorder(opts.Store)))
+	}
+	p.tp = sdktrace.NewTracerProvider(tpOpts...)
+	p.tracer = p.tp.Tracer("coordbench/a2acall/testagent")
+	if len(opts.Peers) > 0 {
+		p.messenger = a2acall.New(p.tp, p.store, a2acall.Options{CallTimeout: 30 * time.Second, Logger: quietLogger})
+	}
+
+	p.srv = httptest.NewUnstartedServer(nil)
+	p.srv.Listener = &wireListener{Listener: p.srv.Listener, p: p}
+	p.URL = "http://" + p.srv.Listener.Addr().String() + opts.Path
+
+	mux, err := a2aserve.NewHandler(a2aserve.Options{
+		Card:           p.card(),
+		Executor:       &agentExecutor{p: p},
+		TracerProvider: p.tp,
+		Logger:         quietLogger,
+		Intercept:      p.intercept,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var h http.Handler = mux
+	if opts.Legacy {
+		h = p.legacyCard(mux)
+	}
+	p.srv.Config.Handler = p.recordRequests(h)
+	// The crash fault makes the server complain about hijacked writes.
+	p.srv.Config.ErrorLog = log.New(io.Discard, "", 0)
+	p.srv.Start()
+	t.Cleanup(p.Close)
+	return p
+}
+
+// Close stops the agent: work in progress (a hang) ends, the server closes,
+// and its tracer provider shuts down. It is idempotent.
+func (p *testAgent) Close() {
+	p.closeOnce.Do(func() {
+		close(p.stop)
+		if p.messenger != nil {
+			_ = p.messenger.Close()
+		}
+		p.srv.CloseClientConnections()
+		p.srv.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = p.tp.Shutdown(ctx)
+	})
+}
+
+// Requests returns the HTTP requests received so far.
+func (p *testAgent) Requests() []seenRequest {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]seenRequest(nil), p.requests...)
+}
+
+// Calls returns the A2A calls (POSTs) received so far.
+func (p *testAgent) Calls() []seenRequest {
+	var out []seenRequest
+	for _, r := range p.Requests() {
+		if r.Method == http.MethodPost {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// CardFetches counts the agent card requests received so far.
+func (p *testAgent) CardFetches() int {
+	n := 0
+	for _, r := range p.Requests() {
+		if r.Method == http.MethodGet && strings.HasSuffix(r.Path, a2acall.WellKnownCardPath) {
+			n++
+		}
+	}
+	return n
+}
+
+// Wire returns the raw bytes the agent received (at most 1 MiB).
+func (p *testAgent) Wire() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.wire.String()
+}
+
+func (p *testAgent) recordRequests(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p.mu.Lock()
+		p.requests = append(p.requests, seenRequest{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone()})
+		p.mu.Unlock()
+		h.ServeHTTP(w, r)
+	})
+}
+
+func (p *testAgent) card() *a2a.AgentCard {
+	var exts []a2a.AgentExtension
+	if p.opts.Extension {
+		exts = []a2a.AgentExtension{{URI: tracedata.ExtensionURI, Description: "returns its steps"}}
+	}
+	return &a2a.AgentCard{
+		Name:        p.Name,
+		Description: "coordbench test agent " + p.Name,
+		Version:     "1.0.0",
+		// Both versions, as a2aserve serves them; the Messenger picks 1.0.
+		SupportedInterfaces: []*a2a.AgentInterface{
+			{URL: p.URL, ProtocolBinding: a2a.TransportProtocolJSONRPC, ProtocolVersion: a2a.Version},
+			{URL: p.URL, ProtocolBinding: a2a.TransportProtocolJSONRPC, ProtocolVersion: a2av0.Version},
+		},
+		Capabilities:       a2a.AgentCapabilities{Streaming: p.opts.Streaming, Extensions: exts},
+		DefaultInputModes:  []string{"text/plain"},
+		DefaultOutputModes: []string{"text/plain"},
+		Skills:             []a2a.AgentSkill{},
+	}
+}
+
+// legacyCard serves the card as a 0.3 agent writes it, naming one 0.3
+// interface, in front of next.
+func (p *testAgent) legacyCard(next http.Handler) http.Handler {
+	capabilities := map[string]any{"streaming": p.opts.Streaming}
+	if p.opts.Extension {
+		capabilities["extensions"] = []map[string]any{{"uri": tracedata.ExtensionURI}}
+	}
+	card, err := json.Marshal(map[string]any{
+		"name":               p.Name,
+		"description":        "coordbench test agent " + p.Name,
+		"url":                p.URL,
+		"version":            "1.0.0",
+		"protocolVersion":    "0.3.0",
+		"preferredTransport": "JSONRPC",
+		"capabilities":       capabilities,
+		"defaultInputModes":  []string{"text"},
+		"defaultOutputModes": []string{"text"},
+		"skills":             []any{},
+	})
+	if err != nil {
+		panic(err)
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet || !strings.HasSuffix(r.URL.Path, a2acall.WellKnownCardPath) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(card)
+	})
+}
+
+// intercept answers the A2A calls of the garbage and crash faults.
+func (p *testAgent) intercept(w http.ResponseWriter, _ *http.Request, _ []byte) bool {
+	switch p.opts.Fault {
+	case faultGarbage:
+		ct := "text/html"
+		if p.opts.Streaming {
+			ct = "text/event-stream"
+		}
+		w.Header().Set("Content-Type", ct)
+		_, _ = io.WriteString(w, "<html><body>502 this is not JSON-RPC</body></html>\n")
+		return true
+	case faultCrash:
+		conn, _, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return true
+		}
+		ct := "application/json"
+		body := `{"jsonrpc":"2.0","result":{"task":{"id":"t`
+		if p.opts.Streaming {
+			// One good event, then the connection dies in a keep-alive
+			// comment.
+			ct = "text/event-stream"
+			status := `{"statusUpdate":{"taskId":"t1","contextId":"c1","status":{"state":"TASK_STATE_WORKING"}}}`
+			if p.opts.Legacy {
+				status = `{"kind":"status-update","taskId":"t1","contextId":"c1","status":{"state":"working"},"final":false}`
+			}
+			body = `data: {"jsonrpc":"2.0","id":"1","result":` + status + "}\n\n: keep-al"
+		}
+		// A chunk announced longer than what follows, then the connection
+		// closes: the client reads an unexpected EOF.
+		_, _ = fmt.Fprintf(conn, "HTTP/1.1 200 OK\r\nContent-Type: %s\r\nTransfer-Encoding: chunked\r\n\r\n%x\r\n%s", ct, 4096, body)
+		_ = conn.Close()
+		return true
+	}
+	return false
+}
+
+// agentExecutor is the agent's work, as an a2a-go executor. Its spans
+// follow DESIGN §3's figure for the callee: the A2A method's SERVER span
+// (under a2aserve's POST), and the agent's own INTERNAL invoke_agent span
+// with its delegations and chat inside.
+type agentExecutor struct{ p *testAgent }
+
+func (e *agentExecutor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
+	p := e.p
+	return func(yield func(a2a.Event, error) bool) {
+		method := "SendMessage"
+		if cc, ok := a2asrv.CallContextFrom(ctx); ok && cc.Method() != "" {
+			method = cc.Method()
+		}
+		ctx, srv := p.tracer.Start(ctx, method, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(
+			otelmap.AttrA2AMethodName.String(method),
+			otelmap.AttrA2AMessageID.String(ec.Message.ID),
+			otelmap.AttrA2ATaskID.String(string(ec.TaskID)),
+			otelmap.AttrA2AProtocolVersion.String(a2aserve.ProtocolVersion(ctx)),
+			otelmap.AttrGenAIConversationID.String(ec.ContextID),
+		))
+		defer srv.End()
+
+		if !p.opts.AsMessage {
+			if ec.StoredTask == nil && !yield(a2a.NewSubmittedTask(ec, ec.Message), nil) {
+				return
+			}
+			if !yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateWorking, nil), nil) {
+				return
+			}
+			if p.opts.AskFirst != "" && ec.StoredTask == nil {
+				q := a2a.NewMessageForTask(a2a.MessageRoleAgent, ec, a2a.NewTextPart(p.opts.AskFirst))
+				yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateInputRequired, q), nil)
+				return
+			}
+			if p.opts.Progress != "" {
+				msg := a2a.NewMessageForTask(a2a.MessageRoleAgent, ec, a2a.NewTextPart(p.opts.Progress))
+				if !yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateWorking, msg), nil) {
+					return
+				}
+			}
+		}
+
+		text := ""
+		for _, part := range ec.Message.Parts {
+			if v, ok := part.Content.(a2a.Text); ok {
+				text += string(v)
+			}
+		}
+		wctx, inv := p.tracer.Start(ctx, otelmap.SpanInvokeAgentPrefix+p.Name, trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(
+			otelmap.AttrGenAIOperationName.String(otelmap.OpInvokeAgent),
+			otelmap.AttrGenAIAgentName.String(p.Name),
+			otelmap.AttrCallType.String(string(tracedata.CallAgent)),
+			otelmap.AttrGenAIConversationID.String(ec.ContextID),
+		))
+		answer, err := e.work(wctx, text)
+		if err != nil {
+			inv.RecordError(err)
+			inv.SetStatus(codes.Error, err.Error())
+		}
+		inv.End()
+		meta := e.extensionMeta(ec, inv.SpanContext())
+
+		if err != nil {
+			srv.SetStatus(codes.Error, err.Error())
+			msg := a2a.NewMessageForTask(a2a.MessageRoleAgent, ec, a2a.NewTextPart(err.Error()))
+			msg.Metadata = meta
+			if p.opts.AsMessage {
+				// A message cannot fail; a task can.
+				yield(a2a.NewSubmittedTask(ec, ec.Message), nil)
+			}
+			yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateFailed, msg), nil)
+			return
+		}
+		parts := []*a2a.Part{a2a.NewTextPart(answer)}
+		if p.opts.ReplyData != nil {
+			parts = append(parts, a2a.NewDataPart(p.opts.ReplyData))
+		}
+		if p.opts.AsMessage {
+			msg := a2a.NewMessage(a2a.MessageRoleAgent, parts...)
+			msg.ContextID = ec.ContextID
+			msg.Metadata = meta
+			yield(msg, nil)
+			return
+		}
+		var more []*a2a.Part
+		if p.opts.Chunked {
+			parts, more = parts[:1], parts[1:]
+		}
+		art := a2a.NewArtifactEvent(ec, parts...)
+		art.Artifact.Name = "answer"
+		art.Artifact.Metadata = meta
+		if !yield(art, nil) {
+			return
+		}
+		if len(more) > 0 && !yield(a2a.NewArtifactUpdateEvent(ec, art.Artifact.ID, more...), nil) {
+			return
+		}
+		yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCompleted, nil), nil)
+	}
+}
+
+func (e *agentExecutor) Cancel(_ context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
+	return func(yield func(a2a.Event, error) bool) {
+		yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCanceled, nil), nil)
+	}
+}
+
+// errDeliberate is the failure faultFail answers with.
+var errDeliberate = errors.New("deliberate failure of the test agent")
+
+// work is the agent's own work: chat, ask the peers, answer.
+func (e *agentExecutor) work(ctx context.Context, text string) (string, error) {
+	p := e.p
+	if p.opts.Fault == faultHang {
+		<-p.stop // the executor runs detached from the request: only Close ends it
+		return "", errors.New("test agent closed")
+	}
+	if p.opts.Chat {
+		_, chat := p.tracer.Start(ctx, otelmap.SpanChatPrefix+"test-model", trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(
+			otelmap.AttrGenAIOperationName.String(otelmap.OpChat),
+			otelmap.AttrGenAIRequestModel.String("test-model"),
+			otelmap.AttrCallType.String(string(tracedata.CallTool)),
+		))
+		chat.End()
+	}
+	lines := []string{p.Name + " answers: " + text}
+	for _, peer := range p.opts.Peers {
+		r, err := p.messenger.Send(ctx, a2acall.SendRequest{URL: peer, Text: text})
+		if err != nil {
+			return "", fmt.Errorf("%s: %w", p.Name, err)
+		}
+		lines = append(lines, r.Text)
+	}
+	if p.opts.Fault == faultFail {
+		return "", errDeliberate
+	}
+	return strings.Join(lines, "\n"), nil
+}
+
+// extensionMeta is the answer's metadata when the request activated the
+// Traceability Extension: the agent's steps under its invoke_agent span.
+func (e *agentExecutor) extensionMeta(ec *a2asrv.ExecutorContext, root trace.SpanContext) map[string]any {
+	p := e.p
+	if !p.opts.Extension || !extensionRequested(ec) {
+		return nil
+	}
+	if p.opts.ExtensionPayload != nil {
+		return map[string]any{tracedata.ExtensionMetadataKey: p.opts.ExtensionPayload}
+	}
+	rt := otelmap.ResponseTraceForCall(root.TraceID(), p.store.Spans(root.TraceID()), root.SpanID())
+	b, err := tracedata.EncodeResponseTrace(rt)
+	if err != nil {
+		panic(err)
+	}
+	var payload map[string]any
+	if err := json.Unmarshal(b, &payload); err != nil {
+		panic(err)
+	}
+	return map[string]any{tracedata.ExtensionMetadataKey: payload}
+}
+
+// extensionRequested reads the activation from the request's service
+// parameters (A2A-Extensions; a2av0 maps X-A2A-Extensions onto it).
+func extensionRequested(ec *a2asrv.ExecutorContext) bool {
+	if ec.ServiceParams == nil {
+		return false
+	}
+	vals, _ := ec.ServiceParams.Get(a2a.SvcParamExtensions)
+	for _, v := range vals {
+		for _, u := range strings.Split(v, ",") {
+			if strings.TrimSpace(u) == tracedata.ExtensionURI {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// wireListener keeps the raw bytes of every connection, so tests can check
+// header spelling on the wire.
+type wireListener struct {
+	net.Listener
+	p *testAgent
+}
+
+func (l *wireListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return &wireConn{Conn: c, p: l.p}, nil
+}
+
+type wireConn struct {
+	net.Conn
+	p *testAgent
+}
+
+func (c *wireConn) Read(b []byte) (int, error) {
+	n, err := c.Conn.Read(b)
+	if n > 0 {
+		c.p.mu.Lock()
+		if room := maxWireLog - c.p.wire.Len(); room > 0 {
+			c.p.wire.Write(b[:min(n, room)])
+		}
+		c.p.mu.Unlock()
+	}
+	return n, err
+}
+
+// refusedURL returns a loopback URL where nothing listens.
+func refusedURL(t testing.TB) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	if err := ln.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return "http://" + addr
+}
+
+// checkNoGoroutineLeak waits briefly for goroutines that are still
+// finishing (connection readers seeing EOF) before calling it a leak.
+func checkNoGoroutineLeak(t *testing.T, before int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		now := runtime.NumGoroutine()
+		if now <= before {
+			return
+		}
+		if time.Now().After(deadline) {
+			buf := make([]byte, 1<<20)
+			buf = buf[:runtime.Stack(buf, true)]
+			t.Fatalf("%d goroutines before, %d after:\n%s", before, now, buf)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
