@@ -1,8 +1,10 @@
 // Package evals scores one interaction trace: an Evaluator reads a
 // tracedata.TraceData (plus the results of evaluators that ran before it and
 // the task's outcome) and returns a typed, JSON-encodable result. The graph,
-// latency, judge and text evaluators live here and register themselves; the
-// caller picks them per request with Config.
+// latency, judge and text evaluators live here; NewRegistry builds a
+// registry of them for one executor, with the judge's configuration, chat
+// observer and logger passed in, and the caller picks evaluators per
+// request with Config. The package holds no mutable state of its own.
 //
 // evals imports tracedata only: no OpenTelemetry, no A2A. Whoever runs the
 // evaluators wraps them in spans through an Observer.
@@ -85,10 +87,44 @@ func (c Config) MetricEnabled(name string) bool {
 	return !listed || on
 }
 
-// Registry holds evaluators in tier order.
+// Options configure NewRegistry and NewJudge.
+type Options struct {
+	// Judge configures the judge's LLM; the zero value has no API key, so
+	// the rule-based judge answers. JudgeConfigFromEnv reads it from the
+	// environment.
+	Judge JudgeConfig
+	// ChatObserver, when set, wraps each chat call of the judge (the green
+	// agent records each as a span).
+	ChatObserver ChatObserver
+	// Logger receives the warnings of evaluator runs (a failed evaluator,
+	// the rule-based judge answering instead of the LLM); nil discards them.
+	Logger *slog.Logger
+}
+
+func (o Options) logger() *slog.Logger {
+	if o.Logger == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return o.Logger
+}
+
+// Registry holds evaluators in tier order. NewRegistry returns one holding
+// the standard evaluators; the zero value is an empty registry that logs
+// nothing.
 type Registry struct {
+	log        *slog.Logger
 	mu         sync.RWMutex
 	evaluators []Evaluator
+}
+
+// NewRegistry returns a registry of the standard evaluators, in run order:
+// graph (tier 1), judge and latency (tier 2), text (tier 3). Each executor
+// builds its own, so two in one process share nothing.
+func NewRegistry(opts Options) *Registry {
+	return &Registry{
+		log:        opts.logger(),
+		evaluators: []Evaluator{GraphEvaluator{}, NewJudge(opts), latencyEvaluator{}, textEvaluator{}},
+	}
 }
 
 // Register adds e; a second evaluator of the same name is an error.
@@ -121,17 +157,6 @@ func (r *Registry) Names() []string {
 	return names
 }
 
-// Default is the registry the built-in evaluators register with.
-var Default = &Registry{}
-
-// mustRegister is for the built-in evaluators' init functions, where a
-// duplicate name is a programming error caught by any test run.
-func mustRegister(e Evaluator) {
-	if err := Default.Register(e); err != nil {
-		panic(err)
-	}
-}
-
 // Observer wraps each evaluator run, for tracing: it is called before the
 // evaluator starts and returns the context to run it in and a function to
 // call with its result.
@@ -151,6 +176,10 @@ type Report struct {
 // rest still run.
 func (r *Registry) Run(ctx context.Context, trace *tracedata.TraceData, in Inputs, observe Observer) Report {
 	rep := Report{Results: map[string]Result{}, Errors: map[string]string{}}
+	var traceID string
+	if trace != nil {
+		traceID = trace.TraceID
+	}
 	for _, e := range r.Evaluators() {
 		if !in.Config.Enabled(e.Name()) {
 			continue
@@ -167,7 +196,9 @@ func (r *Registry) Run(ctx context.Context, trace *tracedata.TraceData, in Input
 		res, err := e.Evaluate(runCtx, trace, in)
 		done(res, err)
 		if err != nil {
-			slog.Warn("evaluator failed", "evaluator", e.Name(), "trace_id", trace.TraceID, "err", err)
+			if r.log != nil {
+				r.log.WarnContext(ctx, "evaluator failed", "evaluator", e.Name(), "trace_id", traceID, "err", err)
+			}
 			rep.Errors[e.Name()] = err.Error()
 			continue
 		}

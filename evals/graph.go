@@ -102,8 +102,6 @@ const (
 	HealthyDensity = 0.3
 )
 
-func init() { mustRegister(GraphEvaluator{}) }
-
 // GraphEvaluator is the graph evaluator. It is stateless; the zero value is
 // ready to use.
 type GraphEvaluator struct{}

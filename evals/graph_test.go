@@ -391,7 +391,7 @@ func TestGraphHeadline(t *testing.T) {
 
 // TestGraphRegistered: the evaluator is registered as "graph", tier 1.
 func TestGraphRegistered(t *testing.T) {
-	for _, e := range Default.Evaluators() {
+	for _, e := range NewRegistry(Options{}).Evaluators() {
 		if e.Name() == GraphEvaluatorName {
 			if e.Tier() != 1 {
 				t.Errorf("tier %d", e.Tier())

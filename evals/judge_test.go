@@ -1,10 +1,13 @@
 package evals
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -222,7 +225,7 @@ func judgeUserPrompt(t *testing.T, body map[string]any) string {
 
 func TestJudgeLLMGoodAnswer(t *testing.T) {
 	f := newJudgeFakeLLM(t, judgeOK(judgeGoodAnswer))
-	r := judgeEval(t, NewJudge(judgeTestConfig(f)), judgeTrace(), judgeInputs())
+	r := judgeEval(t, NewJudge(Options{Judge: judgeTestConfig(f)}), judgeTrace(), judgeInputs())
 
 	if r.Source != JudgeSourceLLM || r.FallbackReason != "" {
 		t.Fatalf("source %q reason %q, want llm", r.Source, r.FallbackReason)
@@ -305,231 +308,10 @@ func TestJudgeLLMGoodAnswer(t *testing.T) {
 	}
 }
 
-// A trace far over the bound is cut to it, with the marker counting the
-// steps left out.
-func TestJudgePromptTruncatedOverTheBound(t *testing.T) {
-	f := newJudgeFakeLLM(t, judgeOK(judgeGoodAnswer))
-	trace := judgeTrace()
-	base := trace.Steps[3]
-	for i := range 400 {
-		s := base
-		s.StepID = fmt.Sprintf("x%d", i)
-		s.Input = strings.Repeat("long message ", 100)
-		trace.Steps = append(trace.Steps, s)
-	}
-	cfg := judgeTestConfig(f)
-	cfg.MaxPromptBytes = 16 << 10
-	r := judgeEval(t, NewJudge(cfg), trace, judgeInputs())
-	if r.Source != JudgeSourceLLM {
-		t.Fatalf("source %q: %s", r.Source, r.FallbackReason)
-	}
-	body := f.body(0)
-	user := judgeUserPrompt(t, body)
-	system := body["messages"].([]any)[0].(map[string]any)["content"].(string)
-	if total := len(system) + len(user); total > cfg.MaxPromptBytes {
-		t.Errorf("prompt is %d bytes, bound %d", total, cfg.MaxPromptBytes)
-	}
-	p := r.Prompt
-	if p == nil || !p.Truncated || p.StepsOmitted == 0 || p.StepsIncluded+p.StepsOmitted != len(trace.Steps) {
-		t.Fatalf("prompt info = %+v", p)
-	}
-	marker := fmt.Sprintf("[truncated: %d more steps]", p.StepsOmitted)
-	if !strings.HasSuffix(strings.TrimSpace(user), marker) {
-		t.Errorf("prompt does not end with %q:\n...%s", marker, user[max(0, len(user)-300):])
-	}
-	// Each message is capped too, and says by how much.
-	if !strings.Contains(user, "…[+900 bytes]") {
-		t.Errorf("long message not capped with its size")
-	}
-}
-
-// The bound holds whatever is big: many steps, huge evaluator results, many
-// agents, a tiny bound.
-func TestJudgePromptBound(t *testing.T) {
-	big := judgeTrace()
-	for i := range 300 {
-		big.Agents = append(big.Agents, tracedata.Agent{Name: fmt.Sprintf("agent-%03d", i), Steps: 1})
-		big.Interactions = append(big.Interactions, tracedata.Interaction{From: "planner", To: fmt.Sprintf("agent-%03d", i), Count: 1})
-		big.Steps = append(big.Steps, tracedata.Step{StepID: fmt.Sprintf("b%d", i), CallType: tracedata.CallAgent,
-			Name: "call", Agent: fmt.Sprintf("agent-%03d", i), Caller: "planner", Input: strings.Repeat("é", 500), Error: strings.Repeat("x", 1000)})
-	}
-	huge := judgeFakeResult{"blob": strings.Repeat("y", 200<<10)}
-	for _, bound := range []int{MinJudgePromptBytes, 16 << 10, DefaultJudgeMaxPromptBytes} {
-		in := judgeInputs()
-		in.Prior["huge"] = huge
-		system, user, info := buildJudgePrompt(big, in, bound)
-		if got := len(system) + len(user); got > bound || info.Bytes != got {
-			t.Errorf("bound %d: prompt %d bytes (info %d)", bound, got, info.Bytes)
-		}
-		if !info.Truncated || !strings.Contains(user, "more steps]") {
-			t.Errorf("bound %d: no truncation marker (%+v)", bound, info)
-		}
-		for _, want := range []string{"more agents]", "more interactions]", "bytes of evaluator results]", "more failed steps]"} {
-			if !strings.Contains(user, want) {
-				t.Errorf("bound %d: no %q marker", bound, want)
-			}
-		}
-		if strings.Contains(user, "prompt cut at") {
-			t.Errorf("bound %d: sections overran their shares", bound)
-		}
-		if !strings.Contains(user, "# Trace trace-1") {
-			t.Errorf("bound %d: header lost", bound)
-		}
-	}
-	// A bound below the minimum is raised to it.
-	if got := (JudgeConfig{MaxPromptBytes: 100}).withDefaults().MaxPromptBytes; got != MinJudgePromptBytes {
-		t.Errorf("MaxPromptBytes 100 -> %d, want %d", got, MinJudgePromptBytes)
-	}
-}
-
-// Content that is not JSON fails the schema, is retried once, and the
-// rule-based judge answers; the tokens both attempts spent are counted.
-func TestJudgeMalformedJSONFallsBack(t *testing.T) {
-	f := newJudgeFakeLLM(t, judgeOK(`{"overall_score": 0.5, "reasoning": "cut off`))
-	r := judgeEval(t, NewJudge(judgeTestConfig(f)), judgeTrace(), judgeInputs())
-	if r.Source != JudgeSourceRules {
-		t.Fatalf("source %q, want rule-based", r.Source)
-	}
-	if !strings.HasPrefix(r.FallbackReason, "answer failed the schema: content is not a JSON object") {
-		t.Errorf("reason = %q", r.FallbackReason)
-	}
-	if f.requests.Load() != 2 || r.Attempts != 2 || len(r.AttemptErrors) != 2 {
-		t.Errorf("requests %d attempts %d errors %v, want 2", f.requests.Load(), r.Attempts, r.AttemptErrors)
-	}
-	if r.Usage == nil || r.Usage.InputTokens != 2400 || r.Usage.OutputTokens != 300 {
-		t.Errorf("usage = %+v, want both attempts summed", r.Usage)
-	}
-	want := ruleJudge(judgeTrace(), judgeInputs())
-	if r.OverallScore != want.Score || len(r.Adjustments) == 0 {
-		t.Errorf("score %v, want the rule-based %v", r.OverallScore, want.Score)
-	}
-	if h := r.Headline(); h["llm"] != 0 {
-		t.Errorf("headline llm = %v", h["llm"])
-	}
-}
-
-func TestJudgeSchemaViolationFallsBack(t *testing.T) {
-	bad := strings.NewReplacer(`"overall_score": 0.72`, `"overall_score": 1.7`,
-		`"FM-3.1 premature termination"`, `"FM-9.9 bad vibes"`).Replace(judgeGoodAnswer)
-	f := newJudgeFakeLLM(t, judgeOK(bad))
-	r := judgeEval(t, NewJudge(judgeTestConfig(f)), judgeTrace(), judgeInputs())
-	if r.Source != JudgeSourceRules || f.requests.Load() != 2 {
-		t.Fatalf("source %q after %d requests, want rule-based after 2", r.Source, f.requests.Load())
-	}
-	for _, want := range []string{"answer failed the schema: ", "overall_score 1.7 out of range [0,1]",
-		`failure_modes[0].mode "FM-9.9 bad vibes" is not a MAST failure mode`} {
-		if !strings.Contains(r.FallbackReason, want) {
-			t.Errorf("reason %q lacks %q", r.FallbackReason, want)
-		}
-	}
-}
-
-// A bad first answer is retried, and a good second one is used.
-func TestJudgeSchemaViolationThenGoodAnswer(t *testing.T) {
-	f := newJudgeFakeLLM(t, func(n int, w http.ResponseWriter, r *http.Request) {
-		content := judgeGoodAnswer
-		if n == 1 {
-			content = `{"overall_score": 0.5}`
-		}
-		judgeWriteJSON(w, http.StatusOK, judgeCompletion(content, 100, 10))
-	})
-	r := judgeEval(t, NewJudge(judgeTestConfig(f)), judgeTrace(), judgeInputs())
-	if r.Source != JudgeSourceLLM || r.Attempts != 2 || len(r.AttemptErrors) != 1 {
-		t.Fatalf("source %q attempts %d errors %v", r.Source, r.Attempts, r.AttemptErrors)
-	}
-	if !strings.Contains(r.AttemptErrors[0], "reasoning missing") {
-		t.Errorf("attempt error = %q", r.AttemptErrors[0])
-	}
-}
-
-func TestJudgeRetriesAfter429(t *testing.T) {
-	f := newJudgeFakeLLM(t, func(n int, w http.ResponseWriter, r *http.Request) {
-		if n == 1 {
-			judgeWriteJSON(w, http.StatusTooManyRequests, judgeAPIError("Rate limit reached"))
-			return
-		}
-		judgeWriteJSON(w, http.StatusOK, judgeCompletion(judgeGoodAnswer, 1200, 150))
-	})
-	r := judgeEval(t, NewJudge(judgeTestConfig(f)), judgeTrace(), judgeInputs())
-	if r.Source != JudgeSourceLLM {
-		t.Fatalf("source %q: %s", r.Source, r.FallbackReason)
-	}
-	if f.requests.Load() != 2 || r.Attempts != 2 {
-		t.Errorf("requests %d attempts %d, want 2", f.requests.Load(), r.Attempts)
-	}
-	if len(r.AttemptErrors) != 1 || r.AttemptErrors[0] != "API error: 429 Too Many Requests: Rate limit reached" {
-		t.Errorf("attempt errors = %q", r.AttemptErrors)
-	}
-}
-
-func TestJudge500TwiceFallsBack(t *testing.T) {
-	f := newJudgeFakeLLM(t, func(_ int, w http.ResponseWriter, _ *http.Request) {
-		judgeWriteJSON(w, http.StatusInternalServerError, judgeAPIError("boom"))
-	})
-	r := judgeEval(t, NewJudge(judgeTestConfig(f)), judgeTrace(), judgeInputs())
-	if r.Source != JudgeSourceRules || r.FallbackReason != "API error: 500 Internal Server Error: boom" {
-		t.Fatalf("source %q reason %q", r.Source, r.FallbackReason)
-	}
-	if f.requests.Load() != 2 || r.Attempts != 2 {
-		t.Errorf("requests %d attempts %d, want exactly one retry", f.requests.Load(), r.Attempts)
-	}
-	if r.Usage != nil {
-		t.Errorf("usage %+v without any answer", r.Usage)
-	}
-}
-
-// A rejected key will not get better: no retry, and the key never appears
-// in the reason.
-func TestJudge401NoRetry(t *testing.T) {
-	f := newJudgeFakeLLM(t, func(_ int, w http.ResponseWriter, _ *http.Request) {
-		judgeWriteJSON(w, http.StatusUnauthorized, judgeAPIError("Incorrect API key provided: test-key"))
-	})
-	r := judgeEval(t, NewJudge(judgeTestConfig(f)), judgeTrace(), judgeInputs())
-	if r.Source != JudgeSourceRules || f.requests.Load() != 1 {
-		t.Fatalf("source %q after %d requests, want rule-based after 1", r.Source, f.requests.Load())
-	}
-	if r.FallbackReason != "API error: 401 Unauthorized: Incorrect API key provided: [redacted]" {
-		t.Errorf("reason = %q", r.FallbackReason)
-	}
-}
-
-// A server that never answers: each attempt ends at the timeout, the
-// handler returns when the client gives up, and the rule-based judge answers.
-func TestJudgeTimeoutFallsBack(t *testing.T) {
-	released := make(chan struct{}, 4)
-	f := newJudgeFakeLLM(t, func(_ int, _ http.ResponseWriter, r *http.Request) {
-		<-r.Context().Done()
-		released <- struct{}{}
-	})
-	cfg := judgeTestConfig(f)
-	cfg.Timeout = 200 * time.Millisecond
-	start := time.Now()
-	r := judgeEval(t, NewJudge(cfg), judgeTrace(), judgeInputs())
-	elapsed := time.Since(start)
-	if r.Source != JudgeSourceRules || r.FallbackReason != "timeout after 200ms" {
-		t.Fatalf("source %q reason %q", r.Source, r.FallbackReason)
-	}
-	if f.requests.Load() != 2 || r.Attempts != 2 {
-		t.Errorf("requests %d attempts %d, want 2", f.requests.Load(), r.Attempts)
-	}
-	if elapsed < 400*time.Millisecond || elapsed > 5*time.Second {
-		t.Errorf("took %v, want two 200ms timeouts", elapsed)
-	}
-	for i := range 2 {
-		select {
-		case <-released:
-		case <-time.After(5 * time.Second):
-			t.Fatalf("handler %d still blocked after the client gave up", i+1)
-		}
-	}
-}
-
 // Without a key no request is made, even to a reachable endpoint.
 func TestJudgeNoKeyFallsBackWithoutRequest(t *testing.T) {
 	f := newJudgeFakeLLM(t, judgeOK(judgeGoodAnswer))
-	t.Setenv(EnvLLMAPIKey, "")
-	t.Setenv(EnvLLMBaseURL, f.srv.URL)
-	j := judgeRegistered(t)
+	j := judgeRegistered(t, NewRegistry(Options{Judge: JudgeConfig{BaseURL: f.srv.URL}}))
 	r := judgeEval(t, j, judgeTrace(), judgeInputs())
 	if r.Source != JudgeSourceRules || r.FallbackReason != "no AGENTBEATS_LLM_API_KEY" {
 		t.Fatalf("source %q reason %q", r.Source, r.FallbackReason)
@@ -543,21 +325,26 @@ func TestJudgeNoKeyFallsBackWithoutRequest(t *testing.T) {
 	}
 }
 
-// The registered judge reads the environment at each Evaluate.
-func TestJudgeRegisteredReadsEnv(t *testing.T) {
+// JudgeConfigFromEnv reads the three variables through the getenv it is
+// given, and the registry's judge asks what that configuration names; the
+// process environment is not read.
+func TestJudgeConfigFromEnv(t *testing.T) {
 	f := newJudgeFakeLLM(t, judgeOK(judgeGoodAnswer))
-	t.Setenv(EnvLLMAPIKey, "env-key")
-	t.Setenv(EnvLLMBaseURL, f.srv.URL)
-	t.Setenv(EnvLLMModel, "env-model")
-	r := judgeEval(t, judgeRegistered(t), judgeTrace(), judgeInputs())
+	t.Setenv(EnvLLMAPIKey, "process-key")
+	env := map[string]string{EnvLLMAPIKey: " env-key ", EnvLLMBaseURL: f.srv.URL, EnvLLMModel: "env-model"}
+	cfg := JudgeConfigFromEnv(func(k string) string { return env[k] })
+	if cfg.APIKey != "env-key" || cfg.BaseURL != f.srv.URL || cfg.Model != "env-model" {
+		t.Errorf("JudgeConfigFromEnv = %+v", cfg)
+	}
+	if c := JudgeConfigFromEnv(nil); c != (JudgeConfig{}) {
+		t.Errorf("JudgeConfigFromEnv(nil) = %+v, want the zero config", c)
+	}
+	r := judgeEval(t, judgeRegistered(t, NewRegistry(Options{Judge: cfg})), judgeTrace(), judgeInputs())
 	if r.Source != JudgeSourceLLM || r.Model != "env-model" {
 		t.Fatalf("source %q model %q: %s", r.Source, r.Model, r.FallbackReason)
 	}
 	if f.body(0)["model"] != "env-model" || f.headers[0].Get("Authorization") != "Bearer env-key" {
 		t.Errorf("request model %v auth %q", f.body(0)["model"], f.headers[0].Get("Authorization"))
-	}
-	if c := JudgeConfigFromEnv(); c.APIKey != "env-key" || c.BaseURL != f.srv.URL || c.Model != "env-model" {
-		t.Errorf("JudgeConfigFromEnv = %+v", c)
 	}
 	def := (JudgeConfig{}).withDefaults()
 	if def.BaseURL != DefaultJudgeBaseURL || def.Model != "gpt-4o-mini" || def.Timeout != 60*time.Second || def.MaxPromptBytes != 48<<10 {
@@ -565,9 +352,36 @@ func TestJudgeRegisteredReadsEnv(t *testing.T) {
 	}
 }
 
-func judgeRegistered(t *testing.T) *Judge {
+func TestJudgeConfigValidate(t *testing.T) {
+	good := []JudgeConfig{
+		{},
+		{APIKey: "k", BaseURL: "http://localhost:8000/v1", Model: "m", Timeout: time.Second, MaxPromptBytes: 1, RetryDelay: time.Millisecond},
+		{BaseURL: DefaultJudgeBaseURL},
+	}
+	for _, c := range good {
+		if err := c.Validate(); err != nil {
+			t.Errorf("Validate(%+v) = %v", c, err)
+		}
+	}
+	bad := map[string]JudgeConfig{
+		`invalid AGENTBEATS_LLM_BASE_URL "localhost:8080/v1"`: {BaseURL: "localhost:8080/v1"},
+		`invalid AGENTBEATS_LLM_BASE_URL "ftp://host/"`:       {BaseURL: "ftp://host/"},
+		`invalid AGENTBEATS_LLM_BASE_URL "http://"`:           {BaseURL: "http://"},
+		"negative timeout":     {Timeout: -time.Second},
+		"negative prompt":      {MaxPromptBytes: -1},
+		"negative retry delay": {RetryDelay: -time.Second},
+	}
+	for want, c := range bad {
+		if err := c.Validate(); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Validate(%+v) = %v, want %q", c, err, want)
+		}
+	}
+}
+
+// judgeRegistered is the judge reg holds.
+func judgeRegistered(t *testing.T, reg *Registry) *Judge {
 	t.Helper()
-	for _, e := range Default.Evaluators() {
+	for _, e := range reg.Evaluators() {
 		if e.Name() == JudgeName {
 			j, ok := e.(*Judge)
 			if !ok || e.Tier() != 2 {
@@ -634,8 +448,7 @@ func TestJudgeObserverPerAttempt(t *testing.T) {
 	tr := &judgeCtxTransport{}
 	cfg := judgeTestConfig(f)
 	cfg.HTTPClient = &http.Client{Transport: tr}
-	j := NewJudge(cfg)
-	j.Observer = rec
+	j := NewJudge(Options{Judge: cfg, ChatObserver: rec})
 	r := judgeEval(t, j, judgeTrace(), judgeInputs())
 	if r.Source != JudgeSourceLLM {
 		t.Fatalf("source %q: %s", r.Source, r.FallbackReason)
@@ -656,22 +469,64 @@ func TestJudgeObserverPerAttempt(t *testing.T) {
 	}
 }
 
-// SetChatObserver covers judges without their own observer; a schema
-// failure reaches the observer as the attempt's error.
-func TestJudgeSetChatObserver(t *testing.T) {
-	rec := &judgeRecorder{}
-	SetChatObserver(rec)
-	t.Cleanup(func() { SetChatObserver(nil) })
+// Each registry's judge reports to the observer it was built with, so two
+// executors in one process keep their chat calls apart; a schema failure
+// reaches the observer as the attempt's error.
+func TestJudgeObserverPerRegistry(t *testing.T) {
+	recA, recB := &judgeRecorder{}, &judgeRecorder{}
 	f := newJudgeFakeLLM(t, judgeOK(`[]`))
-	r := judgeEval(t, NewJudge(judgeTestConfig(f)), judgeTrace(), judgeInputs())
-	if r.Source != JudgeSourceRules || len(rec.ended) != 2 {
-		t.Fatalf("source %q observed %d", r.Source, len(rec.ended))
+	regA := NewRegistry(Options{Judge: judgeTestConfig(f), ChatObserver: recA})
+	regB := NewRegistry(Options{Judge: judgeTestConfig(f), ChatObserver: recB})
+	r := judgeEval(t, judgeRegistered(t, regA), judgeTrace(), judgeInputs())
+	if r.Source != JudgeSourceRules || len(recA.ended) != 2 || len(recB.ended) != 0 {
+		t.Fatalf("source %q observed A %d B %d, want 2 and 0", r.Source, len(recA.ended), len(recB.ended))
 	}
-	for _, o := range rec.ended {
+	for _, o := range recA.ended {
 		if o.err == nil || !strings.Contains(o.err.Error(), "answer failed the schema") || o.usage.InputTokens != 1200 {
 			t.Errorf("observed %+v", o)
 		}
 	}
+	judgeEval(t, judgeRegistered(t, regB), judgeTrace(), judgeInputs())
+	if len(recA.ended) != 2 || len(recB.ended) != 2 {
+		t.Errorf("observed A %d B %d after B ran, want 2 each", len(recA.ended), len(recB.ended))
+	}
+}
+
+// The judge and the registry log to the logger they were given: the retry
+// and the fallback of the judge, and an evaluator that failed.
+func TestJudgeLogsToItsLogger(t *testing.T) {
+	var buf bytes.Buffer // the judge logs from the calling goroutine only
+	log := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	f := newJudgeFakeLLM(t, judgeOK(`[]`))
+	reg := NewRegistry(Options{Judge: judgeTestConfig(f), Logger: log})
+	reg.Run(context.Background(), judgeTrace(), Inputs{Config: Config{Evaluators: map[string]bool{"graph": false, "latency": false, "text": false}}}, nil)
+	for _, want := range []string{"judge: attempt failed, retrying", "judge: rule-based judge answers instead of the LLM"} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("log lacks %q:\n%s", want, buf.String())
+		}
+	}
+	buf.Reset()
+	failing := &Registry{}
+	if err := failing.Register(judgeFailingEvaluator{}); err != nil {
+		t.Fatal(err)
+	}
+	failing.Run(context.Background(), nil, Inputs{}, nil) // no logger: discarded, no panic on a nil trace
+	reg = NewRegistry(Options{Logger: log})
+	if err := reg.Register(judgeFailingEvaluator{}); err != nil {
+		t.Fatal(err)
+	}
+	rep := reg.Run(context.Background(), judgeTrace(), Inputs{Config: Config{Evaluators: map[string]bool{"graph": false, "latency": false, "text": false, JudgeName: false}}}, nil)
+	if rep.Errors["failing"] != "always" || !strings.Contains(buf.String(), "evaluator failed") {
+		t.Errorf("errors %v, log:\n%s", rep.Errors, buf.String())
+	}
+}
+
+type judgeFailingEvaluator struct{}
+
+func (judgeFailingEvaluator) Name() string { return "failing" }
+func (judgeFailingEvaluator) Tier() int    { return 9 }
+func (judgeFailingEvaluator) Evaluate(context.Context, *tracedata.TraceData, Inputs) (Result, error) {
+	return nil, errors.New("always")
 }
 
 // A caller that gave up is not kept waiting for a retry; a base URL that
@@ -680,7 +535,7 @@ func TestJudgeCancelledAndInvalidURL(t *testing.T) {
 	f := newJudgeFakeLLM(t, judgeOK(judgeGoodAnswer))
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	res, err := NewJudge(judgeTestConfig(f)).Evaluate(ctx, judgeTrace(), judgeInputs())
+	res, err := NewJudge(Options{Judge: judgeTestConfig(f)}).Evaluate(ctx, judgeTrace(), judgeInputs())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -690,7 +545,7 @@ func TestJudgeCancelledAndInvalidURL(t *testing.T) {
 	}
 	cfg := judgeTestConfig(f)
 	cfg.BaseURL = "localhost:8080/v1"
-	r = judgeEval(t, NewJudge(cfg), judgeTrace(), judgeInputs())
+	r = judgeEval(t, NewJudge(Options{Judge: cfg}), judgeTrace(), judgeInputs())
 	if r.Source != JudgeSourceRules || r.FallbackReason != `invalid AGENTBEATS_LLM_BASE_URL "localhost:8080/v1"` || r.Attempts != 0 {
 		t.Errorf("source %q reason %q attempts %d", r.Source, r.FallbackReason, r.Attempts)
 	}
@@ -700,327 +555,7 @@ func TestJudgeCancelledAndInvalidURL(t *testing.T) {
 }
 
 func TestJudgeNilTrace(t *testing.T) {
-	if _, err := NewJudge(JudgeConfig{}).Evaluate(context.Background(), nil, Inputs{}); err == nil {
+	if _, err := NewJudge(Options{Judge: JudgeConfig{}}).Evaluate(context.Background(), nil, Inputs{}); err == nil {
 		t.Error("nil trace accepted")
-	}
-}
-
-func TestJudgeParseAnswer(t *testing.T) {
-	cases := []struct {
-		name, content, wantErr string
-	}{
-		{"good", judgeGoodAnswer, ""},
-		{"fenced", "```json\n" + judgeGoodAnswer + "\n```", ""},
-		{"code only and case", strings.Replace(strings.Replace(judgeGoodAnswer, `"FM-3.1 premature termination"`, `"fm-3.1"`, 1), `"good"`, `"Good"`, 1), ""},
-		{"extra field", strings.Replace(judgeGoodAnswer, `"reasoning"`, `"extra": 1, "reasoning"`, 1), ""},
-		{"empty", "", "empty content"},
-		{"array", "[]", "not a JSON object"},
-		{"missing", `{"overall_score": 0.5}`, "reasoning missing; coordination_quality missing; strengths missing"},
-		{"null field", strings.Replace(judgeGoodAnswer, `"strengths": ["clear division of labour"]`, `"strengths": null`, 1), "strengths missing"},
-		{"negative", strings.Replace(judgeGoodAnswer, "0.72", "-0.1", 1), "overall_score -0.1 out of range"},
-		{"score string", strings.Replace(judgeGoodAnswer, "0.72", `"0.72"`, 1), "overall_score"},
-		{"quality", strings.Replace(judgeGoodAnswer, `"good"`, `"superb"`, 1), `coordination_quality "superb"`},
-		{"no evidence", strings.Replace(judgeGoodAnswer, `"planner -> coder failed: deadline exceeded"`, `" "`, 1), "failure_modes[0].evidence missing"},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			f := newJudgeFakeLLM(t, judgeOK(c.content))
-			cfg := judgeTestConfig(f)
-			r := judgeEval(t, NewJudge(cfg), judgeTrace(), judgeInputs())
-			if c.wantErr == "" {
-				if r.Source != JudgeSourceLLM {
-					t.Fatalf("rejected: %s", r.FallbackReason)
-				}
-				if r.FailureModes[0].Mode != ModePrematureTermination || r.CoordinationQuality != "good" {
-					t.Errorf("not normalised: %+v %q", r.FailureModes, r.CoordinationQuality)
-				}
-				return
-			}
-			if r.Source != JudgeSourceRules || !strings.Contains(r.FallbackReason, c.wantErr) {
-				t.Errorf("source %q reason %q, want %q", r.Source, r.FallbackReason, c.wantErr)
-			}
-		})
-	}
-}
-
-func TestJudgeCanonicalMode(t *testing.T) {
-	for in, want := range map[string]string{
-		ModeStepRepetition:                  ModeStepRepetition,
-		"FM-1.3":                            ModeStepRepetition,
-		"fm-2.4 Information Withholding":    ModeInfoWithholding,
-		"FM-3.3: incorrect verification":    ModeIncorrectVerify,
-		"FM-1.1 disobey task specification": ModeDisobeyTaskSpec,
-		"FM-3.10 something":                 "",
-		"FM-4.1":                            "",
-		"premature termination":             "",
-	} {
-		got, ok := canonicalMode(in)
-		if got != want || ok != (want != "") {
-			t.Errorf("canonicalMode(%q) = %q, %v; want %q", in, got, ok, want)
-		}
-	}
-}
-
-// --- the rule-based judge ---
-
-func judgeRule(t *testing.T, trace *tracedata.TraceData, in Inputs) ruleVerdict {
-	t.Helper()
-	v := ruleJudge(trace, in)
-	sum := 0.0
-	for _, a := range v.Adjustments {
-		sum += a.Delta
-	}
-	if want := judgeRound4(judgeClamp01(sum)); v.Score != want {
-		t.Errorf("score %v is not the clamped sum of its adjustments %v", v.Score, want)
-	}
-	if v.Quality != judgeQualityFor(v.Score) {
-		t.Errorf("quality %q for score %v", v.Quality, v.Score)
-	}
-	for _, fm := range v.FailureModes {
-		if _, ok := canonicalMode(fm.Mode); !ok || fm.Evidence == "" {
-			t.Errorf("failure mode %+v", fm)
-		}
-	}
-	return v
-}
-
-func judgeModes(v ruleVerdict) []string {
-	var out []string
-	for _, fm := range v.FailureModes {
-		out = append(out, fm.Mode)
-	}
-	return out
-}
-
-func judgeRules(v ruleVerdict) map[string]float64 {
-	out := map[string]float64{}
-	for _, a := range v.Adjustments {
-		out[a.Rule] = a.Delta
-	}
-	return out
-}
-
-func judgeClose(a, b float64) bool { return a-b < 1e-9 && b-a < 1e-9 }
-
-// A healthy, fully observed, successful run scores its outcome.
-func TestJudgeRulesHealthy(t *testing.T) {
-	trace := judgeTrace()
-	trace.Steps[2].Error = ""
-	trace.Interactions[0].Errors = 0
-	trace.Coverage.Complete = 1
-	in := judgeInputs()
-	in.Prior = judgeGraphPrior("healthy")
-	in.Outcome = &Outcome{Success: true, Score: 1, Summary: "all tests passed"}
-	v := judgeRule(t, trace, in)
-	if v.Score != 1 || v.Quality != "excellent" || len(v.FailureModes) != 0 || len(v.Adjustments) != 1 {
-		t.Errorf("verdict %+v", v)
-	}
-	joined := strings.Join(v.Strengths, " | ")
-	for _, want := range []string{"the task succeeded (outcome score 1.00): all tests passed", "graph label healthy, density 0.33",
-		"all 4 agent calls succeeded", "every call was observed from both sides", "all 3 agents took part"} {
-		if !strings.Contains(joined, want) {
-			t.Errorf("strengths %q lack %q", joined, want)
-		}
-	}
-}
-
-// The example trace: bottleneck, one of four calls failed, an absent
-// participant, 75% coverage.
-func TestJudgeRulesPenalties(t *testing.T) {
-	in := judgeInputs()
-	in.Participants = append(in.Participants, "tester")
-	v := judgeRule(t, judgeTrace(), in)
-	got := judgeRules(v)
-	want := map[string]float64{"outcome": 0.8, "bottleneck": -0.15, "failed_calls": -0.075, "absent_agents": -0.1, "coverage": -0.025}
-	if len(got) != len(want) {
-		t.Errorf("adjustments %v, want %v", got, want)
-	}
-	for k, w := range want {
-		if !judgeClose(got[k], w) {
-			t.Errorf("%s = %v, want %v", k, got[k], w)
-		}
-	}
-	if v.Score != 0.45 || v.Quality != "fair" {
-		t.Errorf("score %v %q, want 0.45 fair", v.Score, v.Quality)
-	}
-	if !slices.Equal(judgeModes(v), []string{ModePrematureTermination, ModeInfoWithholding}) {
-		t.Fatalf("modes %v", judgeModes(v))
-	}
-	if ev := v.FailureModes[0].Evidence; !strings.Contains(ev, "planner -> coder (step s3) failed after 300ms: deadline exceeded") {
-		t.Errorf("FM-3.1 evidence %q", ev)
-	}
-	if ev := v.FailureModes[1].Evidence; !strings.HasPrefix(ev, "tester was named as a participant") {
-		t.Errorf("FM-2.4 evidence %q", ev)
-	}
-	joined := strings.Join(v.Weaknesses, " | ")
-	if !strings.Contains(joined, "bottleneck [planner=0.67]: agent(s) on more than half") {
-		t.Errorf("bottleneck weakness lacks the graph finding: %q", joined)
-	}
-	if !strings.HasPrefix(v.Reasoning, "Rule-based verdict: start 0.80 (task succeeded") || !strings.HasSuffix(v.Reasoning, "score 0.45 (fair).") {
-		t.Errorf("reasoning %q", v.Reasoning)
-	}
-}
-
-// No outcome and no calls: a neutral start minus the missing coordination.
-func TestJudgeRulesNothingObserved(t *testing.T) {
-	trace := &tracedata.TraceData{TraceID: "empty", Coverage: tracedata.Coverage{Complete: 1}}
-	v := judgeRule(t, trace, Inputs{Participants: []string{"a", "b"}})
-	got := judgeRules(v)
-	if !judgeClose(got["outcome"], 0.5) || !judgeClose(got["no_interactions"], -0.3) || !judgeClose(got["absent_agents"], -0.2) {
-		t.Errorf("adjustments %v", got)
-	}
-	if v.Score != 0 || v.Quality != "poor" {
-		t.Errorf("score %v %q", v.Score, v.Quality)
-	}
-	if !slices.Equal(judgeModes(v), []string{ModeInfoWithholding, ModeInfoWithholding}) {
-		t.Errorf("modes %v", judgeModes(v))
-	}
-	joined := strings.Join(v.Weaknesses, " | ")
-	for _, want := range []string{"outcome is unknown", "no graph result", "no call between agents"} {
-		if !strings.Contains(joined, want) {
-			t.Errorf("weaknesses %q lack %q", joined, want)
-		}
-	}
-	// The absent-agent penalty is capped.
-	v = judgeRule(t, trace, Inputs{Participants: []string{"a", "b", "c", "d", "e"}})
-	if !judgeClose(judgeRules(v)["absent_agents"], ruleAbsentMax) {
-		t.Errorf("absent penalty %v, want the cap", judgeRules(v)["absent_agents"])
-	}
-}
-
-// The same message sent three times is step repetition; a failed task with
-// every call successful is missing verification.
-func TestJudgeRulesRepetitionAndVerification(t *testing.T) {
-	trace := judgeTrace()
-	trace.Steps[2].Error = ""
-	trace.Interactions[0].Errors = 0
-	extra := trace.Steps[3]
-	extra.StepID = "s6"
-	trace.Steps = append(trace.Steps, extra)
-	trace.Interactions[0].Count = 3
-	trace.Coverage.Complete = 1
-	in := judgeInputs()
-	in.Prior = judgeGraphPrior("over-centralised")
-	in.Outcome = &Outcome{Success: false, Score: 0.2, Summary: "2 of 5 tests failed"}
-	v := judgeRule(t, trace, in)
-	if !slices.Equal(judgeModes(v), []string{ModeStepRepetition, ModeNoVerification}) {
-		t.Fatalf("modes %v", judgeModes(v))
-	}
-	if ev := v.FailureModes[0].Evidence; ev != `planner sent coder the same message 3 times: "implement merge sort"` {
-		t.Errorf("FM-1.3 evidence %q", ev)
-	}
-	if ev := v.FailureModes[1].Evidence; !strings.HasSuffix(ev, "2 of 5 tests failed") {
-		t.Errorf("FM-3.2 evidence %q", ev)
-	}
-	got := judgeRules(v)
-	if !judgeClose(got["over_centralized"], -0.1) || !judgeClose(got["repetition"], -0.05) {
-		t.Errorf("adjustments %v", got)
-	}
-	if v.Score != 0.05 || v.Quality != "poor" {
-		t.Errorf("score %v %q", v.Score, v.Quality)
-	}
-}
-
-// An isolated label with nobody absent (the agent talked only to the
-// assessor) is scored once, with the graph's finding as evidence.
-func TestJudgeRulesIsolatedLabel(t *testing.T) {
-	in := judgeInputs()
-	in.Prior = map[string]Result{"graph": judgeFakeResult{
-		"label":    "isolated",
-		"findings": []any{map[string]any{"kind": "isolated", "agents": []any{"reviewer"}, "detail": "1 agent(s) neither called nor were called by another measured agent"}},
-	}}
-	v := judgeRule(t, judgeTrace(), in)
-	if !judgeClose(judgeRules(v)["isolated"], ruleIsolatedLabel) || judgeRules(v)["absent_agents"] != 0 {
-		t.Errorf("adjustments %v", judgeRules(v))
-	}
-	var fm *FailureMode
-	for i := range v.FailureModes {
-		if v.FailureModes[i].Mode == ModeInfoWithholding {
-			fm = &v.FailureModes[i]
-		}
-	}
-	if fm == nil || !strings.Contains(fm.Evidence, "isolated [reviewer]: 1 agent(s) neither called") {
-		t.Errorf("FM-2.4 = %+v", fm)
-	}
-}
-
-type judgeUnencodable struct{ C chan int }
-
-func (judgeUnencodable) Headline() map[string]float64 { return nil }
-
-// The graph result is read defensively: any shape, or none.
-func TestJudgeRulesGraphShapes(t *testing.T) {
-	cases := []struct {
-		name  string
-		prior map[string]Result
-		want  judgeGraphView
-	}{
-		{"none", nil, judgeGraphView{}},
-		{"unencodable", map[string]Result{"graph": judgeUnencodable{}}, judgeGraphView{}},
-		{"not an object", map[string]Result{"graph": judgeFakeResult(nil)}, judgeGraphView{}},
-		{"string findings, top-level density", map[string]Result{"graph": judgeFakeResult{
-			"label": "Over Centralized", "findings": []any{"planner in 80% of calls", 3.5}, "density": 0.1}},
-			judgeGraphView{Present: true, Label: "over_centralized", Findings: []string{"planner in 80% of calls", "3.5"}, Density: 0.1, HasDensity: true}},
-		{"keyed findings, density object, null metrics", map[string]Result{"graph": judgeFakeResult{
-			"label": 7, "findings": map[string]any{"z": "last", "a": map[string]any{"agent": "x"}},
-			"metrics": nil, "graph": map[string]any{"density": map[string]any{"value": 0.5}}}},
-			judgeGraphView{Present: true, Findings: []string{"a: [x]", "z: last"}, Density: 0.5, HasDensity: true}},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			got := judgeReadGraph(c.prior)
-			if got.Present != c.want.Present || got.Label != c.want.Label || !slices.Equal(got.Findings, c.want.Findings) ||
-				got.Density != c.want.Density || got.HasDensity != c.want.HasDensity {
-				t.Errorf("got %+v, want %+v", got, c.want)
-			}
-			// Whatever the shape, the judge answers.
-			in := judgeInputs()
-			in.Prior = c.prior
-			judgeRule(t, judgeTrace(), in)
-		})
-	}
-}
-
-// The graph evaluator's real result, when it is registered, is read too.
-func TestJudgeRulesReadsGraphEvaluator(t *testing.T) {
-	var graph Evaluator
-	for _, e := range Default.Evaluators() {
-		if e.Name() == "graph" {
-			graph = e
-		}
-	}
-	if graph == nil {
-		t.Skip("graph evaluator not registered")
-	}
-	trace := judgeTrace()
-	in := judgeInputs()
-	res, err := graph.Evaluate(context.Background(), trace, in)
-	if err != nil {
-		t.Fatalf("graph: %v", err)
-	}
-	g := judgeReadGraph(map[string]Result{"graph": res})
-	if !g.Present || g.Label == "" {
-		t.Errorf("graph result read as %+v", g)
-	}
-}
-
-func TestJudgeRulesDeterministic(t *testing.T) {
-	in := judgeInputs()
-	in.Participants = []string{"zed", "coder", "alpha", "planner", "reviewer"}
-	j := NewJudge(JudgeConfig{})
-	var first []byte
-	for i := range 5 {
-		r := judgeEval(t, j, judgeTrace(), in)
-		b, _ := json.Marshal(r)
-		if i == 0 {
-			first = b
-		} else if string(b) != string(first) {
-			t.Fatalf("run %d differs:\n%s\n%s", i, b, first)
-		}
-	}
-	var m map[string]any
-	_ = json.Unmarshal(first, &m)
-	if m["source"] != "rule-based" || m["fallback_reason"] != "no AGENTBEATS_LLM_API_KEY" {
-		t.Errorf("result JSON %s", first)
 	}
 }

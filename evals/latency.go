@@ -10,8 +10,6 @@ import (
 	"github.com/coordbench/coordbench/tracedata"
 )
 
-func init() { mustRegister(latencyEvaluator{}) }
-
 // LatencyNote travels with every latency result: wall-clock latencies depend
 // on the machine, its load and the network, so they rank agents within one
 // run and mean little across runs or machines.

@@ -418,7 +418,7 @@ func TestLatencyDeterministic(t *testing.T) {
 
 func TestLatencyTextRegistered(t *testing.T) {
 	tiers := map[string]int{}
-	for _, e := range Default.Evaluators() {
+	for _, e := range NewRegistry(Options{}).Evaluators() {
 		tiers[e.Name()] = e.Tier()
 	}
 	if tiers["latency"] != 2 || tiers["text"] != 3 {

@@ -13,8 +13,6 @@ import (
 	"github.com/coordbench/coordbench/tracedata"
 )
 
-func init() { mustRegister(textEvaluator{}) }
-
 // textEvaluator measures how much the agents repeated each other: agents
 // that say the same things add cost without adding information. It compares
 // each agent's contribution (the distinct outputs of its agent-call and LLM

@@ -63,8 +63,8 @@ const (
 // DemoOptions configure RunDemo. The zero value runs the demo as
 // `green demo` does.
 type DemoOptions struct {
-	// Evaluators default to evals.Default; Config switches them (it becomes
-	// the request's config).
+	// Evaluators default to the standard ones, built by the green agent's
+	// executor; Config switches them (it becomes the request's config).
 	Evaluators *evals.Registry
 	Config     evals.Config
 	// Timeout bounds the whole demo (default 60 s).
@@ -83,16 +83,13 @@ type DemoOptions struct {
 	// Getenv reads the OpenTelemetry and LLM environment of the green
 	// agent's and the purple agents' providers; nil means the process's.
 	// Tests pin it so a developer's environment does not change what they
-	// see. (The judge reads AGENTBEATS_LLM_API_KEY from the process.)
+	// see. The judge's AGENTBEATS_LLM_* are read through it too.
 	Getenv func(string) string
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 }
 
 func (o DemoOptions) withDefaults() DemoOptions {
-	if o.Evaluators == nil {
-		o.Evaluators = evals.Default
-	}
 	if o.Timeout <= 0 {
 		o.Timeout = DefaultDemoTimeout
 	}

@@ -72,8 +72,15 @@ type ExecutorOptions struct {
 	TracerProvider trace.TracerProvider
 	Recorder       *TaskTraceRecorder
 	MeterProvider  metric.MeterProvider
-	// Evaluators default to evals.Default.
+	// Evaluators, when set, are the evaluators run (their judge reports its
+	// chat calls to whatever observer they were built with). Nil builds the
+	// standard ones for this executor (evals.NewRegistry) with Judge, the
+	// executor's chat spans and Logger.
 	Evaluators *evals.Registry
+	// Judge configures the LLM judge of the standard evaluators; the zero
+	// value has no key, so the rule-based judge answers. Callers read it
+	// once, e.g. with evals.JudgeConfigFromEnv.
+	Judge evals.JudgeConfig
 	// ProgressInterval is the longest the executor stays silent while an
 	// assessment runs (default 30 s); tests shorten it.
 	ProgressInterval time.Duration
@@ -110,9 +117,6 @@ func NewExecutor(opts ExecutorOptions) (*Executor, error) {
 	if opts.TracerProvider == nil {
 		return nil, errors.New("executor: no tracer provider")
 	}
-	if opts.Evaluators == nil {
-		opts.Evaluators = evals.Default
-	}
 	if opts.ProgressInterval <= 0 {
 		opts.ProgressInterval = DefaultProgressInterval
 	}
@@ -122,6 +126,15 @@ func NewExecutor(opts ExecutorOptions) (*Executor, error) {
 	telemetry, err := NewEvalTelemetry(opts.TracerProvider, opts.MeterProvider)
 	if err != nil {
 		return nil, fmt.Errorf("executor: evaluator telemetry: %w", err)
+	}
+	if opts.Evaluators == nil {
+		// The judge's LLM calls become chat spans of this executor's
+		// provider.
+		opts.Evaluators = evals.NewRegistry(evals.Options{
+			Judge:        opts.Judge,
+			ChatObserver: telemetry.ChatObserver(),
+			Logger:       opts.Logger,
+		})
 	}
 	return &Executor{
 		opts:      opts,

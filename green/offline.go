@@ -7,6 +7,7 @@ package green
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"slices"
 
 	"github.com/coordbench/coordbench/evals"
@@ -14,13 +15,20 @@ import (
 )
 
 // OfflineOptions configure AssessOTLPFiles. The zero value uses the default
-// store limits and every registered evaluator.
+// store limits and the standard evaluators, with the rule-based judge.
 type OfflineOptions struct {
-	Limits     otelmap.Limits
+	Limits otelmap.Limits
+	// Evaluators, when set, are the evaluators run; nil builds the standard
+	// ones (evals.NewRegistry) with Judge and Logger.
 	Evaluators *evals.Registry
-	Config     evals.Config
+	// Judge configures the LLM judge of the standard evaluators; the zero
+	// value has no key, so the rule-based judge answers.
+	Judge  evals.JudgeConfig
+	Config evals.Config
 	// Observe, when set, wraps each evaluator run (for tracing).
 	Observe evals.Observer
+	// Logger receives the evaluators' warnings; nil discards them.
+	Logger *slog.Logger
 }
 
 // InputError is bad input the user must fix (a file that cannot be read or
@@ -40,7 +48,7 @@ func AssessOTLPFiles(ctx context.Context, paths []string, opts OfflineOptions) (
 	}
 	registry := opts.Evaluators
 	if registry == nil {
-		registry = evals.Default
+		registry = evals.NewRegistry(evals.Options{Judge: opts.Judge, Logger: opts.Logger})
 	}
 	store := otelmap.NewStore(opts.Limits)
 	res := &Result{Schema: ResultSchema, Domain: "otlp", Inputs: slices.Clone(paths), Tasks: []TaskResult{}}

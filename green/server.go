@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -60,9 +61,12 @@ type ServerOptions struct {
 	Card CardOptions
 	// Scenarios, Unavailable, Evaluators, ProgressInterval and Messenger
 	// are the executor's (see ExecutorOptions).
-	Scenarios        map[string]scenario.Scenario
-	Unavailable      map[string]string
-	Evaluators       *evals.Registry
+	Scenarios   map[string]scenario.Scenario
+	Unavailable map[string]string
+	Evaluators  *evals.Registry
+	// Judge configures the LLM judge (ExecutorOptions.Judge); nil reads it
+	// once, at NewServer, through Getenv (evals.JudgeConfigFromEnv).
+	Judge            *evals.JudgeConfig
 	ProgressInterval time.Duration
 	Messenger        MessengerOptions
 	// StoreLimits and ReceiverLimits bound the trace store and the OTLP
@@ -72,7 +76,8 @@ type ServerOptions struct {
 	// ServiceName is the green agent's service.name (default
 	// coordbench-green; OTEL_SERVICE_NAME overrides it).
 	ServiceName string
-	// Getenv reads the OpenTelemetry environment; nil means os.Getenv.
+	// Getenv reads the OpenTelemetry environment, and the judge's when
+	// Judge is nil; nil means os.Getenv.
 	Getenv func(string) string
 	// ShutdownTimeout bounds the graceful shutdown (default 10 s).
 	ShutdownTimeout time.Duration
@@ -163,6 +168,15 @@ func (s *Server) build(ctx context.Context) error {
 	s.providers = providers
 	recorder := NewTaskTraceRecorder(s.store)
 	providers.Tracer.RegisterSpanProcessor(recorder)
+	judge := opts.Judge
+	if judge == nil {
+		getenv := opts.Getenv
+		if getenv == nil {
+			getenv = os.Getenv
+		}
+		cfg := evals.JudgeConfigFromEnv(getenv)
+		judge = &cfg
+	}
 	s.executor, err = NewExecutor(ExecutorOptions{
 		Scenarios:        opts.Scenarios,
 		Unavailable:      opts.Unavailable,
@@ -171,6 +185,7 @@ func (s *Server) build(ctx context.Context) error {
 		Recorder:         recorder,
 		MeterProvider:    providers.Meter,
 		Evaluators:       opts.Evaluators,
+		Judge:            *judge,
 		ProgressInterval: opts.ProgressInterval,
 		Messenger:        opts.Messenger,
 		Logger:           opts.Logger,
@@ -251,10 +266,6 @@ func (s *Server) Serve(ctx context.Context) error {
 }
 
 func (s *Server) serve(ctx context.Context) error {
-	// The judge's LLM calls become chat spans of this server's provider.
-	evals.SetChatObserver(s.executor.telemetry.ChatObserver())
-	defer evals.SetChatObserver(nil)
-
 	srv := &http.Server{Handler: s.handler, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)}
 	servers := []*http.Server{srv}
 	listeners := []net.Listener{s.ln}

@@ -126,7 +126,6 @@ func telemetryTestTrace() *tracedata.TraceData {
 func TestEvaluationsLeaveAsOTLP(t *testing.T) {
 	backend, url := startOTLPBackend(t)
 	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", url)
-	t.Setenv("AGENTBEATS_LLM_API_KEY", "")
 	ctx := context.Background()
 	p, err := otelmap.NewProviders(ctx, otelmap.ProviderOptions{ServiceName: "coordbench-green"})
 	if err != nil {
@@ -139,7 +138,8 @@ func TestEvaluationsLeaveAsOTLP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep := evals.Default.Run(ctx, telemetryTestTrace(), evals.Inputs{}, tel.Observer("task-1"))
+	registry := evals.NewRegistry(evals.Options{})
+	rep := registry.Run(ctx, telemetryTestTrace(), evals.Inputs{}, tel.Observer("task-1"))
 	if len(rep.Errors) > 0 {
 		t.Fatalf("evaluator errors: %v", rep.Errors)
 	}
@@ -148,7 +148,7 @@ func TestEvaluationsLeaveAsOTLP(t *testing.T) {
 	}
 
 	points := backend.gaugePoints()
-	for _, name := range evals.Default.Names() {
+	for _, name := range registry.Names() {
 		headline := rep.Results[name].Headline()
 		if len(headline) == 0 {
 			continue
@@ -174,7 +174,7 @@ func TestEvaluationsLeaveAsOTLP(t *testing.T) {
 			}
 		}
 	}
-	for _, name := range evals.Default.Names() {
+	for _, name := range registry.Names() {
 		s, ok := evaluatorSpans[name]
 		if !ok {
 			t.Errorf("no span for evaluator %s", name)

@@ -69,6 +69,17 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 }
 
+// judgeFromEnv reads the judge's AGENTBEATS_LLM_* variables, once. A
+// configuration the judge cannot use is reported now; the command still
+// runs, and every verdict says the rule-based judge answered and why.
+func judgeFromEnv(cmd string) evals.JudgeConfig {
+	cfg := evals.JudgeConfigFromEnv(os.Getenv)
+	if err := cfg.Validate(); err != nil && cfg.APIKey != "" {
+		slog.Warn(cmd+": the LLM judge cannot be used; the rule-based judge answers", "err", err)
+	}
+	return cfg
+}
+
 // fileList collects repeated --otlp flags.
 type fileList []string
 
@@ -95,7 +106,11 @@ func assess(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "green assess: %v\n", err)
 		return 2
 	}
-	res, err := green.AssessOTLPFiles(ctx, files, green.OfflineOptions{Config: cfg})
+	res, err := green.AssessOTLPFiles(ctx, files, green.OfflineOptions{
+		Judge:  judgeFromEnv("green assess"),
+		Config: cfg,
+		Logger: slog.Default(),
+	})
 	if err != nil {
 		fmt.Fprintf(stderr, "green assess: %v\n", err)
 		var inputErr *green.InputError

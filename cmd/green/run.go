@@ -16,7 +16,6 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 
-	"github.com/coordbench/coordbench/evals"
 	"github.com/coordbench/coordbench/green"
 	"github.com/coordbench/coordbench/otelmap"
 	"github.com/coordbench/coordbench/scenario"
@@ -163,16 +162,12 @@ func assessInProcess(ctx context.Context, req *scenario.Request, sf *scenarioFla
 		TracerProvider:   providers.Tracer,
 		Recorder:         recorder,
 		MeterProvider:    providers.Meter,
+		Judge:            judgeFromEnv("green run"),
 		ProgressInterval: progress,
 	})
 	if err != nil {
 		fmt.Fprintf(stderr, "green run: %v\n", err)
 		return nil, 1
-	}
-	telemetry, err := green.NewEvalTelemetry(providers.Tracer, providers.Meter)
-	if err == nil {
-		evals.SetChatObserver(telemetry.ChatObserver())
-		defer evals.SetChatObserver(nil)
 	}
 	res, err := exec.Assess(ctx, req, func(text string) { slog.Info("run: " + text) })
 	if err != nil {

@@ -77,6 +77,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	scenarios, unavailable := sf.build()
+	judge := judgeFromEnv("green serve")
 	srv, err := green.NewServer(ctx, green.ServerOptions{
 		Host:             *host,
 		Port:             *port,
@@ -84,6 +85,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		OTLPAddr:         *otlpAddr,
 		Scenarios:        scenarios,
 		Unavailable:      unavailable,
+		Judge:            &judge,
 		ProgressInterval: *progress,
 		ShutdownTimeout:  *shutdown,
 	})

@@ -1,0 +1,85 @@
+package green
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+
+	"github.com/coordbench/coordbench/evals"
+	"github.com/coordbench/coordbench/otelmap"
+	"github.com/coordbench/coordbench/scenario"
+)
+
+// TestExecutorJudgeChatSpans: each executor's judge asks the endpoint its
+// ExecutorOptions.Judge names and records each call as a `chat {model}`
+// span of that executor's provider, so two executors in one process keep
+// their chat spans apart.
+func TestExecutorJudgeChatSpans(t *testing.T) {
+	var requests atomic.Int32
+	llm := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		requests.Add(1)
+		// A rejected key: one attempt, no retry.
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusUnauthorized)
+		_, _ = w.Write([]byte(`{"error": {"message": "bad key", "type": "invalid_request_error", "param": null, "code": null}}`))
+	}))
+	t.Cleanup(llm.Close)
+	purple := startTestPurple(t, testPurpleOptions{Name: "solo"})
+	req := mustParse(t, `{"participants": {"solo": %q}, "config": {"scenario": "route", "task_ids": ["solo#1"], "settle_quiet_ms": 50}}`, purple.URL)
+
+	newExecutor := func(model string) (*Executor, *otelmap.Store) {
+		store := otelmap.NewStore(otelmap.Limits{})
+		tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(otelmap.NewRecorder(store)))
+		t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+		e, err := NewExecutor(ExecutorOptions{
+			Scenarios:      map[string]scenario.Scenario{"route": routeScenario{}},
+			Store:          store,
+			TracerProvider: tp,
+			Judge:          evals.JudgeConfig{APIKey: "test-key", BaseURL: llm.URL, Model: model, Timeout: 30 * time.Second},
+			Messenger:      MessengerOptions{Logger: quietLogger},
+			Logger:         quietLogger,
+		})
+		if err != nil {
+			t.Fatalf("NewExecutor: %v", err)
+		}
+		return e, store
+	}
+	chatSpans := func(store *otelmap.Store) map[string]int {
+		names := map[string]int{}
+		for _, id := range store.TraceIDs() {
+			for _, s := range store.Spans(id) {
+				if v, ok := s.Attr(otelmap.AttrGenAIOperationName); ok && v.AsString() == otelmap.OpChat {
+					names[s.Name]++
+				}
+			}
+		}
+		return names
+	}
+
+	a, storeA := newExecutor("model-a")
+	b, storeB := newExecutor("model-b")
+	for name, e := range map[string]*Executor{"a": a, "b": b} {
+		res, err := e.Assess(t.Context(), req, func(string) {})
+		if err != nil {
+			t.Fatalf("executor %s: Assess: %v", name, err)
+		}
+		jr, ok := res.Tasks[0].Evaluations[evals.JudgeName].(*evals.JudgeResult)
+		if !ok || jr.Source != evals.JudgeSourceRules || jr.Attempts != 1 || jr.Model != "model-"+name {
+			t.Errorf("executor %s: judge result %+v", name, res.Tasks[0].Evaluations[evals.JudgeName])
+		}
+	}
+	if n := requests.Load(); n != 2 {
+		t.Errorf("%d LLM requests, want one per executor", n)
+	}
+	if got := chatSpans(storeA); len(got) != 1 || got[otelmap.SpanChatPrefix+"model-a"] != 1 {
+		t.Errorf("executor a's chat spans %v, want one chat model-a", got)
+	}
+	if got := chatSpans(storeB); len(got) != 1 || got[otelmap.SpanChatPrefix+"model-b"] != 1 {
+		t.Errorf("executor b's chat spans %v, want one chat model-b", got)
+	}
+}
