@@ -263,3 +263,23 @@ func TestSolveStep(t *testing.T) {
 		t.Errorf("llm without an LLM: %v", err)
 	}
 }
+
+// TestSolverMode: a fixed mode wins; without one the solver asks the LLM
+// when the agent has one, else answers as the oracle.
+func TestSolverMode(t *testing.T) {
+	if m := NewSolver(SolverOptions{Mode: SolverRepair}).mode(true, nil); m != SolverRepair {
+		t.Errorf("fixed repair: %s", m)
+	}
+	if m := NewSolver(SolverOptions{}).mode(true, nil); m != SolverLLM {
+		t.Errorf("with an LLM: %s", m)
+	}
+	if m := NewSolver(SolverOptions{}).mode(false, nil); m != SolverOracle {
+		t.Errorf("without an LLM: %s", m)
+	}
+	if err := (SolverOptions{Mode: "guess"}).Validate(); err == nil {
+		t.Error("mode guess accepted")
+	}
+	if err := (SolverOptions{Mode: SolverLLM}).Validate(); err != nil {
+		t.Error(err)
+	}
+}
