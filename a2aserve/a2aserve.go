@@ -1,9 +1,10 @@
 // Package a2aserve serves one A2A agent executor to clients of both protocol
 // versions on one listener: A2A 1.0 JSON-RPC (a2a-go's own handler) and the
 // 0.3 wire format that AgentBeats' Python a2a-sdk clients speak (through
-// a2acompat/a2av0), plus the agent card in a form both read. The green agent
-// and the base purple agent serve through it, so both answer the same way and
-// record the same server spans.
+// a2acompat/a2av0), plus the agent card in a form both read; and Serve, the
+// one serve-and-shut-down loop. The green agent and the base purple agent
+// serve through it, so both answer the same way, record the same server
+// spans and stop the same way.
 package a2aserve
 
 import (

@@ -358,29 +358,6 @@ func (s *Server) Serve(ctx context.Context) error {
 }
 
 func (s *Server) serve(ctx context.Context) error {
-	srv := &http.Server{Handler: s.handler, ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelDebug)}
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(s.ln) }()
-
-	sweepDone := make(chan struct{})
-	sweepCtx, stopSweep := context.WithCancel(ctx)
-	go func() {
-		defer close(sweepDone)
-		if s.tel.store == nil {
-			return
-		}
-		t := time.NewTicker(sweepInterval)
-		defer t.Stop()
-		for {
-			select {
-			case <-sweepCtx.Done():
-				return
-			case <-t.C:
-				s.tel.store.Sweep()
-			}
-		}
-	}()
 	peers := make([]string, len(s.opts.Peers))
 	for i, p := range s.opts.Peers {
 		peers[i] = p.Name + "=" + p.URL
@@ -388,36 +365,28 @@ func (s *Server) serve(ctx context.Context) error {
 	s.log.Info("purple agent serving", "url", s.card.SupportedInterfaces[0].URL, "role", s.opts.Role,
 		"delegation", s.opts.Delegation, "peers", peers, "otlp", s.opts.OTLPEndpoint, "steps", s.returnsSteps(),
 		"llm", s.llm != nil)
-
-	var serveErr error
-	select {
-	case <-ctx.Done():
-	case serveErr = <-served:
-		served <- serveErr
+	var sweep func()
+	if s.tel.store != nil {
+		sweep = s.tel.store.Sweep
 	}
-	stopSweep()
-	<-sweepDone
-
-	// Work in progress ends first (hangs, delays, calls to peers), so the
-	// open requests it holds can finish with a failed status.
-	s.stopWork()
-	var errs []error
-	if err := s.messenger.Close(); err != nil {
-		errs = append(errs, err)
+	err := a2aserve.Serve(ctx, s.ln, s.handler, a2aserve.ServeOptions{
+		ShutdownTimeout: s.opts.ShutdownTimeout,
+		Tick:            sweep,
+		TickInterval:    sweepInterval,
+		// Work in progress ends first (hangs, delays, calls to peers), so
+		// the open requests it holds can finish with a failed status.
+		BeforeShutdown: func() error {
+			s.stopWork()
+			return s.messenger.Close()
+		},
+		AfterShutdown: s.tel.shutdown,
+		Logger:        s.log,
+		ErrorLevel:    slog.LevelDebug,
+	})
+	if err != nil {
+		return fmt.Errorf("purple %s: %w", s.opts.Name, err)
 	}
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.ShutdownTimeout)
-	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil {
-		_ = srv.Close()
-		errs = append(errs, fmt.Errorf("purple %s: shutdown: %w", s.opts.Name, err))
-	}
-	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
-		errs = append(errs, fmt.Errorf("purple %s: serve: %w", s.opts.Name, err))
-	}
-	if err := s.tel.shutdown(sctx); err != nil {
-		errs = append(errs, fmt.Errorf("purple %s: %w", s.opts.Name, err))
-	}
-	return errors.Join(errs...)
+	return nil
 }
 
 // stopWork ends the work that waits for the agent to stop.
