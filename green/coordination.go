@@ -399,15 +399,7 @@ type CoordinationTask struct {
 // (title, decision, mean recommendation), so a different version of the
 // data set is found at start-up rather than as wrong scores.
 func NewCoordinationScenario(opts CoordinationOptions) (*CoordinationScenario, error) {
-	if opts.MaxAbstractChars <= 0 {
-		opts.MaxAbstractChars = DefaultMaxAbstractChars
-	}
-	if opts.MaxReviewChars <= 0 {
-		opts.MaxReviewChars = DefaultMaxReviewChars
-	}
-	if opts.MaxReviews <= 0 {
-		opts.MaxReviews = DefaultMaxReviews
-	}
+	opts.limitDefaults()
 	path := opts.GroundTruthPath
 	if path == "" {
 		var err error
@@ -464,6 +456,55 @@ func NewCoordinationScenario(opts CoordinationOptions) (*CoordinationScenario, e
 	return s, nil
 }
 
+// NewCoordinationScenarioFromTasks is the coordination scenario over tasks
+// held in memory rather than read from a ground truth file and PeerRead:
+// each task is a ground-truth scenario and its paper (nil: the request
+// carries the title only). The tasks are checked as NewCoordinationScenario
+// checks a file and the data set: the ground truth's own rules, and each
+// paper against its entry. Of opts only the request bounds and TitlesOnly
+// apply. The demo's built-in papers are served this way.
+func NewCoordinationScenarioFromTasks(tasks []CoordinationTask, opts CoordinationOptions) (*CoordinationScenario, error) {
+	opts.limitDefaults()
+	s := &CoordinationScenario{opts: opts, gt: &GroundTruth{Schema: GroundTruthSchema}, byID: map[string]*CoordinationTask{}}
+	for _, t := range tasks {
+		s.gt.Scenarios = append(s.gt.Scenarios, t.Scenario)
+	}
+	if err := s.gt.Validate(); err != nil {
+		return nil, fmt.Errorf("coordination: tasks: %w", err)
+	}
+	var errs []error
+	for _, t := range tasks {
+		if opts.TitlesOnly {
+			t.Paper = nil
+		}
+		if t.Paper != nil {
+			if err := checkPaperFacts(&t.Scenario, t.Paper); err != nil {
+				errs = append(errs, fmt.Errorf("scenario %s: %w", t.Scenario.ID, err))
+				continue
+			}
+		}
+		s.tasks = append(s.tasks, &t)
+		s.byID[t.Scenario.ID] = &t
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("coordination: tasks do not match their papers: %w", err)
+	}
+	return s, nil
+}
+
+// limitDefaults fills the request bounds.
+func (o *CoordinationOptions) limitDefaults() {
+	if o.MaxAbstractChars <= 0 {
+		o.MaxAbstractChars = DefaultMaxAbstractChars
+	}
+	if o.MaxReviewChars <= 0 {
+		o.MaxReviewChars = DefaultMaxReviewChars
+	}
+	if o.MaxReviews <= 0 {
+		o.MaxReviews = DefaultMaxReviews
+	}
+}
+
 // checkPaperFacts compares what the ground truth says of a paper with what
 // the loader reads from the data set.
 func checkPaperFacts(sc *GroundTruthScenario, p *Paper) error {
@@ -512,7 +553,7 @@ func (s *CoordinationScenario) Name() string { return "coordination" }
 func (s *CoordinationScenario) GroundTruth() *GroundTruth { return s.gt }
 
 // PeerReadDir returns the PeerRead directory the tasks were read from, or
-// "" when they carry titles only.
+// "" when they carry titles only or were given in memory.
 func (s *CoordinationScenario) PeerReadDir() string { return s.peerReadDir }
 
 // Tasks selects the tasks in ground truth order: those named in
