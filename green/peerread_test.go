@@ -7,20 +7,15 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/coordbench/coordbench/internal/testenv"
 )
 
 // peerReadTestDir is the shared copy of PeerRead the tests read
 // (../shared/data/peerread from the repository root).
 func peerReadTestDir(t *testing.T) string {
 	t.Helper()
-	dir, err := filepath.Abs(filepath.Join("..", "..", "shared", "data", "peerread"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-		t.Skipf("PeerRead data set not at %s: %v", dir, err)
-	}
-	return dir
+	return testenv.SharedData(t, "peerread")
 }
 
 func prNear(a, b float64) bool { return math.Abs(a-b) < 1e-9 }

@@ -15,6 +15,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"go.opentelemetry.io/otel/trace/noop"
 
+	"github.com/coordbench/coordbench/internal/testenv"
 	"github.com/coordbench/coordbench/tracedata"
 )
 
@@ -28,7 +29,7 @@ func newSciCodeForTest(t *testing.T, runner RunnerOptions) *SciCodeScenario {
 	s, err := NewSciCodeScenario(t.Context(), SciCodeOptions{DataDir: dir, Runner: runner, Logger: quietLogger})
 	if err != nil {
 		if strings.Contains(err.Error(), "no Python") {
-			sciCodeUnavailable(t, err.Error())
+			testenv.Missing(t, "%v", err)
 		}
 		t.Fatal(err)
 	}

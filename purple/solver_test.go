@@ -14,22 +14,16 @@ import (
 	"testing"
 
 	"github.com/coordbench/coordbench/a2acall"
+	"github.com/coordbench/coordbench/internal/testenv"
 )
 
 // solverTestRefs reads the reference code of the validation split, skipping
 // (or failing with CI=true) without the data set.
 func solverTestRefs(t *testing.T) map[string]solverRef {
 	t.Helper()
-	dir, err := filepath.Abs(filepath.Join("..", "..", "shared", "data", "scicode"))
+	f, err := os.Open(testenv.NeedFile(t, filepath.Join(testenv.SharedData(t, "scicode"), "problems_dev.jsonl")))
 	if err != nil {
 		t.Fatal(err)
-	}
-	f, err := os.Open(filepath.Join(dir, "problems_dev.jsonl"))
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal(err)
-		}
-		t.Skipf("SciCode data set not there: %v", err)
 	}
 	defer f.Close()
 	refs := map[string]solverRef{}
