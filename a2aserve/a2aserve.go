@@ -52,7 +52,8 @@ type Options struct {
 	// TracerProvider records the SERVER span of each JSON-RPC request
 	// (otelhttp, with the A2A method and protocol version added).
 	TracerProvider trace.TracerProvider
-	Logger         *slog.Logger
+	// Logger receives a2a-go's server logs; nil discards them.
+	Logger *slog.Logger
 	// SSEKeepAlive, when positive, sends SSE keep-alive comments on streams
 	// at this interval.
 	SSEKeepAlive time.Duration
@@ -83,7 +84,7 @@ func NewHandler(opts Options) (*http.ServeMux, error) {
 		return nil, errors.New("a2aserve: a card and an executor are required")
 	}
 	if opts.Logger == nil {
-		opts.Logger = slog.Default()
+		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	if opts.MaxBodyBytes <= 0 {
 		opts.MaxBodyBytes = DefaultMaxBodyBytes
