@@ -1,9 +1,10 @@
 // Package a2aserve serves one A2A agent executor to clients of both protocol
 // versions on one listener: A2A 1.0 JSON-RPC (a2a-go's own handler) and the
 // 0.3 wire format that AgentBeats' Python a2a-sdk clients speak (through
-// a2acompat/a2av0), plus the agent card in a form both read. The green agent
-// and the base purple agent serve through it, so both answer the same way and
-// record the same server spans.
+// a2acompat/a2av0), plus the agent card in a form both read; and Serve, the
+// one serve-and-shut-down loop. The green agent and the base purple agent
+// serve through it, so both answer the same way, record the same server
+// spans and stop the same way.
 package a2aserve
 
 import (
@@ -51,7 +52,8 @@ type Options struct {
 	// TracerProvider records the SERVER span of each JSON-RPC request
 	// (otelhttp, with the A2A method and protocol version added).
 	TracerProvider trace.TracerProvider
-	Logger         *slog.Logger
+	// Logger receives a2a-go's server logs; nil discards them.
+	Logger *slog.Logger
 	// SSEKeepAlive, when positive, sends SSE keep-alive comments on streams
 	// at this interval.
 	SSEKeepAlive time.Duration
@@ -82,7 +84,7 @@ func NewHandler(opts Options) (*http.ServeMux, error) {
 		return nil, errors.New("a2aserve: a card and an executor are required")
 	}
 	if opts.Logger == nil {
-		opts.Logger = slog.Default()
+		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	if opts.MaxBodyBytes <= 0 {
 		opts.MaxBodyBytes = DefaultMaxBodyBytes

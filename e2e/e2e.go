@@ -1,10 +1,11 @@
 // Package e2e is coordbench's end-to-end benchmark: for every scenario of
-// data/ground_truth.json it starts the scenario's purple topology on
+// the ground truth (groundtruth/ground_truth.json) it starts the scenario's purple topology on
 // loopback (base purple agents from package purple, each a real HTTP server
 // with its own tracer provider, exporting OTLP to the green agent's
 // receiver or returning Traceability Extension steps only, as the topology
 // says), asks a real green agent (green.NewServer) for the assessment of
-// that one task through a real A2A client, and compares what the green
+// that one task through a real A2A client (both started by
+// internal/loopback, as the demo's are), and compares what the green
 // agent recovered from the spans alone (the graph evaluator's label,
 // findings and metrics) with what the ground truth expects. The report
 // gives per scenario the expected and found label, the coverage and the
@@ -28,12 +29,10 @@ import (
 	"sync"
 	"time"
 
-	"go.opentelemetry.io/otel/trace/noop"
-
-	"github.com/coordbench/coordbench/a2acall"
 	"github.com/coordbench/coordbench/evals"
 	"github.com/coordbench/coordbench/green"
 	"github.com/coordbench/coordbench/groundtruth"
+	"github.com/coordbench/coordbench/internal/loopback"
 	"github.com/coordbench/coordbench/otelmap"
 	"github.com/coordbench/coordbench/purple"
 	"github.com/coordbench/coordbench/scenario"
@@ -210,11 +209,11 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("e2e: %w", err)
 	}
-	g, err := startGreen(ctx, coord, &opts)
+	h, err := startGreen(ctx, coord, &opts)
 	if err != nil {
 		return nil, err
 	}
-	defer g.stop()
+	defer stopGreen(h, &opts)
 
 	rep := &Report{Scenarios: make([]ScenarioResult, len(scenarios))}
 	sem := make(chan struct{}, opts.Parallel)
@@ -228,7 +227,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 				return
 			}
 			defer func() { <-sem }()
-			rep.Scenarios[i] = runScenario(ctx, g, &opts, sc)
+			rep.Scenarios[i] = runScenario(ctx, h, &opts, sc)
 		})
 	}
 	wg.Wait()
@@ -240,70 +239,42 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	return rep, nil
 }
 
-// greenUnderTest is the green agent serving on loopback and the A2A client
-// that asks it for assessments.
-type greenUnderTest struct {
-	srv    *green.Server
-	client *a2acall.Messenger
-	cancel context.CancelFunc
-	served chan error
-	log    *slog.Logger
-}
-
-func startGreen(ctx context.Context, coord scenario.Scenario, opts *Options) (*greenUnderTest, error) {
-	srv, err := green.NewServer(ctx, green.ServerOptions{
-		Host:      "127.0.0.1",
-		Port:      0,
-		Scenarios: map[string]scenario.Scenario{scenario.Coordination: coord},
-		Getenv:    opts.Getenv,
-		Logger:    opts.Logger,
-		Messenger: green.MessengerOptions{Logger: opts.Logger},
+// startGreen starts the green agent on loopback, serving coord as the
+// coordination scenario, with the client that asks it for assessments.
+func startGreen(ctx context.Context, coord scenario.Scenario, opts *Options) (*loopback.Harness, error) {
+	h, err := loopback.Start(ctx, loopback.Options{
+		Green: green.ServerOptions{
+			Scenarios: map[string]scenario.Scenario{scenario.Coordination: coord},
+			Getenv:    opts.Getenv,
+			Logger:    opts.Logger,
+			Messenger: green.MessengerOptions{Logger: opts.Logger},
+		},
+		CallTimeout: assessmentTimeout,
+		Logger:      opts.Logger,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("e2e: green agent: %w", err)
+		return nil, fmt.Errorf("e2e: %w", err)
 	}
-	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	g := &greenUnderTest{srv: srv, cancel: cancel, served: make(chan error, 1), log: opts.Logger,
-		// The benchmark's client is AgentBeats' role: a plain A2A client
-		// whose spans go nowhere.
-		client: a2acall.New(noop.NewTracerProvider(), nil, a2acall.Options{CallTimeout: assessmentTimeout, Logger: opts.Logger})}
-	go func() { g.served <- srv.Serve(sctx) }()
-	return g, nil
+	return h, nil
 }
 
-func (g *greenUnderTest) stop() {
-	_ = g.client.Close()
-	g.cancel()
-	if err := <-g.served; err != nil {
-		g.log.Warn("e2e: green agent shutdown", "err", err)
+func stopGreen(h *loopback.Harness, opts *Options) {
+	if err := h.Stop(); err != nil {
+		opts.Logger.Warn("e2e: green agent shutdown", "err", err)
 	}
 }
 
 // assess sends one assessment request and decodes the result artifact.
-func (g *greenUnderTest) assess(ctx context.Context, participants map[string]string, config map[string]any) (*resultView, error) {
-	req, err := json.Marshal(map[string]any{"participants": participants, "config": config})
+func assess(ctx context.Context, h *loopback.Harness, participants map[string]string, config map[string]any) (*resultView, error) {
+	raw, err := h.Assess(ctx, participants, config)
 	if err != nil {
-		return nil, fmt.Errorf("encode request: %w", err)
+		return nil, err
 	}
-	reply, err := g.client.Send(ctx, a2acall.SendRequest{URL: g.srv.URL(), Text: string(req)})
-	if err != nil {
-		return nil, fmt.Errorf("assessment: %w", err)
+	var res resultView
+	if err := json.Unmarshal(raw, &res); err != nil {
+		return nil, fmt.Errorf("decode result: %w", err)
 	}
-	for _, d := range reply.Data {
-		if d["schema"] != green.ResultSchema {
-			continue
-		}
-		raw, err := json.Marshal(d)
-		if err != nil {
-			return nil, fmt.Errorf("result: %w", err)
-		}
-		var res resultView
-		if err := json.Unmarshal(raw, &res); err != nil {
-			return nil, fmt.Errorf("decode result: %w", err)
-		}
-		return &res, nil
-	}
-	return nil, fmt.Errorf("the assessment ended %s without a %s result: %q", reply.State, green.ResultSchema, reply.Text)
+	return &res, nil
 }
 
 // resultView is the part of the green agent's JSON result the benchmark
@@ -359,7 +330,7 @@ func roads(top groundtruth.Topology) []string {
 	return out
 }
 
-func runScenario(ctx context.Context, g *greenUnderTest, opts *Options, sc groundtruth.Entry) ScenarioResult {
+func runScenario(ctx context.Context, h *loopback.Harness, opts *Options, sc groundtruth.Entry) ScenarioResult {
 	r := ScenarioResult{ID: sc.ID, Pattern: sc.Topology.Pattern, Roads: roads(sc.Topology),
 		ExpectedLabel: sc.Expected.Label, ExpectedFindings: sc.Expected.Findings}
 	fail := func(err error) ScenarioResult {
@@ -369,7 +340,7 @@ func runScenario(ctx context.Context, g *greenUnderTest, opts *Options, sc groun
 	}
 	base := purple.Options{Getenv: opts.Getenv, Logger: opts.Logger, PeerTimeout: opts.CallTimeout,
 		LLM: &purple.LLMConfig{}, FlushOnResponse: true}
-	sys, err := purple.StartSystem(ctx, "127.0.0.1", SystemSpecs(sc.Topology, g.srv.URL(), opts.Faults[sc.ID], base))
+	sys, err := h.StartTeam(ctx, SystemSpecs(sc.Topology, h.URL(), opts.Faults[sc.ID], base))
 	if err != nil {
 		return fail(err)
 	}
@@ -387,7 +358,7 @@ func runScenario(ctx context.Context, g *greenUnderTest, opts *Options, sc groun
 		"call_timeout_seconds": opts.CallTimeout.Seconds(),
 		"evaluators":           map[string]bool{evals.JudgeName: opts.Judge},
 	}
-	res, err := g.assess(ctx, sys.URLs(), config)
+	res, err := assess(ctx, h, sys.URLs(), config)
 	if err != nil {
 		return fail(err)
 	}

@@ -98,19 +98,19 @@ func TestFaultsCostOneTask(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := startGreen(t.Context(), coord, &opts)
+	h, err := startGreen(t.Context(), coord, &opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer g.stop()
+	defer stopGreen(h, &opts)
 	base := purple.Options{Getenv: opts.Getenv, Logger: opts.Logger, LLM: &purple.LLMConfig{},
-		OTLPEndpoint: g.srv.URL(), NoExtension: true, PeerTimeout: 1500 * time.Millisecond, FlushOnResponse: true}
+		OTLPEndpoint: h.URL(), NoExtension: true, PeerTimeout: 1500 * time.Millisecond, FlushOnResponse: true}
 	spec := func(name, role string, f purple.Faults, peers ...string) purple.AgentSpec {
 		o := base
 		o.Name, o.Role, o.Faults = name, role, f
 		return purple.AgentSpec{Options: o, PeerNames: peers}
 	}
-	sys, err := purple.StartSystem(t.Context(), "", []purple.AgentSpec{
+	sys, err := h.StartTeam(t.Context(), []purple.AgentSpec{
 		spec("coordinator", purple.RoleCoordinator, purple.Faults{Hang: true, Tasks: tasks[5:6]},
 			"reviewer-1", "reviewer-2", "reviewer-3", "reviewer-4"),
 		spec("reviewer-1", purple.RoleReviewer, purple.Faults{Hang: true, Tasks: tasks[1:2]}),
@@ -127,7 +127,7 @@ func TestFaultsCostOneTask(t *testing.T) {
 		}
 	}()
 	started := time.Now()
-	res, err := g.assess(t.Context(), sys.URLs(), map[string]any{
+	res, err := assess(t.Context(), h, sys.URLs(), map[string]any{
 		"entry_role":           "coordinator",
 		"task_ids":             tasks,
 		"call_timeout_seconds": 4,

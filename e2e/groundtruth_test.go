@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -17,7 +16,7 @@ import (
 
 	"github.com/coordbench/coordbench/evals"
 	"github.com/coordbench/coordbench/groundtruth"
-	"github.com/coordbench/coordbench/scenario/coordination"
+	"github.com/coordbench/coordbench/internal/testenv"
 	"github.com/coordbench/coordbench/tracedata"
 )
 
@@ -93,21 +92,19 @@ func TestGroundTruthCoverage(t *testing.T) {
 			t.Errorf("no agent reports by %s", r)
 		}
 	}
-	// Every paper of the data set, when it is here.
-	dir, err := coordination.DefaultPeerReadDir()
-	if err != nil || dir == "" {
-		t.Logf("PeerRead not found (%v); the papers are checked by green's tests when it is", err)
-		return
-	}
-	files, _ := filepath.Glob(filepath.Join(dir, "*", "*", "reviews", "*.json"))
-	for _, f := range files {
-		rel, _ := filepath.Rel(dir, f)
-		parts := strings.Split(rel, string(filepath.Separator))
-		ref := parts[0] + "/" + parts[1] + "/" + strings.TrimSuffix(parts[3], ".json")
-		if !papers[ref] {
-			t.Errorf("paper %s of the data set has no scenario", ref)
+	// Every paper of the data set has a scenario.
+	t.Run("peerread", func(t *testing.T) {
+		dir := testenv.SharedData(t, "peerread")
+		files, _ := filepath.Glob(filepath.Join(dir, "*", "*", "reviews", "*.json"))
+		for _, f := range files {
+			rel, _ := filepath.Rel(dir, f)
+			parts := strings.Split(rel, string(filepath.Separator))
+			ref := parts[0] + "/" + parts[1] + "/" + strings.TrimSuffix(parts[3], ".json")
+			if !papers[ref] {
+				t.Errorf("paper %s of the data set has no scenario", ref)
+			}
 		}
-	}
+	})
 }
 
 // TestGroundTruthMetricsGoEvaluator: the Go graph evaluator on each
@@ -233,12 +230,5 @@ func TestGroundTruthMetricsNetworkx(t *testing.T) {
 // cannot import networkx, as the evaluator's oracle tests do.
 func requireNetworkx(t *testing.T) {
 	t.Helper()
-	out, err := exec.Command("/usr/bin/python3", "-c", "import networkx, scipy; print(networkx.__version__)").CombinedOutput()
-	if err != nil {
-		msg := fmt.Sprintf("networkx oracle unavailable: /usr/bin/python3 cannot import networkx and scipy: %v: %s", err, bytes.TrimSpace(out))
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
+	testenv.NeedPython(t, "networkx", "scipy")
 }

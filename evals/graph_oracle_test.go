@@ -7,13 +7,13 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
 	"os/exec"
 	"slices"
 	"sort"
 	"testing"
 	"time"
 
+	"github.com/coordbench/coordbench/internal/testenv"
 	"github.com/coordbench/coordbench/tracedata"
 )
 
@@ -294,15 +294,7 @@ type oracleOut struct {
 // cannot import networkx.
 func requireNetworkx(t testing.TB) {
 	t.Helper()
-	out, err := exec.Command("/usr/bin/python3", "-c", "import networkx, scipy; print(networkx.__version__)").CombinedOutput()
-	if err != nil {
-		msg := fmt.Sprintf("networkx oracle unavailable: /usr/bin/python3 cannot import networkx and scipy: %v: %s", err, bytes.TrimSpace(out))
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	t.Logf("networkx %s", bytes.TrimSpace(out))
+	testenv.NeedPython(t, "networkx", "scipy")
 }
 
 // runOracle sends every graph to networkx in one process call.

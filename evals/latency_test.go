@@ -6,13 +6,13 @@ import (
 	"maps"
 	"math"
 	"math/rand/v2"
-	"os"
 	"os/exec"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/coordbench/coordbench/internal/testenv"
 	"github.com/coordbench/coordbench/tracedata"
 )
 
@@ -92,12 +92,7 @@ func TestLatencyPercentileHand(t *testing.T) {
 // bit, on odd sizes and awkward values. Without numpy it skips, unless
 // CI=true, where a missing oracle is a failure.
 func TestLatencyPercentileNumpy(t *testing.T) {
-	if err := exec.Command("/usr/bin/python3", "-c", "import numpy").Run(); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("numpy is required in CI: %v", err)
-		}
-		t.Skipf("numpy not available: %v", err)
-	}
+	testenv.NeedPython(t, "numpy")
 	rng := rand.New(rand.NewPCG(1, 2))
 	var sets [][]float64
 	for _, n := range []int{1, 2, 3, 5, 7, 10, 20, 21, 99, 100, 101, 1000} {

@@ -13,28 +13,15 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/coordbench/coordbench/internal/testenv"
 )
 
 // sciCodeTestDir is ../shared/data/scicode relative to the module root.
 // Without it the SciCode tests skip (or fail with CI=true).
 func sciCodeTestDir(t testing.TB) string {
 	t.Helper()
-	dir, err := filepath.Abs(filepath.Join("..", "..", "shared", "data", "scicode"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-		sciCodeUnavailable(t, fmt.Sprintf("SciCode data set not at %s: %v", dir, err))
-	}
-	return dir
-}
-
-func sciCodeUnavailable(t testing.TB, msg string) {
-	t.Helper()
-	if os.Getenv("CI") == "true" {
-		t.Fatal(msg)
-	}
-	t.Skip(msg)
+	return testenv.SharedData(t, "scicode")
 }
 
 func sciCodeTestSplit(t testing.TB) *SciCodeSplit {
@@ -72,7 +59,7 @@ func sciCodeTestRunner(t testing.TB, opts RunnerOptions) *Runner {
 	}
 	info, err := r.Check(context.Background())
 	if err != nil {
-		sciCodeUnavailable(t, err.Error())
+		testenv.Missing(t, "%v", err)
 	}
 	t.Logf("sandbox: %+v", *info)
 	return r

@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/coordbench/coordbench/scenario"
+	"github.com/coordbench/coordbench/internal/testenv"
 	"github.com/coordbench/coordbench/tracedata"
 )
 
@@ -29,7 +30,7 @@ func newSciCodeForTest(t *testing.T, runner RunnerOptions) *SciCodeScenario {
 	s, err := NewSciCodeScenario(t.Context(), SciCodeOptions{DataDir: dir, Runner: runner, Logger: quietLogger})
 	if err != nil {
 		if strings.Contains(err.Error(), "no Python") {
-			sciCodeUnavailable(t, err.Error())
+			testenv.Missing(t, "%v", err)
 		}
 		t.Fatal(err)
 	}

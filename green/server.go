@@ -266,36 +266,12 @@ func (s *Server) Serve(ctx context.Context) error {
 }
 
 func (s *Server) serve(ctx context.Context) error {
-	srv := &http.Server{Handler: s.handler, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)}
-	servers := []*http.Server{srv}
-	listeners := []net.Listener{s.ln}
+	var also []a2aserve.Endpoint
 	if s.otlpLn != nil {
 		otlpMux := http.NewServeMux()
 		otlpMux.Handle(otelmap.TracesPath, s.receiver)
-		servers = append(servers, &http.Server{Handler: otlpMux, ReadHeaderTimeout: 10 * time.Second})
-		listeners = append(listeners, s.otlpLn)
+		also = append(also, a2aserve.Endpoint{Listener: s.otlpLn, Handler: otlpMux})
 	}
-	served := make(chan error, len(servers))
-	for i, hs := range servers {
-		go func() { served <- hs.Serve(listeners[i]) }()
-	}
-
-	sweepDone := make(chan struct{})
-	sweepCtx, stopSweep := context.WithCancel(ctx)
-	go func() {
-		defer close(sweepDone)
-		t := time.NewTicker(sweepInterval)
-		defer t.Stop()
-		for {
-			select {
-			case <-sweepCtx.Done():
-				return
-			case <-t.C:
-				s.store.Sweep()
-			}
-		}
-	}()
-
 	attrs := []any{"url", s.card.SupportedInterfaces[0].URL, "listen", s.ln.Addr().String(),
 		"scenarios", s.executor.Scenarios(), "otlp", s.URL() + strings.TrimPrefix(otelmap.TracesPath, "/")}
 	if s.otlpLn != nil {
@@ -303,48 +279,26 @@ func (s *Server) serve(ctx context.Context) error {
 	}
 	s.log.Info("green agent serving", attrs...)
 
-	var serveErr error
-	select {
-	case <-ctx.Done():
-	case serveErr = <-served:
-		// A listener failed: shut the rest down and report it.
-		served <- serveErr
+	err := a2aserve.Serve(ctx, s.ln, s.handler, a2aserve.ServeOptions{
+		Also:            also,
+		ShutdownTimeout: s.opts.ShutdownTimeout,
+		Tick:            s.store.Sweep,
+		TickInterval:    sweepInterval,
+		BeforeShutdown: func() error {
+			s.log.Info("green agent shutting down", "running_assessments", s.executor.Running(), "timeout", s.opts.ShutdownTimeout)
+			// Running assessments end now, so their streams close with a
+			// failed status rather than being cut.
+			s.executor.Shutdown(ErrShuttingDown)
+			return nil
+		},
+		AfterShutdown: s.providers.Shutdown,
+		Logger:        s.log,
+		ErrorLevel:    slog.LevelWarn,
+	})
+	if err != nil {
+		return fmt.Errorf("server: %w", err)
 	}
-	stopSweep()
-	<-sweepDone
-
-	s.log.Info("green agent shutting down", "running_assessments", s.executor.Running(), "timeout", s.opts.ShutdownTimeout)
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.ShutdownTimeout)
-	defer cancel()
-	// Running assessments end now, so their streams close with a failed
-	// status rather than being cut.
-	s.executor.Shutdown(ErrShuttingDown)
-	var errs []error
-	var wg sync.WaitGroup
-	shutdownErrs := make([]error, len(servers))
-	for i, hs := range servers {
-		wg.Go(func() {
-			if err := hs.Shutdown(sctx); err != nil {
-				shutdownErrs[i] = err
-				_ = hs.Close()
-			}
-		})
-	}
-	wg.Wait()
-	for _, err := range shutdownErrs {
-		if err != nil {
-			errs = append(errs, fmt.Errorf("server: shutdown: %w", err))
-		}
-	}
-	for range servers {
-		if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
-			errs = append(errs, fmt.Errorf("server: serve: %w", err))
-		}
-	}
-	if err := s.providers.Shutdown(sctx); err != nil {
-		errs = append(errs, err)
-	}
-	return errors.Join(errs...)
+	return nil
 }
 
 // Close releases a server that was never served.

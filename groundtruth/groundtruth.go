@@ -20,10 +20,10 @@ import (
 	"github.com/coordbench/coordbench/evals"
 )
 
-// Schema versions data/ground_truth.json.
+// Schema versions groundtruth/ground_truth.json.
 const Schema = "coordbench.ground_truth/v1"
 
-// GroundTruth is data/ground_truth.json (its schema is documented in
+// GroundTruth is groundtruth/ground_truth.json (its schema is documented in
 // data/README.md). Keys this version does not know are ignored, so later
 // versions of the file can add them.
 type GroundTruth struct {

@@ -7,7 +7,8 @@
 // write an agent that coordbench can see fully.
 //
 // An agent has a role (what it does with a request: "coordinator",
-// "reviewer", or any role registered with RegisterRole), peers (the agents
+// "reviewer", a solver, or any role the program passes in Options.Roles),
+// peers (the agents
 // it may call, by name and URL) and a delegation mode (how it calls them).
 // Its spans leave by OTLP/HTTP (an explicit endpoint, or the standard
 // OpenTelemetry environment) and, when the caller activates the A2A
@@ -15,14 +16,17 @@
 // deterministic (ReviewByRule) unless an LLM is configured through the
 // same AGENTBEATS_LLM_* variables as the green agent's judge.
 //
-// purple imports otelmap and a2acall, never green or evals.
+// The package holds no mutable state of its own: roles, the logger and the
+// environment reader arrive through Options (cmd/purple reads the process's
+// environment and flags and passes them in).
+//
+// purple imports otelmap, a2acall and a2aserve, never green or evals.
 package purple
 
 import (
 	"context"
-	"fmt"
+	"maps"
 	"slices"
-	"sync"
 )
 
 // Built-in roles.
@@ -53,16 +57,18 @@ const (
 )
 
 // Delegations lists the delegation modes.
-var Delegations = []string{DelegateFanOut, DelegateChain, DelegateConsult, DelegateHub}
+func Delegations() []string {
+	return []string{DelegateFanOut, DelegateChain, DelegateConsult, DelegateHub}
+}
 
 // Role is what an agent does with a request. A role gets the agent's
 // environment (its peers, its LLM, its tracer) through env and answers
 // with text and, optionally, a data part. An error fails the A2A task with
 // the error's text.
 //
-// A new role is one type and one registration: a file in this package (or
-// any package that imports it) calls RegisterRole in an init function, or
-// a program sets Options.Handler directly. A role must be safe for
+// A new role is one type, passed in: a program adds it to the roles it
+// gives Options.Roles (StandardRoles plus its own, under a name of its
+// choosing), or sets Options.Handler directly. A role must be safe for
 // concurrent use: an agent answers requests in parallel.
 type Role interface {
 	Answer(ctx context.Context, env *Env, req *Request) (*Answer, error)
@@ -83,47 +89,28 @@ type Answer struct {
 	Data map[string]any
 }
 
-var (
-	rolesMu sync.RWMutex
-	roles   = map[string]Role{}
-)
-
-// RegisterRole makes a role available under name (the --role flag,
-// Options.Role). It panics on an empty name, a nil role or a name taken
-// twice, as registering is done at init time by the program's own code.
-func RegisterRole(name string, r Role) {
-	if name == "" || r == nil {
-		panic("purple: RegisterRole needs a name and a role")
+// StandardRoles returns the built-in roles by name, each a new value: the
+// coordinator, the reviewer, and the solver roles ("solver" with
+// solver's mode, "solver-oracle", "solver-repair" and "solver-llm" with
+// theirs fixed, all with solver's data directory). A program that adds its
+// own roles adds them to this map and passes it as Options.Roles.
+func StandardRoles(solver SolverOptions) map[string]Role {
+	fixed := func(m SolverMode) SolverOptions {
+		o := solver
+		o.Mode = m
+		return o
 	}
-	rolesMu.Lock()
-	defer rolesMu.Unlock()
-	if _, dup := roles[name]; dup {
-		panic(fmt.Sprintf("purple: role %q registered twice", name))
+	return map[string]Role{
+		RoleCoordinator:  RoleFunc(coordinate),
+		RoleReviewer:     RoleFunc(review),
+		RoleSolver:       NewSolver(solver),
+		RoleSolverOracle: NewSolver(fixed(SolverOracle)),
+		RoleSolverRepair: NewSolver(fixed(SolverRepair)),
+		RoleSolverLLM:    NewSolver(fixed(SolverLLM)),
 	}
-	roles[name] = r
 }
 
-// LookupRole returns the role registered under name.
-func LookupRole(name string) (Role, bool) {
-	rolesMu.RLock()
-	defer rolesMu.RUnlock()
-	r, ok := roles[name]
-	return r, ok
-}
-
-// Roles returns the registered role names, sorted.
-func Roles() []string {
-	rolesMu.RLock()
-	defer rolesMu.RUnlock()
-	names := make([]string, 0, len(roles))
-	for n := range roles {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	return names
-}
-
-func init() {
-	RegisterRole(RoleCoordinator, RoleFunc(coordinate))
-	RegisterRole(RoleReviewer, RoleFunc(review))
+// RoleNames returns the names of roles, sorted.
+func RoleNames(roles map[string]Role) []string {
+	return slices.Sorted(maps.Keys(roles))
 }

@@ -12,7 +12,7 @@ import (
 
 // The built-in roles and the deterministic rule they answer by when no LLM
 // is configured. The rule is a baseline, not a good reviewer: on the 20
-// PeerRead papers of data/ground_truth.json it agrees with the venue about
+// PeerRead papers of the ground truth (groundtruth/ground_truth.json) it agrees with the venue about
 // as often as a coin would. Its point is that the same paper always gets
 // the same answer, so that tests and the benchmark can rely on it.
 

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -87,9 +88,9 @@ func TestParsePeers(t *testing.T) {
 	}
 }
 
-// TestCustomRole: a role given as Options.Handler (the constructor road)
-// and one registered by name (the init road) answer through the same
-// executor, with the env's tool span around their work.
+// TestCustomRole: a role given as Options.Handler and one passed by name in
+// Options.Roles answer through the same executor, with the env's tool span
+// around their work.
 func TestCustomRole(t *testing.T) {
 	echo := RoleFunc(func(ctx context.Context, env *Env, req *Request) (*Answer, error) {
 		var out string
@@ -99,25 +100,13 @@ func TestCustomRole(t *testing.T) {
 		})
 		return &Answer{Text: out, Data: map[string]any{"code": "x = 1"}}, err
 	})
-	RegisterRole("test-echo", echo)
-	defer func() {
-		rolesMu.Lock()
-		delete(roles, "test-echo")
-		rolesMu.Unlock()
-	}()
-	func() {
-		defer func() {
-			if recover() == nil {
-				t.Error("registering a role twice did not panic")
-			}
-		}()
-		RegisterRole("test-echo", echo)
-	}()
+	roles := StandardRoles(SolverOptions{})
+	roles["test-echo"] = echo
 
 	h := newHarness(t)
 	failing := RoleFunc(func(context.Context, *Env, *Request) (*Answer, error) { return nil, errors.New("cannot solve") })
 	sys := startSystem(t, h,
-		AgentSpec{Options: Options{Name: "echo", Role: "test-echo"}},
+		AgentSpec{Options: Options{Name: "echo", Role: "test-echo", Roles: roles}},
 		AgentSpec{Options: Options{Name: "solver", Role: "solver", Handler: failing}},
 	)
 	reply, td, err := h.call(t, reviewRequest(sys.Agent("echo").URL(), "t"))
@@ -137,8 +126,16 @@ func TestCustomRole(t *testing.T) {
 	if err == nil || reply == nil || !strings.Contains(reply.Text, "cannot solve") || reply.ExtensionSteps == 0 {
 		t.Errorf("failing role: %+v, %v; want a failed task with its steps", reply, err)
 	}
-	if _, err := NewServer(t.Context(), Options{Role: "nobody", Port: 0, Getenv: noEnv}); err == nil || !strings.Contains(err.Error(), "test-echo") {
-		t.Errorf("unknown role: %v (the error should list the registered roles)", err)
+	if _, err := NewServer(t.Context(), Options{Role: "nobody", Port: 0, Getenv: noEnv, Roles: roles}); err == nil || !strings.Contains(err.Error(), "test-echo") {
+		t.Errorf("unknown role: %v (the error should list the known roles)", err)
+	}
+	// The standard roles are new values on each call: a program's roles
+	// do not leak into another's.
+	if _, ok := StandardRoles(SolverOptions{})["test-echo"]; ok {
+		t.Error("a role added to one StandardRoles map is in the next")
+	}
+	if got, want := RoleNames(StandardRoles(SolverOptions{})), []string{RoleCoordinator, RoleReviewer, RoleSolver, RoleSolverLLM, RoleSolverOracle, RoleSolverRepair}; !slices.Equal(got, want) {
+		t.Errorf("standard roles %v, want %v", got, want)
 	}
 }
 

@@ -39,7 +39,7 @@ const (
 )
 
 // Version is the base purple agent's version on its card.
-var Version = "0.1.0"
+const Version = "0.1.0"
 
 // Options configure an agent. The zero value is a reviewer named
 // "reviewer" on 127.0.0.1:9009 that exports nothing unless the
@@ -49,10 +49,13 @@ type Options struct {
 	// Name is the card's name, gen_ai.agent.name and service.name of its
 	// spans (default: the role).
 	Name string
-	// Role names a registered role (default "reviewer"); Handler, when
-	// set, is used instead of the registry.
+	// Role names the agent's role in Roles (default "reviewer"); Handler,
+	// when set, is used instead, and Role only names it.
 	Role    string
 	Handler Role
+	// Roles are the roles Role may name (default StandardRoles with the
+	// zero SolverOptions).
+	Roles map[string]Role
 	// Description is the card's description.
 	Description string
 	// Peers are the agents it may call; Delegation says how (default
@@ -94,7 +97,7 @@ type Options struct {
 	Faults Faults
 	// ShutdownTimeout bounds the graceful shutdown (default 10 s).
 	ShutdownTimeout time.Duration
-	// Logger defaults to slog.Default().
+	// Logger receives the agent's logs; nil discards them.
 	Logger *slog.Logger
 }
 
@@ -109,9 +112,12 @@ func (o *Options) withDefaults() error {
 		return fmt.Errorf("name %q: want no surrounding spaces or control characters", o.Name)
 	}
 	if o.Handler == nil {
-		r, ok := LookupRole(o.Role)
-		if !ok {
-			return fmt.Errorf("unknown role %q; registered roles: %s", o.Role, strings.Join(Roles(), ", "))
+		if o.Roles == nil {
+			o.Roles = StandardRoles(SolverOptions{})
+		}
+		r, ok := o.Roles[o.Role]
+		if !ok || r == nil {
+			return fmt.Errorf("unknown role %q; known roles: %s", o.Role, strings.Join(RoleNames(o.Roles), ", "))
 		}
 		o.Handler = r
 	}
@@ -121,8 +127,8 @@ func (o *Options) withDefaults() error {
 			o.Delegation = DelegateFanOut
 		}
 	}
-	if !slices.Contains(Delegations, o.Delegation) {
-		return fmt.Errorf("delegation %q, want one of %s", o.Delegation, strings.Join(Delegations, ", "))
+	if !slices.Contains(Delegations(), o.Delegation) {
+		return fmt.Errorf("delegation %q, want one of %s", o.Delegation, strings.Join(Delegations(), ", "))
 	}
 	for _, p := range o.Peers {
 		if p.URL == "" {
@@ -145,7 +151,7 @@ func (o *Options) withDefaults() error {
 		o.ShutdownTimeout = DefaultShutdownTimeout
 	}
 	if o.Logger == nil {
-		o.Logger = slog.Default()
+		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	if o.Description == "" {
 		o.Description = fmt.Sprintf("coordbench base purple agent %q, role %s: answers review requests "+
@@ -352,29 +358,6 @@ func (s *Server) Serve(ctx context.Context) error {
 }
 
 func (s *Server) serve(ctx context.Context) error {
-	srv := &http.Server{Handler: s.handler, ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelDebug)}
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(s.ln) }()
-
-	sweepDone := make(chan struct{})
-	sweepCtx, stopSweep := context.WithCancel(ctx)
-	go func() {
-		defer close(sweepDone)
-		if s.tel.store == nil {
-			return
-		}
-		t := time.NewTicker(sweepInterval)
-		defer t.Stop()
-		for {
-			select {
-			case <-sweepCtx.Done():
-				return
-			case <-t.C:
-				s.tel.store.Sweep()
-			}
-		}
-	}()
 	peers := make([]string, len(s.opts.Peers))
 	for i, p := range s.opts.Peers {
 		peers[i] = p.Name + "=" + p.URL
@@ -382,36 +365,28 @@ func (s *Server) serve(ctx context.Context) error {
 	s.log.Info("purple agent serving", "url", s.card.SupportedInterfaces[0].URL, "role", s.opts.Role,
 		"delegation", s.opts.Delegation, "peers", peers, "otlp", s.opts.OTLPEndpoint, "steps", s.returnsSteps(),
 		"llm", s.llm != nil)
-
-	var serveErr error
-	select {
-	case <-ctx.Done():
-	case serveErr = <-served:
-		served <- serveErr
+	var sweep func()
+	if s.tel.store != nil {
+		sweep = s.tel.store.Sweep
 	}
-	stopSweep()
-	<-sweepDone
-
-	// Work in progress ends first (hangs, delays, calls to peers), so the
-	// open requests it holds can finish with a failed status.
-	s.stopWork()
-	var errs []error
-	if err := s.messenger.Close(); err != nil {
-		errs = append(errs, err)
+	err := a2aserve.Serve(ctx, s.ln, s.handler, a2aserve.ServeOptions{
+		ShutdownTimeout: s.opts.ShutdownTimeout,
+		Tick:            sweep,
+		TickInterval:    sweepInterval,
+		// Work in progress ends first (hangs, delays, calls to peers), so
+		// the open requests it holds can finish with a failed status.
+		BeforeShutdown: func() error {
+			s.stopWork()
+			return s.messenger.Close()
+		},
+		AfterShutdown: s.tel.shutdown,
+		Logger:        s.log,
+		ErrorLevel:    slog.LevelDebug,
+	})
+	if err != nil {
+		return fmt.Errorf("purple %s: %w", s.opts.Name, err)
 	}
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.ShutdownTimeout)
-	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil {
-		_ = srv.Close()
-		errs = append(errs, fmt.Errorf("purple %s: shutdown: %w", s.opts.Name, err))
-	}
-	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
-		errs = append(errs, fmt.Errorf("purple %s: serve: %w", s.opts.Name, err))
-	}
-	if err := s.tel.shutdown(sctx); err != nil {
-		errs = append(errs, fmt.Errorf("purple %s: %w", s.opts.Name, err))
-	}
-	return errors.Join(errs...)
+	return nil
 }
 
 // stopWork ends the work that waits for the agent to stop.

@@ -27,9 +27,10 @@ import (
 //   - llm: asks the agent's LLM (AGENTBEATS_LLM_*), with the step's earlier
 //     turns in the same context, for a JSON object {"code": "..."}.
 //
-// The role "solver" takes its mode from $COORDBENCH_SOLVER_MODE; without
-// it, llm when the agent has an LLM, else oracle (logged). The roles
-// "solver-oracle", "solver-repair" and "solver-llm" fix the mode.
+// The role "solver" takes its mode from SolverOptions.Mode (cmd/purple
+// reads it from $COORDBENCH_SOLVER_MODE); without one, llm when the agent
+// has an LLM, else oracle (logged). The roles "solver-oracle",
+// "solver-repair" and "solver-llm" fix the mode.
 
 // Solver roles.
 const (
@@ -49,12 +50,14 @@ const (
 	SolverLLM    SolverMode = "llm"
 )
 
-// Environment the solver reads.
+// Environment cmd/purple reads into SolverOptions (the package itself
+// reads no environment).
 const (
-	// EnvSolverMode sets the mode of the role "solver".
+	// EnvSolverMode sets the mode of the role "solver" (SolverOptions.Mode).
 	EnvSolverMode = "COORDBENCH_SOLVER_MODE"
 	// EnvSciCodeDir names the SciCode data directory, as for the green
-	// agent; the oracle reads problems_dev.jsonl from it.
+	// agent (SolverOptions.DataDir); the oracle reads problems_dev.jsonl
+	// from it.
 	EnvSciCodeDir = "COORDBENCH_SCICODE_DIR"
 )
 
@@ -78,13 +81,22 @@ const (
 
 // SolverOptions configure NewSolver.
 type SolverOptions struct {
-	// Mode fixes the mode; empty reads $COORDBENCH_SOLVER_MODE at each
-	// request (default: llm with an LLM, else oracle).
+	// Mode fixes the mode; empty means llm when the agent has an LLM, else
+	// oracle.
 	Mode SolverMode
 	// DataDir is the SciCode data directory for the oracle (default
-	// $COORDBENCH_SCICODE_DIR, else ../shared/data/scicode relative to the
-	// working directory or the module root).
+	// ../shared/data/scicode relative to the working directory or the
+	// module root).
 	DataDir string
+}
+
+// Validate checks the mode.
+func (o SolverOptions) Validate() error {
+	switch o.Mode {
+	case "", SolverOracle, SolverRepair, SolverLLM:
+		return nil
+	}
+	return fmt.Errorf("solver mode %q: want %s, %s or %s", o.Mode, SolverOracle, SolverRepair, SolverLLM)
 }
 
 // Solver is the solver role. It is safe for concurrent use.
@@ -114,13 +126,6 @@ type solverTurn struct {
 // NewSolver returns a solver role.
 func NewSolver(opts SolverOptions) *Solver {
 	return &Solver{opts: opts, history: map[string][]solverTurn{}}
-}
-
-func init() {
-	RegisterRole(RoleSolver, NewSolver(SolverOptions{}))
-	RegisterRole(RoleSolverOracle, NewSolver(SolverOptions{Mode: SolverOracle}))
-	RegisterRole(RoleSolverRepair, NewSolver(SolverOptions{Mode: SolverRepair}))
-	RegisterRole(RoleSolverLLM, NewSolver(SolverOptions{Mode: SolverLLM}))
 }
 
 // StepRequest is one SciCode message as the solver reads it.
@@ -220,9 +225,6 @@ func (s *Solver) mode(haveLLM bool, env *Env) SolverMode {
 	if s.opts.Mode != "" {
 		return s.opts.Mode
 	}
-	if m := SolverMode(strings.ToLower(strings.TrimSpace(os.Getenv(EnvSolverMode)))); m != "" {
-		return m
-	}
 	if haveLLM {
 		return SolverLLM
 	}
@@ -231,7 +233,7 @@ func (s *Solver) mode(haveLLM bool, env *Env) SolverMode {
 	s.warned = true
 	s.mu.Unlock()
 	if warn && env != nil && env.Logger != nil {
-		env.Logger.Warn("solver: no LLM configured and no " + EnvSolverMode + ": answering with the data set's reference code (oracle mode)")
+		env.Logger.Warn("solver: no LLM configured and no mode set (" + EnvSolverMode + "): answering with the data set's reference code (oracle mode)")
 	}
 	return SolverOracle
 }
@@ -338,12 +340,10 @@ func loadSolverRefs(dir string) (map[string]solverRef, error) {
 	return refs, nil
 }
 
-// solverDataDir finds the data as the green agent does: the variable, else
-// ../shared/data/scicode from the working directory or the module root.
+// solverDataDir finds the data where the green agent looks when no
+// directory is given: ../shared/data/scicode from the working directory or
+// the module root.
 func solverDataDir() (string, error) {
-	if v := os.Getenv(EnvSciCodeDir); v != "" {
-		return v, nil
-	}
 	wd, err := os.Getwd()
 	if err != nil {
 		return "", fmt.Errorf("find the SciCode data: %w", err)
@@ -360,7 +360,7 @@ func solverDataDir() (string, error) {
 			break
 		}
 	}
-	return "", fmt.Errorf("no SciCode data: %s is not set and none of %s exists", EnvSciCodeDir, strings.Join(tried, ", "))
+	return "", fmt.Errorf("no SciCode data: no directory given (%s) and none of %s exists", EnvSciCodeDir, strings.Join(tried, ", "))
 }
 
 // ask puts the request to the LLM with the step's earlier turns of the same

@@ -14,22 +14,16 @@ import (
 	"testing"
 
 	"github.com/coordbench/coordbench/a2acall"
+	"github.com/coordbench/coordbench/internal/testenv"
 )
 
 // solverTestRefs reads the reference code of the validation split, skipping
 // (or failing with CI=true) without the data set.
 func solverTestRefs(t *testing.T) map[string]solverRef {
 	t.Helper()
-	dir, err := filepath.Abs(filepath.Join("..", "..", "shared", "data", "scicode"))
+	f, err := os.Open(testenv.NeedFile(t, filepath.Join(testenv.SharedData(t, "scicode"), "problems_dev.jsonl")))
 	if err != nil {
 		t.Fatal(err)
-	}
-	f, err := os.Open(filepath.Join(dir, "problems_dev.jsonl"))
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal(err)
-		}
-		t.Skipf("SciCode data set not there: %v", err)
 	}
 	defer f.Close()
 	refs := map[string]solverRef{}
@@ -261,5 +255,25 @@ func TestSolveStep(t *testing.T) {
 	}
 	if _, err := s.SolveStep(t.Context(), "SciCode problem 44 (x), sub-step 44.3 (3 of 3).", SolverLLM); err == nil || !strings.Contains(err.Error(), EnvLLMAPIKey) {
 		t.Errorf("llm without an LLM: %v", err)
+	}
+}
+
+// TestSolverMode: a fixed mode wins; without one the solver asks the LLM
+// when the agent has one, else answers as the oracle.
+func TestSolverMode(t *testing.T) {
+	if m := NewSolver(SolverOptions{Mode: SolverRepair}).mode(true, nil); m != SolverRepair {
+		t.Errorf("fixed repair: %s", m)
+	}
+	if m := NewSolver(SolverOptions{}).mode(true, nil); m != SolverLLM {
+		t.Errorf("with an LLM: %s", m)
+	}
+	if m := NewSolver(SolverOptions{}).mode(false, nil); m != SolverOracle {
+		t.Errorf("without an LLM: %s", m)
+	}
+	if err := (SolverOptions{Mode: "guess"}).Validate(); err == nil {
+		t.Error("mode guess accepted")
+	}
+	if err := (SolverOptions{Mode: SolverLLM}).Validate(); err != nil {
+		t.Error(err)
 	}
 }

@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/coordbench/coordbench/internal/testenv"
 )
 
 // docker-compose-local.yaml, checked by Compose itself: no Docker engine
@@ -25,10 +27,7 @@ var composeAgents = []string{"green", "coordinator", "reviewer-1", "reviewer-2"}
 
 func composeConfig(t *testing.T, args ...string) string {
 	t.Helper()
-	bin, err := exec.LookPath("docker-compose")
-	if err != nil {
-		missing(t, "docker-compose is not installed (Debian package docker-compose)")
-	}
+	bin := testenv.NeedTool(t, "docker-compose", "Debian package docker-compose")
 	cmd := exec.Command(bin, append([]string{"-f", repoFile(t, "docker-compose-local.yaml"), "config"}, args...)...)
 	// No AGENTBEATS_LLM_* from the developer's shell in the output.
 	cmd.Env = scrubbedEnv()
@@ -182,7 +181,7 @@ func TestComposeCommandsServe(t *testing.T) {
 			}
 			bin, ok := built[binary]
 			if !ok {
-				missing(t, "cmd/%s does not exist", binary)
+				testenv.Missing(t, "cmd/%s does not exist", binary)
 			}
 			args := listAt(b, "command")
 			port := strconv.Itoa(freePort(t))

@@ -191,7 +191,7 @@ func checkCopySources(t *testing.T, ins []instruction) {
 		}
 	}
 	// What `COPY . .` must bring for `go build ./cmd/...`.
-	for _, need := range []string{"go.mod", "go.sum", "cmd/green/main.go", "green/server.go", "otelmap/receiver.go", "data/ground_truth.json"} {
+	for _, need := range []string{"go.mod", "go.sum", "cmd/green/main.go", "green/server.go", "otelmap/receiver.go", "groundtruth/ground_truth.json"} {
 		if ignored, _ := pm.MatchesOrParentMatches(need); ignored {
 			t.Errorf(".dockerignore excludes %s, which the image build needs", need)
 		}

@@ -10,62 +10,32 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/coordbench/coordbench/internal/testenv"
 )
 
-// inCI reports whether the suite runs under CI (CI=true, as .ci/run is
-// run), where a missing tool fails the test instead of skipping it.
-func inCI() bool {
-	v, _ := strconv.ParseBool(os.Getenv("CI"))
-	return v
-}
-
-// missing skips the test, or fails it under CI, because what it needs is
-// absent.
-func missing(t *testing.T, format string, args ...any) {
-	t.Helper()
-	msg := fmt.Sprintf(format, args...)
-	if inCI() {
-		t.Fatalf("%s (CI=true: .ci/run should have provided it)", msg)
-	}
-	t.Skip(msg)
-}
-
-// repoRoot is the main module's root (this package is one level below it).
+// repoRoot is the main module's root (this module is one level below it).
 func repoRoot(t *testing.T) string {
 	t.Helper()
-	_, file, _, ok := runtime.Caller(0)
-	if !ok {
-		t.Fatal("cannot locate the test source")
-	}
-	return filepath.Dir(filepath.Dir(file))
+	return testenv.ModuleRoot(t)
 }
 
 // repoFile is the path of a file at the repository root.
 func repoFile(t *testing.T, name string) string {
 	t.Helper()
-	p := filepath.Join(repoRoot(t), name)
-	if _, err := os.Stat(p); err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	return p
+	return testenv.RepoFile(t, name)
 }
 
 // toolBinary is bin/NAME, built by `make NAME` (otelcol) or `make
 // jaeger-build` (jaeger); the test skips without it (fails under CI).
 func toolBinary(t *testing.T, name, makeTarget string) string {
 	t.Helper()
-	p := filepath.Join(repoRoot(t), "bin", name)
-	if fi, err := os.Stat(p); err != nil || fi.IsDir() || fi.Mode()&0o111 == 0 {
-		missing(t, "%s is not built: run `make %s`", p, makeTarget)
-	}
-	return p
+	return testenv.NeedTool(t, filepath.Join(repoRoot(t), "bin", name), "run `make "+makeTarget+"`")
 }
 
 // freePort returns a loopback port nothing listens on now. Another

@@ -1,5 +1,5 @@
 // Command e2e runs coordbench's end-to-end benchmark (package e2e): every
-// scenario of data/ground_truth.json, its purple topology on loopback, a
+// scenario of the ground truth (groundtruth/ground_truth.json), its purple topology on loopback, a
 // real green agent assessing it through A2A, and the labels the green agent
 // recovered from the spans compared with the ground truth.
 //
@@ -27,64 +27,19 @@ import (
 )
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
-}
-
-func run(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("e2e", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	tasks := fs.String("tasks", "", "comma-separated scenario ids (default: all)")
-	parallel := fs.Int("parallel", e2e.DefaultParallel, "scenarios run at once")
-	jsonOut := fs.String("json", "", "also write the report as JSON to this file")
-	judge := fs.Bool("judge", false, "run the LLM judge too (AGENTBEATS_LLM_API_KEY; rule-based without it)")
-	groundTruth := fs.String("ground-truth", "", "ground truth file (default $COORDBENCH_GROUND_TRUTH, else the built-in one)")
-	peerRead := fs.String("peerread", "", "PeerRead directory (default $COORDBENCH_PEERREAD_DIR, else ../shared/data/peerread)")
-	verbose := fs.Bool("v", false, "log the agents' warnings")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "e2e: unexpected arguments %q\n", fs.Args())
-		return 2
-	}
-	level := slog.LevelError
-	if *verbose {
-		level = slog.LevelWarn
-	}
-	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
-	slog.SetDefault(logger)
-	gt, err := groundtruth.Resolve(*groundTruth, os.Getenv)
-	if err != nil {
-		fmt.Fprintf(stderr, "e2e: %v\n", err)
-		return 2
-	}
-	opts := e2e.Options{
-		GroundTruth: gt,
-		PeerReadDir: *peerRead,
-		Parallel:    *parallel,
-		Judge:       *judge,
-		Logger:      logger,
-	}
-	if *judge {
-		// The judge reads its key from the process's environment; the
-		// agents' OpenTelemetry stays off.
-		opts.Getenv = func(k string) string {
-			if strings.HasPrefix(k, "AGENTBEATS_LLM_") {
-				return os.Getenv(k)
-			}
-			return ""
-		}
-	}
-	for _, id := range strings.Split(*tasks, ",") {
-		if id = strings.TrimSpace(id); id != "" {
-			opts.TaskIDs = append(opts.TaskIDs, id)
-		}
-	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr))
+}
+
+// run is the command: flags to options, the benchmark, the report.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	opts, jsonOut, code := options(args, getenv, stderr)
+	if code >= 0 {
+		return code
+	}
+	// green warns through the default logger when PeerRead is missing.
+	slog.SetDefault(opts.Logger)
 	rep, err := e2e.Run(ctx, opts)
 	if err != nil {
 		fmt.Fprintf(stderr, "e2e: %v\n", err)
@@ -94,13 +49,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "e2e: %v\n", err)
 		return 1
 	}
-	if *jsonOut != "" {
+	if jsonOut != "" {
 		b, err := json.MarshalIndent(rep, "", "  ")
 		if err == nil {
-			err = os.WriteFile(*jsonOut, append(b, '\n'), 0o644)
+			err = os.WriteFile(jsonOut, append(b, '\n'), 0o644)
 		}
 		if err != nil {
-			fmt.Fprintf(stderr, "e2e: write %s: %v\n", *jsonOut, err)
+			fmt.Fprintf(stderr, "e2e: write %s: %v\n", jsonOut, err)
 			return 1
 		}
 	}
@@ -108,4 +63,55 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// options reads the flags into the benchmark's options and the JSON
+// report's path. A code of 0 or more means stop there and exit with it.
+func options(args []string, getenv func(string) string, stderr io.Writer) (opts e2e.Options, jsonOut string, code int) {
+	fs := flag.NewFlagSet("e2e", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	tasks := fs.String("tasks", "", "comma-separated scenario ids (default: all)")
+	fs.IntVar(&opts.Parallel, "parallel", e2e.DefaultParallel, "scenarios run at once")
+	fs.StringVar(&jsonOut, "json", "", "also write the report as JSON to this file")
+	fs.BoolVar(&opts.Judge, "judge", false, "run the LLM judge too (AGENTBEATS_LLM_API_KEY; rule-based without it)")
+	groundTruth := fs.String("ground-truth", "", "ground truth file (default $"+groundtruth.EnvFile+", else the built-in one)")
+	fs.StringVar(&opts.PeerReadDir, "peerread", "", "PeerRead directory (default $COORDBENCH_PEERREAD_DIR, else ../shared/data/peerread)")
+	verbose := fs.Bool("v", false, "log the agents' warnings")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return opts, "", 0
+		}
+		return opts, "", 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "e2e: unexpected arguments %q\n", fs.Args())
+		return opts, "", 2
+	}
+	gt, err := groundtruth.Resolve(*groundTruth, getenv)
+	if err != nil {
+		fmt.Fprintf(stderr, "e2e: %v\n", err)
+		return opts, "", 2
+	}
+	opts.GroundTruth = gt
+	level := slog.LevelError
+	if *verbose {
+		level = slog.LevelWarn
+	}
+	opts.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	if opts.Judge {
+		// The judge reads its key from the process's environment; the
+		// agents' OpenTelemetry stays off.
+		opts.Getenv = func(k string) string {
+			if strings.HasPrefix(k, "AGENTBEATS_LLM_") {
+				return getenv(k)
+			}
+			return ""
+		}
+	}
+	for _, id := range strings.Split(*tasks, ",") {
+		if id = strings.TrimSpace(id); id != "" {
+			opts.TaskIDs = append(opts.TaskIDs, id)
+		}
+	}
+	return opts, jsonOut, -1
 }

@@ -9,13 +9,14 @@ import (
 	"log/slog"
 
 	"github.com/coordbench/coordbench/green"
+	"github.com/coordbench/coordbench/internal/loopback"
 )
 
 // defaultDemoOutput is where `green demo` leaves its JSON result, so the
 // terminal shows the readable summary and the detail stays at hand.
 const defaultDemoOutput = "coordbench-demo-result.json"
 
-// demo runs the built-in demo (green.RunDemo): a small agent team on
+// demo runs the built-in demo (loopback.RunDemo): a small agent team on
 // loopback, assessed from its spans. It prints the Markdown summary to
 // stdout and writes the JSON result to --output; with --output - the JSON
 // goes to stdout and the summary to stderr, so stdout stays one JSON
@@ -41,7 +42,7 @@ func demo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "green demo: %v\n", err)
 		return 2
 	}
-	res, err := green.RunDemo(ctx, green.DemoOptions{Config: cfg})
+	res, err := loopback.RunDemo(ctx, loopback.DemoOptions{Config: cfg, Logger: slog.Default()})
 	if err != nil {
 		fmt.Fprintf(stderr, "green demo: %v\n", err)
 		return 1

@@ -28,7 +28,7 @@ func TestServe(t *testing.T) {
 	var stderr bytes.Buffer
 	go func() {
 		done <- run(ctx, []string{"--host", "127.0.0.1", "--port", itoa(port), "--card-url", "http://coordinator:9009",
-			"--name", "coordinator", "--role", "coordinator", "--peer", "http://reviewer-1:9009"}, &stderr)
+			"--name", "coordinator", "--role", "coordinator", "--peer", "http://reviewer-1:9009"}, noEnv, &stderr)
 	}()
 	base := "http://127.0.0.1:" + itoa(port)
 	var card map[string]any
@@ -79,12 +79,34 @@ func TestUsage(t *testing.T) {
 		{[]string{"--delegation", "mesh", "--port", "0"}, 2, `delegation "mesh"`},
 		{[]string{"--failure-rate", "2", "--port", "0"}, 2, "failure rate 2"},
 		{[]string{"extra"}, 2, "unexpected arguments"},
+		{[]string{"--solver-mode", "guess", "--port", "0"}, 2, `solver mode "guess"`},
 	} {
 		var stderr bytes.Buffer
-		if code := run(t.Context(), tc.args, &stderr); code != tc.code || !strings.Contains(stderr.String(), tc.msg) {
+		if code := run(t.Context(), tc.args, noEnv, &stderr); code != tc.code || !strings.Contains(stderr.String(), tc.msg) {
 			t.Errorf("%v: exit %d, want %d with %q:\n%s", tc.args, code, tc.code, tc.msg, stderr.String())
 		}
 	}
 }
+
+// TestEnvironment: the command reads the solver's mode and the agent's
+// name from the environment it is given, as flag defaults.
+func TestEnvironment(t *testing.T) {
+	env := map[string]string{"COORDBENCH_SOLVER_MODE": "Repair", "COORDBENCH_SCICODE_DIR": "/data/scicode", "OTEL_SERVICE_NAME": "solver-1"}
+	var stderr bytes.Buffer
+	o, code := options([]string{"--role", "solver"}, func(k string) string { return env[k] }, &stderr)
+	if code >= 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	if o.Name != "solver-1" || o.Role != "solver" || o.Roles["solver"] == nil {
+		t.Errorf("options %+v", o)
+	}
+	env["COORDBENCH_SOLVER_MODE"] = "guess"
+	if _, code := options(nil, func(k string) string { return env[k] }, &stderr); code != 2 || !strings.Contains(stderr.String(), `solver mode "guess"`) {
+		t.Errorf("a bad mode in the environment: exit %d\n%s", code, stderr.String())
+	}
+}
+
+// noEnv is an empty environment.
+func noEnv(string) string { return "" }
 
 func itoa(n int) string { return strconv.Itoa(n) }

@@ -21,7 +21,7 @@ import (
 )
 
 // The coordination scenario (DESIGN §5): each task is a PeerRead paper
-// named in data/ground_truth.json. The green agent asks the participant's
+// named in groundtruth/ground_truth.json. The green agent asks the participant's
 // entry agent for a review decision in a stated JSON form; the purple system
 // coordinates as it likes; the answer is compared with the venue's decision
 // and the reviewers' mean recommendation. The ground truth also names the

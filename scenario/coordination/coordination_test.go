@@ -17,7 +17,7 @@ import (
 )
 
 // TestGroundTruthFileMatchesPeerRead checks every entry of
-// data/ground_truth.json against the data set: the paper exists, and the
+// groundtruth/ground_truth.json against the data set: the paper exists, and the
 // title, decision, mean recommendation, scale, count and expected decision
 // are what the loader computes.
 func TestGroundTruthFileMatchesPeerRead(t *testing.T) {
@@ -462,5 +462,47 @@ func TestCoordinationTitlesOnly(t *testing.T) {
 	}
 	if !out.Success || out.Details["title_only"] != true {
 		t.Errorf("outcome %+v", out)
+	}
+}
+
+// TestNewWithPapers: papers given in memory (Options.Papers) are checked
+// as PeerRead's are: a paper that says otherwise than its entry, an entry
+// without a paper, or an entry the ground truth's rules refuse is an error.
+func TestNewWithPapers(t *testing.T) {
+	builtIn, err := groundtruth.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := builtIn.Scenarios[0]
+	one := func(e groundtruth.Entry) *groundtruth.GroundTruth {
+		return &groundtruth.GroundTruth{Schema: groundtruth.Schema, Scenarios: []groundtruth.Entry{e}}
+	}
+	accepted := sc.Paper.Decision != nil && *sc.Paper.Decision == groundtruth.DecisionAccept
+	paper := func(title string) map[string]*Paper {
+		return map[string]*Paper{sc.ID: {Venue: sc.Paper.Venue, Split: sc.Paper.Split, ID: sc.Paper.ID, Title: title, Abstract: "An abstract.",
+			Accepted: &accepted, Scale: sc.Paper.RecommendationScale, MeanRecommendation: sc.Paper.MeanRecommendation,
+			NormalizedRecommendation: sc.Paper.NormalizedRecommendation, ScoredReviews: sc.Paper.ScoredReviews}}
+	}
+	s, err := New(Options{GroundTruth: one(sc), Papers: paper(sc.Paper.Title)})
+	if err != nil {
+		t.Fatalf("a paper that matches its entry: %v", err)
+	}
+	_, task := coordTestTask(t, s, sc.Paper.Venue, sc.Paper.ID)
+	if task.Paper == nil || s.PeerReadDir() != "" {
+		t.Errorf("task %+v, PeerRead dir %q", task, s.PeerReadDir())
+	}
+	if text, _ := s.ReviewRequest(task); !strings.Contains(text, "An abstract.") {
+		t.Errorf("the request does not carry the abstract:\n%s", text)
+	}
+	if _, err := New(Options{GroundTruth: one(sc), Papers: paper("Another Title")}); err == nil || !strings.Contains(err.Error(), "Another Title") {
+		t.Errorf("a paper with another title: %v", err)
+	}
+	if _, err := New(Options{GroundTruth: one(sc), Papers: map[string]*Paper{}}); err == nil || !strings.Contains(err.Error(), "no paper given") {
+		t.Errorf("an entry without a paper: %v", err)
+	}
+	bad := sc
+	bad.Topology.Entry = "nobody"
+	if _, err := New(Options{GroundTruth: one(bad), Papers: paper(sc.Paper.Title)}); err == nil {
+		t.Error("an entry agent outside the topology was accepted")
 	}
 }

@@ -9,19 +9,14 @@ import (
 	"testing"
 
 	"github.com/coordbench/coordbench/groundtruth"
-	"github.com/coordbench/coordbench/scenario"
+	"github.com/coordbench/coordbench/internal/testenv"
 )
 
 // peerReadTestDir is the shared copy of PeerRead the tests read
 // (../shared/data/peerread from the repository root).
 func peerReadTestDir(t *testing.T) string {
 	t.Helper()
-	// TODO(testenv): skip locally, fail under CI=true.
-	dir, err := scenario.LocateData("COORDBENCH_PEERREAD_DIR", filepath.Join("..", "shared", "data", "peerread"), true)
-	if err != nil {
-		t.Skipf("PeerRead data set: %v", err)
-	}
-	return dir
+	return testenv.SharedData(t, "peerread")
 }
 
 func prNear(a, b float64) bool { return math.Abs(a-b) < 1e-9 }

@@ -1,21 +1,17 @@
-package green
+package loopback
 
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"math"
 	"os"
-	"reflect"
 	"strings"
 	"time"
 
-	"go.opentelemetry.io/otel/trace/noop"
-
-	"github.com/coordbench/coordbench/a2acall"
 	"github.com/coordbench/coordbench/evals"
+	"github.com/coordbench/coordbench/green"
 	"github.com/coordbench/coordbench/groundtruth"
 	"github.com/coordbench/coordbench/otelmap"
 	"github.com/coordbench/coordbench/purple"
@@ -26,7 +22,7 @@ import (
 // The demo: `green demo` runs the whole system on loopback with nothing
 // configured. A small purple team of base purple agents (package purple: a
 // coordinator that fans the task out to two reviewers, each a real A2A
-// server with its own tracer provider) and the green agent (this package's
+// server with its own tracer provider) and the green agent (package green's
 // A2A server) start on free ports; a plain A2A client asks the green agent
 // for a three-paper assessment of the coordination scenario, as AgentBeats
 // would, and the result arrives as the Result artifact.
@@ -43,7 +39,7 @@ import (
 
 // Names of the demo's agents.
 const (
-	DemoGreenService = DefaultServiceName
+	DemoGreenService = green.DefaultServiceName
 	DemoCoordinator  = "coordinator"
 	DemoReviewer1    = "reviewer-1"
 	DemoReviewer2    = "reviewer-2"
@@ -85,7 +81,7 @@ type DemoOptions struct {
 	// Tests pin it so a developer's environment does not change what they
 	// see. The judge's AGENTBEATS_LLM_* are read through it too.
 	Getenv func(string) string
-	// Logger defaults to slog.Default().
+	// Logger receives the demo's and the agents' logs; nil discards them.
 	Logger *slog.Logger
 }
 
@@ -100,7 +96,7 @@ func (o DemoOptions) withDefaults() DemoOptions {
 		o.SettleMaxWait = DefaultDemoSettleMaxWait
 	}
 	if o.Logger == nil {
-		o.Logger = slog.Default()
+		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	return o
 }
@@ -110,38 +106,40 @@ func (o DemoOptions) withDefaults() DemoOptions {
 // Everything it starts is stopped before it returns. Only a failure to
 // start, or the deadline, is an error: a task whose call fails is a
 // recorded failure.
-func RunDemo(ctx context.Context, opts DemoOptions) (*Result, error) {
+func RunDemo(ctx context.Context, opts DemoOptions) (*green.Result, error) {
 	opts = opts.withDefaults()
 	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
 	defer cancel()
 	log := opts.Logger
 
-	sc, papers := demoScenario(opts)
-	srv, err := NewServer(ctx, ServerOptions{
-		Host:            "127.0.0.1",
-		Scenarios:       map[string]scenario.Scenario{scenario.Coordination: sc},
-		Evaluators:      opts.Evaluators,
-		Getenv:          opts.Getenv,
-		Logger:          log,
-		ShutdownTimeout: demoStopTimeout,
+	sc, papers, err := demoScenario(opts)
+	if err != nil {
+		return nil, fmt.Errorf("demo: %w", err)
+	}
+	h, err := Start(ctx, Options{
+		Green: green.ServerOptions{
+			Scenarios:       map[string]scenario.Scenario{scenario.Coordination: sc},
+			Evaluators:      opts.Evaluators,
+			Getenv:          opts.Getenv,
+			Logger:          log,
+			ShutdownTimeout: demoStopTimeout,
+		},
+		CallTimeout: opts.Timeout,
+		Logger:      log,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("demo: green agent: %w", err)
+		return nil, fmt.Errorf("demo: %w", err)
 	}
-	greenCtx, stopGreen := context.WithCancel(context.WithoutCancel(ctx))
-	greenDone := make(chan error, 1)
-	go func() { greenDone <- srv.Serve(greenCtx) }()
 	var warnings []string
 	defer func() {
-		stopGreen()
-		if err := <-greenDone; err != nil {
+		if err := h.Stop(); err != nil {
 			log.Warn("demo: green agent shutdown", "err", err)
 		}
 	}()
 
-	team, err := purple.StartSystem(ctx, "127.0.0.1", demoTeam(srv.URL(), opts, log))
+	team, err := h.StartTeam(ctx, demoTeam(h.URL(), opts, log))
 	if err != nil {
-		return nil, fmt.Errorf("demo: purple team: %w", err)
+		return nil, fmt.Errorf("demo: %w", err)
 	}
 	teamStopped := false
 	stopTeam := func() {
@@ -155,10 +153,10 @@ func RunDemo(ctx context.Context, opts DemoOptions) (*Result, error) {
 		}
 	}
 	defer stopTeam()
-	log.Info("demo: agents up", "green", srv.URL(), "coordinator", team.Agent(DemoCoordinator).URL(),
-		"papers", papers, "otlp_receiver", strings.TrimSuffix(srv.URL(), "/")+otelmap.TracesPath)
+	log.Info("demo: agents up", "green", h.URL(), "coordinator", team.Agent(DemoCoordinator).URL(),
+		"papers", papers, "otlp_receiver", strings.TrimSuffix(h.URL(), "/")+otelmap.TracesPath)
 
-	res, err := demoAssess(ctx, srv.URL(), team.URLs(), opts)
+	res, err := demoAssess(ctx, h, team.URLs(), opts)
 	if err != nil {
 		return nil, fmt.Errorf("demo: %w", err)
 	}
@@ -201,7 +199,7 @@ func demoTeam(greenURL string, opts DemoOptions, log *slog.Logger) []purple.Agen
 
 // demoAssess asks the green agent for the assessment through A2A and
 // decodes the Result artifact's JSON.
-func demoAssess(ctx context.Context, greenURL string, participants map[string]string, opts DemoOptions) (*Result, error) {
+func demoAssess(ctx context.Context, h *Harness, participants map[string]string, opts DemoOptions) (*green.Result, error) {
 	config := map[string]any{}
 	raw, err := json.Marshal(opts.Config)
 	if err != nil {
@@ -218,34 +216,17 @@ func demoAssess(ctx context.Context, greenURL string, participants map[string]st
 	if dl, ok := ctx.Deadline(); ok {
 		config["deadline_seconds"] = max(1, time.Until(dl).Seconds()-5)
 	}
-	req, err := json.Marshal(map[string]any{"participants": participants, "config": config})
+	res, err := h.Assess(ctx, participants, config)
 	if err != nil {
-		return nil, fmt.Errorf("encode request: %w", err)
+		return nil, err
 	}
-	// The client plays AgentBeats: a plain A2A client, its spans nowhere.
-	client := a2acall.New(noop.NewTracerProvider(), nil, a2acall.Options{CallTimeout: opts.Timeout, Logger: opts.Logger})
-	defer client.Close()
-	reply, err := client.Send(ctx, a2acall.SendRequest{URL: greenURL, Text: string(req)})
-	if err != nil {
-		return nil, fmt.Errorf("assessment: %w", err)
-	}
-	for _, d := range reply.Data {
-		if d["schema"] != ResultSchema {
-			continue
-		}
-		raw, err := json.Marshal(d)
-		if err != nil {
-			return nil, fmt.Errorf("result: %w", err)
-		}
-		return DecodeResult(raw)
-	}
-	return nil, fmt.Errorf("the assessment ended %s without a result: %q", reply.State, reply.Text)
+	return green.DecodeResult(res)
 }
 
 // demoScenario is the coordination scenario over the first DemoTasks
 // ground-truth papers when the data set is here, else over the built-in
 // stubs. papers says which.
-func demoScenario(opts DemoOptions) (*coordination.Scenario, string) {
+func demoScenario(opts DemoOptions) (*coordination.Scenario, string, error) {
 	if !opts.StubPapers {
 		s, err := coordination.New(coordination.Options{GroundTruth: opts.GroundTruth, PeerReadDir: opts.PeerReadDir, Logger: opts.Logger})
 		switch {
@@ -254,10 +235,14 @@ func demoScenario(opts DemoOptions) (*coordination.Scenario, string) {
 		case s.PeerReadDir() == "":
 			opts.Logger.Info("demo: PeerRead not found; using the built-in paper stubs")
 		default:
-			return s, "PeerRead (the first ground-truth tasks)"
+			return s, "PeerRead (the first ground-truth tasks)", nil
 		}
 	}
-	return stubCoordinationScenario(), "built-in stubs"
+	s, err := stubCoordinationScenario()
+	if err != nil {
+		return nil, "", fmt.Errorf("built-in papers: %w", err)
+	}
+	return s, "built-in stubs", nil
 }
 
 // demoPaper is one built-in task: a paper written for the demo, and the
@@ -306,7 +291,7 @@ var demoPapers = []demoPaper{
 
 // stubCoordinationScenario is the coordination scenario over demoPapers:
 // the same request, the same scoring, papers that need no data set.
-func stubCoordinationScenario() *coordination.Scenario {
+func stubCoordinationScenario() (*coordination.Scenario, error) {
 	scale := groundtruth.RecommendationScale{Min: 1, Max: 5}
 	gt := &groundtruth.GroundTruth{Schema: groundtruth.Schema}
 	papers := map[string]*coordination.Paper{}
@@ -316,7 +301,7 @@ func stubCoordinationScenario() *coordination.Scenario {
 		gt.Scenarios = append(gt.Scenarios, groundtruth.Entry{
 			ID: p.ID,
 			Paper: groundtruth.Paper{Venue: "demo", Split: "stub", ID: p.ID, Title: p.Title, Decision: &decision,
-				MeanRecommendation: p.Mean, RecommendationScale: scale, NormalizedRecommendation: math.Round(scale.Normalize(p.Mean)*1e4) / 1e4},
+				MeanRecommendation: p.Mean, RecommendationScale: scale, NormalizedRecommendation: round4(scale.Normalize(p.Mean))},
 			Topology: groundtruth.Topology{Entry: DemoCoordinator, Pattern: "fan_out", Agents: []groundtruth.TopologyAgent{
 				{Name: DemoCoordinator, Role: "coordinator", Peers: []string{DemoReviewer1, DemoReviewer2}, ExportsSpans: true},
 				{Name: DemoReviewer1, Role: "reviewer", Peers: []string{}, ExportsSpans: true},
@@ -328,74 +313,8 @@ func stubCoordinationScenario() *coordination.Scenario {
 		papers[p.ID] = &coordination.Paper{Venue: "demo", Split: "stub", ID: p.ID, Title: p.Title, Abstract: p.Abstract, Accepted: &accepted,
 			Scale: scale, MeanRecommendation: p.Mean, NormalizedRecommendation: scale.Normalize(p.Mean), Reviews: []coordination.Review{}}
 	}
-	s, err := coordination.New(coordination.Options{GroundTruth: gt, Papers: papers})
-	if err != nil { // the stubs are fixed: a failure is a bug in them
-		panic(fmt.Sprintf("demo: built-in papers: %v", err))
-	}
-	return s
+	return coordination.New(coordination.Options{GroundTruth: gt, Papers: papers})
 }
 
-// DecodeResult reads a coordbench.result/v1 document, as a client of the
-// green agent receives it in the Result artifact. Each task's evaluator
-// results are kept as their JSON under their names (RawEvaluation), so the
-// result encodes back to the same document and Summary renders it.
-func DecodeResult(raw []byte) (*Result, error) {
-	var res Result
-	if err := json.Unmarshal(raw, &res); err != nil {
-		return nil, fmt.Errorf("decode result: %w", err)
-	}
-	if res.Schema != ResultSchema {
-		return nil, fmt.Errorf("decode result: schema %q, want %q", res.Schema, ResultSchema)
-	}
-	var tasks struct {
-		Tasks []map[string]json.RawMessage `json:"tasks"`
-	}
-	if err := json.Unmarshal(raw, &tasks); err != nil {
-		return nil, fmt.Errorf("decode result: %w", err)
-	}
-	if len(tasks.Tasks) != len(res.Tasks) {
-		return nil, errors.New("decode result: tasks changed between readings")
-	}
-	fixed := taskResultKeys()
-	for i, t := range tasks.Tasks {
-		for k, v := range t {
-			if fixed[k] {
-				continue
-			}
-			if res.Tasks[i].Evaluations == nil {
-				res.Tasks[i].Evaluations = map[string]evals.Result{}
-			}
-			res.Tasks[i].Evaluations[k] = RawEvaluation(v)
-		}
-	}
-	return &res, nil
-}
-
-// taskResultKeys are the JSON keys of TaskResult's own fields; every other
-// key of a task is an evaluator's result.
-func taskResultKeys() map[string]bool {
-	keys := map[string]bool{}
-	rt := reflect.TypeFor[TaskResult]()
-	for i := range rt.NumField() {
-		name, _, _ := strings.Cut(rt.Field(i).Tag.Get("json"), ",")
-		if name != "" && name != "-" {
-			keys[name] = true
-		}
-	}
-	return keys
-}
-
-// RawEvaluation is an evaluator's result as decoded JSON: it encodes to
-// the same bytes, and has no headline numbers.
-type RawEvaluation json.RawMessage
-
-// Headline implements evals.Result.
-func (RawEvaluation) Headline() map[string]float64 { return nil }
-
-// MarshalJSON returns the JSON as it was read.
-func (r RawEvaluation) MarshalJSON() ([]byte, error) {
-	if len(r) == 0 {
-		return []byte("null"), nil
-	}
-	return r, nil
-}
+// round4 rounds to 4 decimals, as the ground truth file does.
+func round4(x float64) float64 { return math.Round(x*1e4) / 1e4 }

@@ -1,8 +1,9 @@
-package green
+package loopback
 
 import (
 	"bytes"
 	"encoding/json"
+	"log/slog"
 	"net/http/httptest"
 	"runtime"
 	"slices"
@@ -13,13 +14,16 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/coordbench/coordbench/evals"
+	"github.com/coordbench/coordbench/green"
 	"github.com/coordbench/coordbench/groundtruth"
+	"github.com/coordbench/coordbench/internal/testenv"
 	"github.com/coordbench/coordbench/otelmap"
 	"github.com/coordbench/coordbench/purple"
 	"github.com/coordbench/coordbench/scenario"
-	"github.com/coordbench/coordbench/scenario/coordination"
 	"github.com/coordbench/coordbench/tracedata"
 )
+
+var quietLogger = slog.New(slog.DiscardHandler)
 
 // noDemoEnv keeps a developer's OTEL_* and AGENTBEATS_LLM_* variables out
 // of the demo's agents.
@@ -36,10 +40,10 @@ func TestRunDemo(t *testing.T) {
 	// The judge answers by rule without a key; a developer's key must not
 	// turn this test into paid, networked calls.
 	t.Setenv(evals.EnvLLMAPIKey, "")
-	peerReadTestDir(t)
+	peerRead := testenv.SharedData(t, "peerread")
 	before := runtime.NumGoroutine()
 	started := time.Now()
-	res, err := RunDemo(t.Context(), DemoOptions{Getenv: noDemoEnv, Logger: quietLogger})
+	res, err := RunDemo(t.Context(), DemoOptions{PeerReadDir: peerRead, Getenv: noDemoEnv, Logger: quietLogger})
 	if err != nil {
 		t.Fatalf("RunDemo: %v", err)
 	}
@@ -117,29 +121,23 @@ func TestRunDemoStubPapers(t *testing.T) {
 // TestStubScenarioIsValidGroundTruth: the stubs satisfy the ground truth's
 // own rules, so they are scored as real tasks would be.
 func TestStubScenarioIsValidGroundTruth(t *testing.T) {
-	s := stubCoordinationScenario()
-	if err := s.GroundTruth().Validate(); err != nil {
-		t.Fatal(err)
-	}
-	tasks, err := s.Tasks(&scenario.Request{Participants: map[string]string{"a": "http://x"}})
+	s, err := stubCoordinationScenario()
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, st := range tasks {
-		task := st.Data.(*coordination.Task)
-		text, data := s.ReviewRequest(task)
-		if !strings.Contains(text, task.Paper.Abstract) || data["abstract"] != task.Paper.Abstract {
-			t.Errorf("%s: the request does not carry the abstract", task.Scenario.ID)
-		}
-		if r := purple.ReviewByRule(task.Paper.Title + "\n\n" + task.Paper.Abstract); (r.Decision == task.Scenario.Expected.Decision) != (task.Scenario.ID != "paper-3") {
-			t.Errorf("%s: the rule answers %s (%s); only paper-3 should trap it", task.Scenario.ID, r.Decision, r.Rationale)
+	if err := s.GroundTruth().Validate(); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range demoPapers {
+		if r := purple.ReviewByRule(p.Title + "\n\n" + p.Abstract); (r.Decision == p.Expected) != (p.ID != "paper-3") {
+			t.Errorf("%s: the rule answers %s (%s); only paper-3 should trap it", p.ID, r.Decision, r.Rationale)
 		}
 	}
 }
 
 // checkDemoTask checks one task of the demo team: every agent a node,
 // every call seen from both sides, spans from all three roads.
-func checkDemoTask(t *testing.T, task TaskResult) {
+func checkDemoTask(t *testing.T, task green.TaskResult) {
 	t.Helper()
 	if task.TraceID == "" || task.Outcome == nil {
 		t.Fatalf("trace id %q, outcome %v", task.TraceID, task.Outcome)
@@ -195,9 +193,9 @@ func checkDemoTask(t *testing.T, task TaskResult) {
 
 // checkDemoSummary checks the Markdown a user reads and that the result
 // read from the artifact encodes back to JSON with the evaluations.
-func checkDemoSummary(t *testing.T, res *Result) {
+func checkDemoSummary(t *testing.T, res *green.Result) {
 	t.Helper()
-	md := Summary(res)
+	md := green.Summary(res)
 	for _, want := range []string{
 		"```mermaid\nflowchart LR\n",
 		`n_coordinator -->|"1 call"| n_reviewer_1`,
@@ -217,63 +215,6 @@ func checkDemoSummary(t *testing.T, res *Result) {
 		if !bytes.Contains(raw, []byte(key)) {
 			t.Errorf("encoded result lacks %s", key)
 		}
-	}
-}
-
-// TestDecodeResult: a result encodes, decodes and encodes again to the same
-// bytes, evaluations included; other documents are refused.
-func TestDecodeResult(t *testing.T) {
-	score := 50.0
-	res := &Result{Schema: ResultSchema, Domain: "coordination", Score: &score, Tasks: []TaskResult{{
-		TaskID: "t", TraceID: "abc", Agents: []tracedata.Agent{{Name: "a", IdentifiedBy: tracedata.IdentityAgentName}},
-		Interactions: []tracedata.Interaction{}, Steps: []tracedata.Step{},
-		Outcome: &evals.Outcome{Success: true, Score: 0.5, Summary: "ok"},
-		Evaluations: map[string]evals.Result{
-			"graph": &evals.GraphResult{Label: evals.LabelSparse, Nodes: []evals.GraphNode{}, Edges: []evals.GraphEdge{}, Findings: []evals.GraphFinding{}},
-			"zeta":  RawEvaluation(`{"x":1}`),
-		},
-	}}}
-	first, err := json.Marshal(res)
-	if err != nil {
-		t.Fatal(err)
-	}
-	back, err := DecodeResult(first)
-	if err != nil {
-		t.Fatal(err)
-	}
-	second, err := json.Marshal(back)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(first, second) {
-		t.Errorf("round trip changed the result:\n%s\n%s", first, second)
-	}
-	if len(back.Tasks[0].Evaluations) != 2 || !strings.Contains(Summary(back), "sparse") {
-		t.Errorf("evaluations %v", back.Tasks[0].Evaluations)
-	}
-	for _, bad := range []string{`{"schema":"other/v1","tasks":[]}`, `[]`, `{"schema":`} {
-		if _, err := DecodeResult([]byte(bad)); err == nil {
-			t.Errorf("%s decoded", bad)
-		}
-	}
-}
-
-// checkNoGoroutineLeak waits briefly for goroutines that are still
-// finishing (connection readers seeing EOF) before calling it a leak.
-func checkNoGoroutineLeak(t *testing.T, before int) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		now := runtime.NumGoroutine()
-		if now <= before {
-			return
-		}
-		if time.Now().After(deadline) {
-			buf := make([]byte, 1<<20)
-			buf = buf[:runtime.Stack(buf, true)]
-			t.Fatalf("%d goroutines before the demo, %d after:\n%s", before, now, buf)
-		}
-		time.Sleep(20 * time.Millisecond)
 	}
 }
 
