@@ -15,8 +15,8 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"go.opentelemetry.io/otel/trace/noop"
 
-	"github.com/coordbench/coordbench/scenario"
 	"github.com/coordbench/coordbench/internal/testenv"
+	"github.com/coordbench/coordbench/scenario"
 	"github.com/coordbench/coordbench/tracedata"
 )
 
