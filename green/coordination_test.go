@@ -17,6 +17,7 @@ import (
 
 	"github.com/coordbench/coordbench/evals"
 	"github.com/coordbench/coordbench/otelmap"
+	"github.com/coordbench/coordbench/otelmap/assemble"
 	"github.com/coordbench/coordbench/tracedata"
 )
 
@@ -693,7 +694,7 @@ func TestCoordinationLoopback(t *testing.T) {
 	if err != nil || !settled {
 		t.Fatalf("trace did not settle: %v", err)
 	}
-	td := otelmap.Assemble(span.SpanContext().TraceID(), spans)
+	td := assemble.Trace(span.SpanContext().TraceID(), spans)
 	res, err := evals.EvaluateGraph(t.Context(), td, evals.Inputs{Participants: []string{"coordinator", "reviewer-1", "reviewer-2"}})
 	if err != nil {
 		t.Fatal(err)
