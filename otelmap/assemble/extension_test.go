@@ -190,22 +190,6 @@ func extFromSDK(ended []sdktrace.ReadOnlySpan, source string) []otelmap.Span {
 	return out
 }
 
-func extAttr(t *testing.T, sp *otelmap.Span, key attribute.Key) attribute.Value {
-	t.Helper()
-	v, ok := sp.Attr(key)
-	if !ok {
-		t.Errorf("span %q has no %s", sp.Name, key)
-	}
-	return v
-}
-
-func extNoAttr(t *testing.T, sp *otelmap.Span, key attribute.Key) {
-	t.Helper()
-	if v, ok := sp.Attr(key); ok {
-		t.Errorf("span %q has %s = %v", sp.Name, key, v.String())
-	}
-}
-
 func extFixture(t *testing.T, name string) *tracedata.ResponseTrace {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("..", "..", "tracedata", "testdata", name))

@@ -133,7 +133,7 @@ func TestAssembleBrokenInput(t *testing.T) {
 }
 
 // TestAssembleRandomGraphs throws random span forests with random kinds,
-// parents (missing, cyclic, cross-process) and attributes at Assemble: no
+// parents (missing, cyclic, cross-process) and attributes at assemble.Trace: no
 // panic, valid JSON, the same JSON in any order, and every interaction's
 // counts adding up.
 func TestAssembleRandomGraphs(t *testing.T) {
