@@ -30,6 +30,7 @@ import (
 	"github.com/coordbench/coordbench/a2acall"
 	"github.com/coordbench/coordbench/a2aserve"
 	"github.com/coordbench/coordbench/otelmap"
+	"github.com/coordbench/coordbench/otelmap/assemble"
 	"github.com/coordbench/coordbench/tracedata"
 )
 
@@ -492,7 +493,7 @@ func (e *agentExecutor) extensionMeta(ec *a2asrv.ExecutorContext, root trace.Spa
 	if p.opts.ExtensionPayload != nil {
 		return map[string]any{tracedata.ExtensionMetadataKey: p.opts.ExtensionPayload}
 	}
-	rt := otelmap.ResponseTraceForCall(root.TraceID(), p.store.Spans(root.TraceID()), root.SpanID())
+	rt := assemble.ResponseTraceForCall(root.TraceID(), p.store.Spans(root.TraceID()), root.SpanID())
 	b, err := tracedata.EncodeResponseTrace(rt)
 	if err != nil {
 		panic(err)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/coordbench/coordbench/a2acall"
 	"github.com/coordbench/coordbench/otelmap"
+	"github.com/coordbench/coordbench/otelmap/assemble"
 	"github.com/coordbench/coordbench/tracedata"
 )
 
@@ -163,7 +164,7 @@ func TestMessengerSpans(t *testing.T) {
 				t.Error("SendMessage has no a2a.message.id")
 			}
 
-			td := otelmap.Assemble(tid, spans)
+			td := assemble.Trace(tid, spans)
 			if len(td.Interactions) != 1 {
 				t.Fatalf("interactions %+v", td.Interactions)
 			}
@@ -294,7 +295,7 @@ func TestMessengerExtensionSteps(t *testing.T) {
 		t.Errorf("%d extension spans under invoke_agent, want 1 (the lead's own work)", roots)
 	}
 
-	td := otelmap.Assemble(tid, spans)
+	td := assemble.Trace(tid, spans)
 	edges := map[string]tracedata.Interaction{}
 	for _, ia := range td.Interactions {
 		edges[ia.From+"->"+ia.To] = ia

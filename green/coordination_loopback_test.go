@@ -11,6 +11,7 @@ import (
 
 	"github.com/coordbench/coordbench/evals"
 	"github.com/coordbench/coordbench/otelmap"
+	"github.com/coordbench/coordbench/otelmap/assemble"
 	"github.com/coordbench/coordbench/scenario"
 	"github.com/coordbench/coordbench/scenario/coordination"
 	"github.com/coordbench/coordbench/tracedata"
@@ -82,7 +83,7 @@ func TestCoordinationLoopback(t *testing.T) {
 	if err != nil || !settled {
 		t.Fatalf("trace did not settle: %v", err)
 	}
-	td := otelmap.Assemble(span.SpanContext().TraceID(), spans)
+	td := assemble.Trace(span.SpanContext().TraceID(), spans)
 	res, err := evals.EvaluateGraph(t.Context(), td, evals.Inputs{Participants: []string{"coordinator", "reviewer-1", "reviewer-2"}})
 	if err != nil {
 		t.Fatal(err)

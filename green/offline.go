@@ -12,6 +12,7 @@ import (
 
 	"github.com/coordbench/coordbench/evals"
 	"github.com/coordbench/coordbench/otelmap"
+	"github.com/coordbench/coordbench/otelmap/assemble"
 )
 
 // OfflineOptions configure AssessOTLPFiles. The zero value uses the default
@@ -71,7 +72,7 @@ func AssessOTLPFiles(ctx context.Context, paths []string, opts OfflineOptions) (
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("assess: %w", err)
 		}
-		td := otelmap.Assemble(id, store.Spans(id))
+		td := assemble.Trace(id, store.Spans(id))
 		rep := registry.Run(ctx, td, evals.Inputs{Config: opts.Config}, opts.Observe)
 		res.Tasks = append(res.Tasks, newTaskResult(td, rep))
 	}

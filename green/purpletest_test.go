@@ -29,6 +29,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/coordbench/coordbench/otelmap"
+	"github.com/coordbench/coordbench/otelmap/assemble"
 	"github.com/coordbench/coordbench/tracedata"
 )
 
@@ -527,7 +528,7 @@ func (e *purpleExecutor) extensionMeta(ec *a2asrv.ExecutorContext, root trace.Sp
 	if p.opts.ExtensionPayload != nil {
 		return map[string]any{tracedata.ExtensionMetadataKey: p.opts.ExtensionPayload}
 	}
-	rt := otelmap.ResponseTraceForCall(root.TraceID(), p.store.Spans(root.TraceID()), root.SpanID())
+	rt := assemble.ResponseTraceForCall(root.TraceID(), p.store.Spans(root.TraceID()), root.SpanID())
 	b, err := tracedata.EncodeResponseTrace(rt)
 	if err != nil {
 		panic(err)

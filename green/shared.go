@@ -14,6 +14,7 @@ import (
 
 	"github.com/coordbench/coordbench/evals"
 	"github.com/coordbench/coordbench/otelmap"
+	"github.com/coordbench/coordbench/otelmap/assemble"
 	"github.com/coordbench/coordbench/tracedata"
 )
 
@@ -74,7 +75,7 @@ func (a *traceAssessor) assess(ctx context.Context, task trace.Span, taskID stri
 		warning = fmt.Sprintf("task %s: trace %s did not settle within %s; assessed with the %d spans held",
 			taskID, traceID, settle.MaxWait, len(spans))
 	}
-	td := otelmap.Assemble(traceID, spans)
+	td := assemble.Trace(traceID, spans)
 	a.recorder.untrack(traceID)
 	a.store.Remove(traceID)
 

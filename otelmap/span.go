@@ -40,6 +40,17 @@ type Resource struct {
 // checks.
 var emptyResource = &Resource{}
 
+// ResourceOrEmpty returns the span's resource or, when it has none, the one
+// empty resource that stands for a missing resource throughout otelmap (the
+// store, the recorder and the OTLP decoder use it too), so that readers need
+// no nil checks and all spans without a resource share one.
+func (s *Span) ResourceOrEmpty() *Resource {
+	if s.Resource == nil {
+		return emptyResource
+	}
+	return s.Resource
+}
+
 // Attr returns the value of key on the span, and whether it was there.
 func (s *Span) Attr(key attribute.Key) (attribute.Value, bool) {
 	for _, kv := range s.Attrs {

@@ -16,6 +16,7 @@ import (
 	"github.com/coordbench/coordbench/a2acall"
 	"github.com/coordbench/coordbench/a2aserve"
 	"github.com/coordbench/coordbench/otelmap"
+	"github.com/coordbench/coordbench/otelmap/assemble"
 	"github.com/coordbench/coordbench/tracedata"
 )
 
@@ -174,7 +175,7 @@ func (x *executor) extensionMeta(ec *a2asrv.ExecutorContext, root trace.SpanCont
 	if !s.returnsSteps() || !root.IsValid() || !extensionRequested(ec) {
 		return nil
 	}
-	rt := otelmap.ResponseTraceForCall(root.TraceID(), s.tel.store.Spans(root.TraceID()), root.SpanID())
+	rt := assemble.ResponseTraceForCall(root.TraceID(), s.tel.store.Spans(root.TraceID()), root.SpanID())
 	if len(rt.Steps) == 0 {
 		return nil
 	}

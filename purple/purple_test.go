@@ -21,6 +21,7 @@ import (
 
 	"github.com/coordbench/coordbench/a2acall"
 	"github.com/coordbench/coordbench/otelmap"
+	"github.com/coordbench/coordbench/otelmap/assemble"
 	"github.com/coordbench/coordbench/tracedata"
 )
 
@@ -94,7 +95,7 @@ func (h *harness) call(t *testing.T, req a2acall.SendRequest) (*a2acall.Reply, *
 	if werr != nil || !settled {
 		t.Fatalf("trace did not settle: %v", werr)
 	}
-	return reply, otelmap.Assemble(task.SpanContext().TraceID(), spans), err
+	return reply, assemble.Trace(task.SpanContext().TraceID(), spans), err
 }
 
 // startSystem starts specs with the test defaults: spans to the harness's

@@ -18,6 +18,7 @@ import (
 	"github.com/coordbench/coordbench/groundtruth"
 	"github.com/coordbench/coordbench/internal/testenv"
 	"github.com/coordbench/coordbench/otelmap"
+	"github.com/coordbench/coordbench/otelmap/assemble"
 	"github.com/coordbench/coordbench/purple"
 	"github.com/coordbench/coordbench/scenario"
 	"github.com/coordbench/coordbench/tracedata"
@@ -274,7 +275,7 @@ func TestRunDemoExportsToBackend(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		td := otelmap.Assemble(id, backend.Spans(id))
+		td := assemble.Trace(id, backend.Spans(id))
 		if got := td.Coverage.Services; !slices.Equal(got, []string{DemoGreenService, DemoCoordinator, DemoReviewer1, DemoReviewer2}) {
 			t.Errorf("task %s: the backend has spans of %v", task.TaskID, got)
 		}

@@ -1,6 +1,6 @@
 //go:build unix
 
-package otelmap
+package assemble_test
 
 import (
 	"fmt"
@@ -13,6 +13,9 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/coordbench/coordbench/otelmap"
+	"github.com/coordbench/coordbench/otelmap/assemble"
 )
 
 // synthTrace builds a trace of about n spans shaped like a real assessment:
@@ -25,7 +28,7 @@ import (
 // (children before parents) in batches of 512, each batch with its own
 // resource, batches from all processes interleaved, and each span's
 // attributes allocated in arrival order, as the OTLP decoder does.
-func synthTrace(n int, seed uint64) (trace.TraceID, []Span) {
+func synthTrace(n int, seed uint64) (trace.TraceID, []otelmap.Span) {
 	rng := rand.New(rand.NewPCG(seed, seed))
 	var id trace.TraceID
 	for i := range id {
@@ -34,21 +37,21 @@ func synthTrace(n int, seed uint64) (trace.TraceID, []Span) {
 	const agents, batchSize = 16, 512
 	type agentProc struct {
 		name string
-		res  *Resource
+		res  *otelmap.Resource
 	}
 	procs := make([]agentProc, agents)
 	for a := range procs {
 		procs[a].name = fmt.Sprintf("agent-%02d", a)
-		procs[a].res = &Resource{ServiceName: procs[a].name, Attrs: []attribute.KeyValue{
+		procs[a].res = &otelmap.Resource{ServiceName: procs[a].name, Attrs: []attribute.KeyValue{
 			attribute.String("service.name", procs[a].name), attribute.String("telemetry.sdk.language", "go"),
 			attribute.String("host.name", "node-1"),
 		}}
 	}
-	green := &Resource{ServiceName: "green", Attrs: []attribute.KeyValue{
-		attribute.String("service.name", "green"), AttrRole.String(RoleAssessor),
+	green := &otelmap.Resource{ServiceName: "green", Attrs: []attribute.KeyValue{
+		attribute.String("service.name", "green"), otelmap.AttrRole.String(otelmap.RoleAssessor),
 	}}
 
-	spans := make([]Span, 0, n+32)
+	spans := make([]otelmap.Span, 0, n+32)
 	t0 := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
 	var clock time.Duration
 	arena := make([]attribute.KeyValue, 0, 4096)
@@ -60,7 +63,7 @@ func synthTrace(n int, seed uint64) (trace.TraceID, []Span) {
 		out := arena[len(arena)-len(kvs):]
 		return out[:len(kvs):len(kvs)]
 	}
-	add := func(parent trace.SpanID, name string, kind trace.SpanKind, res *Resource, src string, kv []attribute.KeyValue) trace.SpanID {
+	add := func(parent trace.SpanID, name string, kind trace.SpanKind, res *otelmap.Resource, src string, kv []attribute.KeyValue) trace.SpanID {
 		var sid trace.SpanID
 		for sid == (trace.SpanID{}) {
 			v := rng.Uint64()
@@ -70,7 +73,7 @@ func synthTrace(n int, seed uint64) (trace.TraceID, []Span) {
 		}
 		clock += time.Duration(50+rng.IntN(200)) * time.Microsecond
 		start := t0.Add(clock)
-		spans = append(spans, Span{
+		spans = append(spans, otelmap.Span{
 			TraceID: id, SpanID: sid, ParentSpanID: parent, Name: name, Kind: kind,
 			Start: start, End: start.Add(time.Duration(1+rng.IntN(900)) * time.Millisecond),
 			Attrs: kv, Resource: res, Source: src, StatusError: rng.IntN(200) == 0,
@@ -85,54 +88,54 @@ func synthTrace(n int, seed uint64) (trace.TraceID, []Span) {
 		caller int // -1: the assessor
 		callee int
 	}
-	task := add(trace.SpanID{}, SpanTask, trace.SpanKindInternal, green, SourceInProcess, attrs(AttrCallType.String("HOST")))
+	task := add(trace.SpanID{}, otelmap.SpanTask, trace.SpanKindInternal, green, otelmap.SourceInProcess, attrs(otelmap.AttrCallType.String("HOST")))
 	queue := []invocation{{parent: task, caller: -1, callee: 0}}
 	for len(queue) > 0 && len(spans) < n {
 		inv := queue[0]
 		queue = queue[1:]
-		cres, csrc := green, SourceInProcess
+		cres, csrc := green, otelmap.SourceInProcess
 		if inv.caller >= 0 {
-			cres, csrc = procs[inv.caller].res, SourceOTLP
+			cres, csrc = procs[inv.caller].res, otelmap.SourceOTLP
 		}
 		callee := &procs[inv.callee]
 		sres := callee.res
 		// The caller's side of the call.
-		c1 := add(inv.parent, SpanInvokeAgentPrefix+callee.name, trace.SpanKindClient, cres, csrc, attrs(
-			AttrGenAIOperationName.String(OpInvokeAgent), AttrGenAIAgentName.String(callee.name),
-			AttrGenAIConversationID.String("ctx-1"), AttrServerAddress.String("127.0.0.1"), AttrServerPort.Int(9000+inv.callee),
-			AttrCallType.String("AGENT")))
+		c1 := add(inv.parent, otelmap.SpanInvokeAgentPrefix+callee.name, trace.SpanKindClient, cres, csrc, attrs(
+			otelmap.AttrGenAIOperationName.String(otelmap.OpInvokeAgent), otelmap.AttrGenAIAgentName.String(callee.name),
+			otelmap.AttrGenAIConversationID.String("ctx-1"), otelmap.AttrServerAddress.String("127.0.0.1"), otelmap.AttrServerPort.Int(9000+inv.callee),
+			otelmap.AttrCallType.String("AGENT")))
 		c2 := add(c1, "SendMessage", trace.SpanKindClient, cres, csrc, attrs(
-			AttrA2AMethodName.String("SendMessage"), AttrA2AMessageID.String("m-1"), AttrA2AProtocolVersion.String("0.3")))
+			otelmap.AttrA2AMethodName.String("SendMessage"), otelmap.AttrA2AMessageID.String("m-1"), otelmap.AttrA2AProtocolVersion.String("0.3")))
 		c3 := add(c2, "POST", trace.SpanKindClient, cres, csrc, attrs(
 			attribute.String("http.request.method", "POST"), attribute.String("url.full", "http://127.0.0.1:9000/"),
-			AttrServerAddress.String("127.0.0.1"), attribute.Int("http.response.status_code", 200)))
+			otelmap.AttrServerAddress.String("127.0.0.1"), attribute.Int("http.response.status_code", 200)))
 		// The callee's side.
-		s1 := add(c3, "POST", trace.SpanKindServer, sres, SourceOTLP, attrs(
+		s1 := add(c3, "POST", trace.SpanKindServer, sres, otelmap.SourceOTLP, attrs(
 			attribute.String("http.request.method", "POST"), attribute.String("url.path", "/"),
 			attribute.Int("http.response.status_code", 200)))
-		s2 := add(s1, "SendMessage", trace.SpanKindServer, sres, SourceOTLP, attrs(
-			AttrA2AMethodName.String("SendMessage"), AttrA2ATaskID.String("t-1"), AttrA2ATaskState.String("completed")))
-		work := add(s2, SpanInvokeAgentPrefix+callee.name, trace.SpanKindInternal, sres, SourceOTLP, attrs(
-			AttrGenAIOperationName.String(OpInvokeAgent), AttrGenAIAgentName.String(callee.name), AttrCallType.String("AGENT"),
-			AttrGenAIInputMessages.String(msgs), AttrGenAIOutputMessages.String(outs)))
+		s2 := add(s1, "SendMessage", trace.SpanKindServer, sres, otelmap.SourceOTLP, attrs(
+			otelmap.AttrA2AMethodName.String("SendMessage"), otelmap.AttrA2ATaskID.String("t-1"), otelmap.AttrA2ATaskState.String("completed")))
+		work := add(s2, otelmap.SpanInvokeAgentPrefix+callee.name, trace.SpanKindInternal, sres, otelmap.SourceOTLP, attrs(
+			otelmap.AttrGenAIOperationName.String(otelmap.OpInvokeAgent), otelmap.AttrGenAIAgentName.String(callee.name), otelmap.AttrCallType.String("AGENT"),
+			otelmap.AttrGenAIInputMessages.String(msgs), otelmap.AttrGenAIOutputMessages.String(outs)))
 		for range 2 {
-			ch := add(work, SpanChatPrefix+"gpt-4o", trace.SpanKindClient, sres, SourceOTLP, attrs(
-				AttrGenAIOperationName.String(OpChat), AttrGenAIProviderName.String("openai"),
-				AttrGenAIRequestModel.String("gpt-4o"), AttrGenAIResponseModel.String("gpt-4o-2024-08-06"),
-				AttrGenAIInputTokens.Int(100+rng.IntN(1000)), AttrGenAIOutputTokens.Int(10+rng.IntN(300)), AttrCallType.String("TOOL")))
-			add(ch, "POST", trace.SpanKindClient, sres, SourceOTLP, attrs(
-				attribute.String("http.request.method", "POST"), AttrServerAddress.String("api.openai.com"),
-				AttrServerPort.Int(443), attribute.Int("http.response.status_code", 200)))
+			ch := add(work, otelmap.SpanChatPrefix+"gpt-4o", trace.SpanKindClient, sres, otelmap.SourceOTLP, attrs(
+				otelmap.AttrGenAIOperationName.String(otelmap.OpChat), otelmap.AttrGenAIProviderName.String("openai"),
+				otelmap.AttrGenAIRequestModel.String("gpt-4o"), otelmap.AttrGenAIResponseModel.String("gpt-4o-2024-08-06"),
+				otelmap.AttrGenAIInputTokens.Int(100+rng.IntN(1000)), otelmap.AttrGenAIOutputTokens.Int(10+rng.IntN(300)), otelmap.AttrCallType.String("TOOL")))
+			add(ch, "POST", trace.SpanKindClient, sres, otelmap.SourceOTLP, attrs(
+				attribute.String("http.request.method", "POST"), otelmap.AttrServerAddress.String("api.openai.com"),
+				otelmap.AttrServerPort.Int(443), attribute.Int("http.response.status_code", 200)))
 		}
-		add(work, SpanExecuteToolPrefix+"search", trace.SpanKindInternal, sres, SourceOTLP, attrs(
-			AttrGenAIOperationName.String(OpExecuteTool), AttrGenAIToolName.String("search")))
+		add(work, otelmap.SpanExecuteToolPrefix+"search", trace.SpanKindInternal, sres, otelmap.SourceOTLP, attrs(
+			otelmap.AttrGenAIOperationName.String(otelmap.OpExecuteTool), otelmap.AttrGenAIToolName.String("search")))
 		if rng.IntN(4) == 0 {
 			sub := fmt.Sprintf("%s-sub", callee.name)
-			sw := add(work, SpanInvokeAgentPrefix+sub, trace.SpanKindInternal, sres, SourceOTLP, attrs(
-				AttrGenAIOperationName.String(OpInvokeAgent), AttrGenAIAgentName.String(sub)))
-			add(sw, SpanChatPrefix+"gpt-4o-mini", trace.SpanKindClient, sres, SourceOTLP, attrs(
-				AttrGenAIOperationName.String(OpChat), AttrGenAIRequestModel.String("gpt-4o-mini"),
-				AttrGenAIInputTokens.Int(50), AttrGenAIOutputTokens.Int(5)))
+			sw := add(work, otelmap.SpanInvokeAgentPrefix+sub, trace.SpanKindInternal, sres, otelmap.SourceOTLP, attrs(
+				otelmap.AttrGenAIOperationName.String(otelmap.OpInvokeAgent), otelmap.AttrGenAIAgentName.String(sub)))
+			add(sw, otelmap.SpanChatPrefix+"gpt-4o-mini", trace.SpanKindClient, sres, otelmap.SourceOTLP, attrs(
+				otelmap.AttrGenAIOperationName.String(otelmap.OpChat), otelmap.AttrGenAIRequestModel.String("gpt-4o-mini"),
+				otelmap.AttrGenAIInputTokens.Int(50), otelmap.AttrGenAIOutputTokens.Int(5)))
 		}
 		for range rng.IntN(4) {
 			next := rng.IntN(agents)
@@ -150,23 +153,23 @@ func synthTrace(n int, seed uint64) (trace.TraceID, []Span) {
 // arrive lays spans out in arrival order: per process in end order, in
 // batches with a resource of their own, batches ordered by their last end;
 // attributes are copied into one arena in that order.
-func arrive(spans []Span, batchSize int) []Span {
-	byProc := map[*Resource][]Span{}
-	var order []*Resource
+func arrive(spans []otelmap.Span, batchSize int) []otelmap.Span {
+	byProc := map[*otelmap.Resource][]otelmap.Span{}
+	var order []*otelmap.Resource
 	for _, sp := range spans {
 		if _, ok := byProc[sp.Resource]; !ok {
 			order = append(order, sp.Resource)
 		}
 		byProc[sp.Resource] = append(byProc[sp.Resource], sp)
 	}
-	var batches [][]Span
+	var batches [][]otelmap.Span
 	for _, res := range order {
 		ps := byProc[res]
-		slices.SortFunc(ps, func(x, y Span) int { return x.End.Compare(y.End) })
+		slices.SortFunc(ps, func(x, y otelmap.Span) int { return x.End.Compare(y.End) })
 		for len(ps) > 0 {
 			n := min(batchSize, len(ps))
 			batch := ps[:n:n]
-			own := &Resource{ServiceName: res.ServiceName, Attrs: res.Attrs}
+			own := &otelmap.Resource{ServiceName: res.ServiceName, Attrs: res.Attrs}
 			for i := range batch {
 				batch[i].Resource = own
 			}
@@ -174,7 +177,7 @@ func arrive(spans []Span, batchSize int) []Span {
 			ps = ps[n:]
 		}
 	}
-	slices.SortFunc(batches, func(x, y []Span) int { return x[len(x)-1].End.Compare(y[len(y)-1].End) })
+	slices.SortFunc(batches, func(x, y []otelmap.Span) int { return x[len(x)-1].End.Compare(y[len(y)-1].End) })
 	total := 0
 	for _, b := range batches {
 		total += len(b)
@@ -182,7 +185,7 @@ func arrive(spans []Span, batchSize int) []Span {
 			total += len(sp.Attrs)
 		}
 	}
-	out := make([]Span, 0, len(spans))
+	out := make([]otelmap.Span, 0, len(spans))
 	arena := make([]attribute.KeyValue, 0, total)
 	for _, b := range batches {
 		for _, sp := range b {
@@ -216,7 +219,7 @@ func BenchmarkAssemble(b *testing.B) {
 			b.ResetTimer()
 			start, cpuStart := time.Now(), cpuTime()
 			for b.Loop() {
-				Assemble(id, spans)
+				assemble.Trace(id, spans)
 			}
 			elapsed, cpu := time.Since(start), cpuTime()-cpuStart
 			b.StopTimer()
@@ -238,14 +241,14 @@ func BenchmarkAssemble(b *testing.B) {
 // process, and the same result in any order.
 func TestAssembleSynthTrace(t *testing.T) {
 	id, spans := synthTrace(2000, 3)
-	td := Assemble(id, spans)
+	td := assemble.Trace(id, spans)
 	if td.Coverage.ClientOnly+td.Coverage.ServerOnly+td.Coverage.ExtensionOnly != 0 || td.Coverage.Complete != 1 {
 		t.Errorf("coverage = %+v", td.Coverage)
 	}
 	if in := findInteraction(td, "green", "agent-00"); in == nil || in.Count != 1 {
 		t.Errorf("assessor call = %+v", in)
 	}
-	if a := td.Agent("green"); a == nil || a.Role != RoleAssessor {
+	if a := td.Agent("green"); a == nil || a.Role != otelmap.RoleAssessor {
 		t.Errorf("green = %+v", a)
 	}
 	inProcess := 0

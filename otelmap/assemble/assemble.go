@@ -1,0 +1,190 @@
+// Package assemble turns the spans of one trace into a tracedata.TraceData:
+// the steps, the agents (graph nodes), the interactions between them (graph
+// edges, each call counted once however many spans record it) and the
+// coverage that says how much of each call was seen. It is the one place
+// where coordbench interprets OpenTelemetry data; the rules are DESIGN §3
+// and docs/trace-assembly.md.
+//
+// Trace does the work in phases, one file each:
+//
+//	tree.go        index the spans by id (one per id), resolve parents,
+//	               processes and times, order them parents first (cycles cut)
+//	recognize.go   read each span through the convention recognizers
+//	               (recognize_*.go): its role in a call, its operation, the
+//	               agent it names, whether it failed
+//	calls.go       how spans sit in calls (segments, client chains, entries),
+//	               then the calls: CLIENT/SERVER pairs, in-process
+//	               invoke_agent nesting, unpaired clients, root servers
+//	identity.go    the agent doing the work of every span, and how each agent
+//	               was identified
+//	steps.go       one step per agent, LLM/tool or HOST span
+//	build.go       the TraceData: interactions, agents, coverage and warnings
+//
+// response.go answers a call through the Traceability Extension with the
+// steps of one's own work on it. The span-id hash index and the GenAI
+// message reader live under internal/, each with the measurement that
+// justifies it.
+package assemble
+
+import (
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/coordbench/coordbench/otelmap"
+	"github.com/coordbench/coordbench/otelmap/assemble/internal/spanindex"
+	"github.com/coordbench/coordbench/tracedata"
+)
+
+// Trace rebuilds one trace from its spans: the steps, the agents (graph
+// nodes), the interactions between them (graph edges, each call counted
+// once however many spans record it) and the coverage, following DESIGN §3
+// and docs/trace-assembly.md.
+//
+// The spans may come in any order, from any of the three roads, and may be
+// broken: duplicate span ids, parents missing from the trace, cycles in the
+// parent links, attributes of the wrong type, zero times, an end before the
+// start. Trace never panics on such input; it builds what it can and says
+// what was odd in Coverage.Warnings. The result depends only on the set of
+// spans, not on their order: the same spans in any order give the same
+// TraceData, byte for byte once JSON-encoded. Spans of another trace are left
+// out.
+//
+// Trace does O(n) work plus the sorting of steps and calls, and allocates
+// little beyond the steps themselves, so that the assessor keeps up with
+// traces of a million spans.
+func Trace(traceID trace.TraceID, spans []otelmap.Span) *tracedata.TraceData {
+	a := &assembler{traceID: traceID, recognizers: recognizers()}
+	a.index(spans)       // tree.go
+	a.link()             // tree.go, recognize.go
+	a.sortParentsFirst() // tree.go
+	a.structure()        // calls.go: segments, client chains, entries
+	a.identify()         // identity.go
+	a.collectCalls()     // calls.go
+	return a.build()     // build.go, steps.go
+}
+
+// Span roles: the side of a call a span records. By default PRODUCER and
+// CONSUMER spans take the client and server sides, as the Collector's
+// servicegraph connector pairs them; UNSPECIFIED is taken as INTERNAL.
+const (
+	roleInternal uint8 = iota
+	roleServer
+	roleClient
+)
+
+// GenAI operation classes.
+const (
+	opNone uint8 = iota
+	opInvoke
+	opLLM
+	opTool
+)
+
+// Node flags.
+const (
+	fAgent         uint32 = 1 << iota // gen_ai.operation.name invoke_agent or call_type AGENT
+	fMarker                           // an agent marker for a client chain: fAgent or any a2a.* attribute
+	fFailed                           // status Error, error.type, or a failed/rejected A2A task
+	fExt                              // rebuilt from the Traceability Extension
+	fHasParentID                      // carries a valid parent span id
+	fParentMissing                    // ... that is not in the trace
+	fEntry                            // receives a call: see structure
+	fStep                             // becomes a Step
+	fHasAddr                          // carries server.address
+	fSrvFailed                        // entries: a span of its server chain failed
+	fSrvReal                          // entries: a span of its server chain is not from the extension
+	fNested                           // an INTERNAL agent span that may be an in-process call
+)
+
+// node is assembly's working record of one span. Indexes are node indexes,
+// -1 for none.
+//
+// A node holds no pointers, so the garbage collector need not scan the
+// million of them a large trace has.
+type node struct {
+	id    uint64 // the span id, big-endian, so it orders like its hex form
+	start int64  // Unix ns; 0 when unset
+	end   int64
+
+	parent    int32
+	proc      int32
+	depth     int32
+	selfIdent int32 // identity named by gen_ai.agent.name / gen_ai.agent.id on the span
+	segRoot   int32 // where a walk up for "the agent of" this span stops
+	topClient int32 // client spans: the top span of their chain
+	chain     int32 // top client spans: their chain
+	clientAnc int32 // nearest client span above, within the segment, with no agent span between
+	stepAnc   int32 // nearest ancestor that is a step
+	entry     int32 // server spans: the entry span of their server chain
+	agent     int32 // identity of the agent doing the work of this span
+	agentSpan int32 // the agent span that agent came from; -1 when from the segment root
+	call      int32 // the call this span receives or makes, when it is the call's span
+	stepIx    int32 // position in the sorted steps
+
+	sp       int32 // index of the span in the input
+	flags    uint32
+	role     uint8
+	op       uint8
+	callType uint8 // index into callTypes; 0 for a span that is no step
+}
+
+// Call types of a step, the values of node.callType.
+const (
+	ctNone uint8 = iota
+	ctAgent
+	ctTool
+	ctHost
+)
+
+// callType returns the tracedata call type of a node.callType.
+func callType(ct uint8) tracedata.CallType {
+	switch ct {
+	case ctAgent:
+		return tracedata.CallAgent
+	case ctTool:
+		return tracedata.CallTool
+	case ctHost:
+		return tracedata.CallHost
+	}
+	return ""
+}
+
+// assembler holds one assembly's working state; Trace makes one per call.
+type assembler struct {
+	traceID     trace.TraceID
+	recognizers []recognizer
+	spans       []otelmap.Span
+	nodes       []node
+	byID        spanindex.Index
+
+	procs    []proc
+	procByRe map[*otelmap.Resource]int32
+	procBySv map[string]int32
+	lastRes  *otelmap.Resource
+	lastProc int32
+
+	idents  []identity
+	identIx map[string]int32
+
+	kidsOff []int32
+	kids    []int32
+	order   []int32
+
+	chains  []chain
+	entries []int32
+	calls   []call
+
+	reading           reading // the span being read; reused, so reading allocates nothing
+	scratch, scratch2 []int32
+
+	// Counters and notes for warnings.
+	otherTrace, invalidID, dups    int
+	missingParents, endBeforeStart int
+	noTime, unknownCallers         int
+	calleeUnknown                  int
+	unknownService                 bool
+	cycles                         []uint64
+	attrWarnings                   []attrWarning
+}
+
+// span returns node i's span.
+func (a *assembler) span(i int32) *otelmap.Span { return &a.spans[a.nodes[i].sp] }

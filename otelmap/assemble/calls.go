@@ -1,0 +1,327 @@
+package assemble
+
+import (
+	"net"
+	"strconv"
+	"time"
+
+	"github.com/coordbench/coordbench/otelmap"
+	"github.com/coordbench/coordbench/tracedata"
+)
+
+// This file finds the calls, each counted once. structure works out how
+// spans sit in calls (segments, client chains, entries, what pairs with
+// what); after identify has named the agents, collectCalls turns that into
+// calls: CLIENT/SERVER pairs across processes, agents run in-process under
+// a client span, invoke_agent nesting in one process, client calls nobody
+// answered, and server spans no client accounts for (root servers).
+
+// chain is one client-side call: a top client span and its client
+// descendants in the same process (invoke_agent -> SendMessage -> POST).
+type chain struct {
+	top      int32
+	server   int32 // the first entry paired with the chain
+	inproc   int32 // the first INTERNAL agent span run under the chain in-process
+	nameSpan int32 // the highest chain span with gen_ai.agent.name/id
+	addrSpan int32 // the highest chain span with server.address
+	marker   bool
+	failed   bool
+	real     bool // some span of the call is not from the extension
+	call     int32
+}
+
+// Call classes.
+const (
+	classBoth uint8 = iota
+	classClient
+	classServer
+	classInProcess
+	classExtension
+)
+
+// call is one interaction, counted once.
+type call struct {
+	caller, callee int32
+	class          uint8
+	failed         bool
+	start          int64
+	key            uint64 // span id of the call's span, to order calls that start together
+	latencyMS      float64
+}
+
+// chainOf returns the chain of client span c.
+func (a *assembler) chainOf(c int32) *chain {
+	return &a.chains[a.nodes[a.nodes[c].topClient].chain]
+}
+
+// structure computes, parents first, how each span sits in the calls: the
+// segments a walk for "the agent of" a span stops at, the client chains, the
+// entries (spans that receive a call) and what pairs with what.
+//
+// An entry is a SERVER span not directly under a SERVER span of its own
+// process (POST SERVER -> SendMessage SERVER is one received call), or an
+// INTERNAL span whose parent is a CLIENT span of another process (an agent
+// that took the call without server instrumentation). A segment starts at a
+// root, at a span whose parent is in another process, and at an entry.
+func (a *assembler) structure() {
+	nodes := a.nodes
+	for _, i := range a.order {
+		n := &nodes[i]
+		p := n.parent
+		var pn *node
+		same := false
+		if p >= 0 {
+			pn = &nodes[p]
+			same = pn.proc == n.proc
+		}
+		switch n.role {
+		case roleServer:
+			if !same || pn.role != roleServer {
+				n.flags |= fEntry
+			}
+		case roleInternal:
+			if pn != nil && !same && pn.role == roleClient {
+				n.flags |= fEntry
+			}
+		}
+		if pn == nil || !same || n.flags&fEntry != 0 {
+			n.segRoot = i
+		} else {
+			n.segRoot = pn.segRoot
+		}
+		if pn != nil {
+			if pn.flags&fStep != 0 {
+				n.stepAnc = p
+			} else {
+				n.stepAnc = pn.stepAnc
+			}
+			if n.segRoot != i {
+				switch {
+				case pn.role == roleClient:
+					n.clientAnc = p
+				case pn.flags&fAgent != 0 && pn.selfIdent >= 0:
+				default:
+					n.clientAnc = pn.clientAnc
+				}
+			}
+		}
+		ext := n.flags&fExt != 0
+		switch n.role {
+		case roleClient:
+			if same && pn.role == roleClient {
+				n.topClient = pn.topClient
+			} else {
+				n.topClient = i
+				n.chain = int32(len(a.chains))
+				a.chains = append(a.chains, chain{top: i, server: -1, inproc: -1, nameSpan: -1, addrSpan: -1, call: -1})
+			}
+			ch := a.chainOf(i)
+			ch.marker = ch.marker || n.flags&fMarker != 0
+			ch.failed = ch.failed || n.flags&fFailed != 0
+			ch.real = ch.real || !ext
+			if n.selfIdent >= 0 && (ch.nameSpan < 0 || a.higher(i, ch.nameSpan)) {
+				ch.nameSpan = i
+			}
+			if n.flags&fHasAddr != 0 && (ch.addrSpan < 0 || a.higher(i, ch.addrSpan)) {
+				ch.addrSpan = i
+			}
+		case roleServer:
+			if n.flags&fEntry != 0 {
+				n.entry = i
+			} else {
+				n.entry = pn.entry
+			}
+			e := &nodes[n.entry]
+			if n.flags&fFailed != 0 {
+				e.flags |= fSrvFailed
+			}
+			if !ext {
+				e.flags |= fSrvReal
+			}
+		}
+		if n.flags&fEntry != 0 {
+			a.entries = append(a.entries, i)
+			if n.role == roleInternal {
+				if n.flags&fFailed != 0 {
+					n.flags |= fSrvFailed
+				}
+				if !ext {
+					n.flags |= fSrvReal
+				}
+			}
+			if pn != nil && pn.role == roleClient {
+				ch := a.chainOf(p)
+				if ch.server < 0 || a.earlier(i, ch.server) {
+					ch.server = i
+				}
+			}
+		}
+		if n.role == roleInternal && n.flags&fAgent != 0 && n.selfIdent >= 0 && n.segRoot != i {
+			if n.clientAnc >= 0 {
+				// An agent run in-process under a client span: the client
+				// chain's call, seen from both sides.
+				ch := a.chainOf(n.clientAnc)
+				if ch.inproc < 0 || a.earlier(i, ch.inproc) {
+					ch.inproc = i
+				}
+				ch.failed = ch.failed || n.flags&fFailed != 0
+				ch.real = ch.real || !ext
+				n.call = -2 // resolved to the chain's call in collectCalls
+			} else {
+				n.flags |= fNested
+			}
+		}
+	}
+}
+
+// collectCalls turns the structure into calls, each counted once: client
+// chains that are paired or carry an agent marker, entries no chain
+// accounts for, and agent spans nested in another agent's work in one
+// process.
+func (a *assembler) collectCalls() {
+	for _, e := range a.entries {
+		n := &a.nodes[e]
+		if p := n.parent; p >= 0 && a.nodes[p].role == roleClient {
+			ch := a.chainOf(p)
+			ch.failed = ch.failed || n.flags&fSrvFailed != 0
+			ch.real = ch.real || n.flags&fSrvReal != 0
+		}
+	}
+	a.chainCalls()
+	a.entryCalls()
+	a.nestedCalls()
+}
+
+// chainCalls makes the calls of client chains: paired with a server
+// (both sides), completed by an agent run in-process under them, or, when
+// they carry an agent marker, seen from the client only.
+func (a *assembler) chainCalls() {
+	for c := range a.chains {
+		ch := &a.chains[c]
+		if ch.server < 0 && ch.inproc < 0 && !ch.marker {
+			continue // e.g. an HTTP call to an LLM API: not an interaction
+		}
+		top := &a.nodes[ch.top]
+		cl := call{caller: top.agent, failed: ch.failed, start: top.start, key: top.id, latencyMS: durationMS(top)}
+		switch {
+		case ch.server >= 0:
+			cl.class = classBoth
+			cl.callee = a.nodes[ch.server].agent
+		case ch.inproc >= 0:
+			cl.class = classInProcess
+			cl.callee = a.nodes[ch.inproc].selfIdent
+		default:
+			cl.class = classClient
+			cl.callee = a.unpairedCallee(ch)
+		}
+		if !ch.real {
+			cl.class = classExtension
+		}
+		ch.call = a.addCall(cl)
+		top.call = ch.call
+	}
+}
+
+// entryCalls gives each entry its call: its client chain's, or, for an
+// entry no chain accounts for, a server-only call from the agent of its
+// parent, from "unknown" (parent missing) or from "user" (a root).
+func (a *assembler) entryCalls() {
+	for _, e := range a.entries {
+		n := &a.nodes[e]
+		if p := n.parent; p >= 0 && a.nodes[p].role == roleClient {
+			n.call = a.chainOf(p).call
+			continue
+		}
+		cl := call{callee: n.agent, class: classServer, failed: n.flags&fSrvFailed != 0,
+			start: n.start, key: n.id, latencyMS: durationMS(n)}
+		switch {
+		case n.parent >= 0:
+			// Called from a span that is not a client span: the caller is
+			// known, but its side of the call was not recorded as one.
+			cl.caller = a.nodes[n.parent].agent
+		case n.flags&fHasParentID != 0:
+			if n.flags&fParentMissing != 0 {
+				a.unknownCallers++
+			}
+			cl.caller = a.intern(tracedata.UnknownAgent)
+			a.note(cl.caller, rankUnknown, true)
+		default:
+			cl.caller = a.intern(tracedata.UserAgent)
+			a.note(cl.caller, rankUser, true)
+		}
+		if n.flags&fSrvReal == 0 {
+			cl.class = classExtension
+		}
+		n.call = a.addCall(cl)
+	}
+}
+
+// nestedCalls resolves agents run in-process under a client span to their
+// chain's call, and makes a call of each agent span nested in another
+// agent's work in one process.
+func (a *assembler) nestedCalls() {
+	for i := range a.nodes {
+		n := &a.nodes[i]
+		switch {
+		case n.call == -2:
+			n.call = a.chainOf(n.clientAnc).call
+		case n.flags&fNested != 0:
+			caller := a.nodes[n.parent].agentSpan
+			if caller < 0 || a.nodes[caller].agent == n.selfIdent {
+				continue // the work of a received call, or an agent nested in itself
+			}
+			cl := call{caller: a.nodes[caller].agent, callee: n.selfIdent, class: classInProcess,
+				failed: n.flags&fFailed != 0, start: n.start, key: n.id, latencyMS: durationMS(n)}
+			if n.flags&fExt != 0 {
+				cl.class = classExtension
+			}
+			n.call = a.addCall(cl)
+		}
+	}
+}
+
+func (a *assembler) addCall(c call) int32 {
+	a.calls = append(a.calls, c)
+	return int32(len(a.calls) - 1)
+}
+
+// unpairedCallee names the callee of a client chain nobody answered: the
+// agent the chain names, else the server address as a virtual node.
+func (a *assembler) unpairedCallee(ch *chain) int32 {
+	if ch.nameSpan >= 0 {
+		return a.nodes[ch.nameSpan].selfIdent
+	}
+	if ch.addrSpan >= 0 {
+		ix := a.intern(serverAddress(a.span(ch.addrSpan)))
+		a.note(ix, rankServerAddr, true)
+		return ix
+	}
+	a.calleeUnknown++
+	ix := a.intern(tracedata.UnknownAgent)
+	a.note(ix, rankUnknown, true)
+	return ix
+}
+
+// serverAddress returns server.address, with server.port when there is one.
+func serverAddress(sp *otelmap.Span) string {
+	host, _, _ := sp.StringAttr(otelmap.AttrServerAddress)
+	port, ok := sp.IntAttr(otelmap.AttrServerPort)
+	if !ok {
+		if s, ok2, _ := sp.StringAttr(otelmap.AttrServerPort); ok2 {
+			if p, err := strconv.ParseInt(s, 10, 32); err == nil {
+				port, ok = p, true
+			}
+		}
+	}
+	if !ok || port <= 0 {
+		return host
+	}
+	return net.JoinHostPort(host, strconv.FormatInt(port, 10))
+}
+
+func durationMS(n *node) float64 {
+	if n.start == 0 || n.end < n.start {
+		return 0
+	}
+	return float64(n.end-n.start) / float64(time.Millisecond)
+}

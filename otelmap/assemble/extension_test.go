@@ -1,0 +1,306 @@
+package assemble_test
+
+import (
+	"context"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/coordbench/coordbench/otelmap"
+	"github.com/coordbench/coordbench/otelmap/assemble"
+	"github.com/coordbench/coordbench/tracedata"
+)
+
+// extensionSpans builds the spans a responder's Traceability Extension
+// steps become: its root step as a SERVER invoke_agent span under the
+// caller's client span, its own calls as CLIENT invoke_agent spans, its LLM
+// calls as INTERNAL chat spans.
+func extensionSpans(id trace.TraceID, parent trace.SpanID, res *otelmap.Resource, t0 time.Time) []otelmap.Span {
+	sid := func(b byte) trace.SpanID { return trace.SpanID{0xe0, 0, 0, 0, 0, 0, 0, b} }
+	mk := func(b, pb byte, name string, kind trace.SpanKind, from, to int, attrs ...attribute.KeyValue) otelmap.Span {
+		p := sid(pb)
+		if pb == 0 {
+			p = parent
+		}
+		return otelmap.Span{TraceID: id, SpanID: sid(b), ParentSpanID: p, Name: name, Kind: kind,
+			Start: t0.Add(time.Duration(from) * time.Millisecond), End: t0.Add(time.Duration(to) * time.Millisecond),
+			Attrs: append(attrs, otelmap.AttrSource.String(otelmap.SourceExtension)), Resource: res, Source: otelmap.SourceExtension}
+	}
+	return []otelmap.Span{
+		mk(1, 0, "invoke_agent responder", trace.SpanKindServer, 1, 20, invokeAttrs("responder")...),
+		mk(2, 1, "chat gpt-4o", trace.SpanKindInternal, 2, 4, otelmap.AttrGenAIOperationName.String(otelmap.OpChat), otelmap.AttrCallType.String("TOOL"),
+			otelmap.AttrGenAIRequestModel.String("gpt-4o"), otelmap.AttrTotalTokens.Int(42), otelmap.AttrCost.Float64(0.25)),
+		mk(3, 1, "invoke_agent helper", trace.SpanKindClient, 5, 9, append(invokeAttrs("helper"), otelmap.AttrCaller.String("responder"))...),
+		mk(4, 1, "invoke_agent helper", trace.SpanKindClient, 10, 12, append(invokeAttrs("helper"), otelmap.AttrCaller.String("responder"),
+			attribute.String(otelmap.AttrRequestsPrefix+"text", "again"), attribute.String(otelmap.AttrExtraPrefix+"retry", "yes"))...),
+		mk(5, 1, "execute_tool search", trace.SpanKindInternal, 13, 14, otelmap.AttrCallType.String("TOOL"), otelmap.AttrStepType.String("search")),
+	}
+}
+
+// TestAssembleExtensionSteps: the call into an agent that reported its
+// steps through the extension is seen from both sides; the calls it made,
+// known only from its own report, are extension-only.
+func TestAssembleExtensionSteps(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		res  *otelmap.Resource
+	}{
+		{"no resource", nil},
+		{"own resource", &otelmap.Resource{ServiceName: "responder"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			store := otelmap.NewStore(otelmap.Limits{})
+			green := newSimProc(t, store, "green", otelmap.AttrRole.String(otelmap.RoleAssessor))
+			c := newClock()
+			ctx, task := green.start(context.Background(), c, "coordbench.task", trace.SpanKindInternal, otelmap.AttrCallType.String("HOST"))
+			callSC := remoteCall(ctx, c, green, nil, "responder", nil)
+			end(c, task)
+			id := task.SpanContext().TraceID()
+			store.Add(extensionSpans(id, callSC.SpanID(), tc.res, c.tick()))
+
+			td := assemble.Trace(id, store.Spans(id))
+			want := []string{"green->responder", "responder->helper"}
+			if got := edges(td); !slices.Equal(got, want) {
+				t.Fatalf("interactions = %v, want %v", got, want)
+			}
+			if in := findInteraction(td, "green", "responder"); in.BothSides != 1 || in.Count != 1 {
+				t.Errorf("call into responder = %+v", in)
+			}
+			if in := findInteraction(td, "responder", "helper"); in.ExtensionOnly != 2 || in.Count != 2 || !slices.Equal(in.LatenciesMS, []float64{4, 2}) {
+				t.Errorf("responder's calls = %+v", in)
+			}
+			cov := td.Coverage
+			if cov.BothSides != 1 || cov.ExtensionOnly != 2 || math.Abs(cov.Complete-1.0/3) > 1e-9 || cov.SpansBySource[otelmap.SourceExtension] != 5 {
+				t.Errorf("coverage = %+v", cov)
+			}
+			chatStep := findStep(t, td, trace.SpanID{0xe0, 0, 0, 0, 0, 0, 0, 2})
+			rootStep := findStep(t, td, trace.SpanID{0xe0, 0, 0, 0, 0, 0, 0, 1})
+			if chatStep.Agent != "responder" || chatStep.TotalTokens != 42 || chatStep.Cost != 0.25 || chatStep.ParentStepID != rootStep.StepID {
+				t.Errorf("chat step = %+v", chatStep)
+			}
+			if rootStep.Caller != "green" || rootStep.ParentStepID != callSC.SpanID().String() {
+				t.Errorf("responder root step = %+v", rootStep)
+			}
+			retry := findStep(t, td, trace.SpanID{0xe0, 0, 0, 0, 0, 0, 0, 4})
+			if retry.Caller != "responder" || retry.Agent != "helper" || retry.Requests["text"] != "again" || retry.AdditionalAttributes["retry"] != "yes" {
+				t.Errorf("helper call step = %+v", retry)
+			}
+			if s := findStep(t, td, trace.SpanID{0xe0, 0, 0, 0, 0, 0, 0, 5}); s.StepType != "search" || s.Agent != "responder" {
+				t.Errorf("tool step = %+v", s)
+			}
+			// The assessor's client span named the responder; the helper is
+			// known only from the responder's report.
+			if a := td.Agent("responder"); a.IdentifiedBy != tracedata.IdentityAgentName || a.Role != "" {
+				t.Errorf("responder = %+v", a)
+			}
+			if a := td.Agent("helper"); a.IdentifiedBy != tracedata.IdentityExtension || a.Virtual {
+				t.Errorf("helper = %+v", a)
+			}
+			if a := td.Agent("green"); a.Role != tracedata.RoleAssessor {
+				t.Errorf("green = %+v", a)
+			}
+			// The real span replaces the extension's version of itself.
+			assertPermutationStable(t, id, store.Spans(id), 6)
+		})
+	}
+}
+
+// brokenSpans is input no producer should send: attributes of the wrong
+
+// extTracer returns a real SDK tracer of service, and the recorder of its
+// ended spans.
+func extTracer(t *testing.T, service string) (trace.Tracer, *tracetest.SpanRecorder) {
+	t.Helper()
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(
+		sdktrace.WithSpanProcessor(rec),
+		sdktrace.WithResource(resource.NewSchemaless(otelmap.AttrServiceName.String(service))),
+	)
+	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+	return tp.Tracer("coordbench-test"), rec
+}
+
+// extCallerSpan starts and ends the caller's CLIENT invoke_agent span of a
+// call to callee, as the green agent records it, and returns it as the store
+// holds it.
+func extCallerSpan(t *testing.T, callee string) otelmap.Span {
+	t.Helper()
+	tr, rec := extTracer(t, "green")
+	_, span := tr.Start(context.Background(), otelmap.SpanInvokeAgentPrefix+callee,
+		trace.WithSpanKind(trace.SpanKindClient),
+		trace.WithTimestamp(time.Date(2025, 6, 3, 9, 14, 6, 0, time.UTC)),
+		trace.WithAttributes(
+			otelmap.AttrGenAIOperationName.String(otelmap.OpInvokeAgent),
+			otelmap.AttrGenAIAgentName.String(callee),
+			otelmap.AttrCallType.String(string(tracedata.CallAgent)),
+		))
+	span.End(trace.WithTimestamp(time.Date(2025, 6, 3, 9, 14, 10, 0, time.UTC)))
+	return extFromSDK(rec.Ended(), otelmap.SourceInProcess)[0]
+}
+
+// extParent is the caller's span context as the participant receives it
+// through traceparent.
+func extParent(caller otelmap.Span) trace.SpanContext {
+	return trace.NewSpanContext(trace.SpanContextConfig{
+		TraceID: caller.TraceID, SpanID: caller.SpanID, TraceFlags: trace.FlagsSampled, Remote: true,
+	})
+}
+
+// extFromSDK converts SDK spans as the in-process road would.
+func extFromSDK(ended []sdktrace.ReadOnlySpan, source string) []otelmap.Span {
+	out := make([]otelmap.Span, 0, len(ended))
+	resources := map[string]*otelmap.Resource{}
+	for _, s := range ended {
+		svc := ""
+		for _, kv := range s.Resource().Attributes() {
+			if kv.Key == otelmap.AttrServiceName {
+				svc = kv.Value.AsString()
+			}
+		}
+		r := resources[svc]
+		if r == nil {
+			r = &otelmap.Resource{ServiceName: svc, Attrs: s.Resource().Attributes()}
+			resources[svc] = r
+		}
+		out = append(out, otelmap.Span{
+			TraceID:       s.SpanContext().TraceID(),
+			SpanID:        s.SpanContext().SpanID(),
+			ParentSpanID:  s.Parent().SpanID(),
+			Name:          s.Name(),
+			Kind:          s.SpanKind(),
+			Start:         s.StartTime(),
+			End:           s.EndTime(),
+			StatusError:   s.Status().Code == codes.Error,
+			StatusMessage: s.Status().Description,
+			Attrs:         s.Attributes(),
+			Resource:      r,
+			Source:        source,
+		})
+	}
+	return out
+}
+
+func extFixture(t *testing.T, name string) *tracedata.ResponseTrace {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "tracedata", "testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt, err := tracedata.DecodeResponseTrace(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rt
+}
+
+// extBySpanName indexes spans by name, failing on duplicates.
+func extBySpanName(t *testing.T, spans []otelmap.Span) map[string]*otelmap.Span {
+	t.Helper()
+	m := map[string]*otelmap.Span{}
+	for i := range spans {
+		if _, dup := m[spans[i].Name]; dup {
+			t.Fatalf("two spans named %q", spans[i].Name)
+		}
+		m[spans[i].Name] = &spans[i]
+	}
+	return m
+}
+
+// TestAssembleExtensionPythonSample: the spans the Python sample's
+// extension answer becomes are read as the calls they stand for.
+func TestAssembleExtensionPythonSample(t *testing.T) {
+	rt := extFixture(t, "python_sample.json")
+	caller := extCallerSpan(t, "Host Agent")
+	spans, err := otelmap.SpansFromResponseTrace(rt, extParent(caller), "Host Agent")
+	if err != nil {
+		t.Fatal(err)
+	}
+	td := assemble.Trace(caller.TraceID, append([]otelmap.Span{caller}, spans...))
+	edges := map[string]int{}
+	for _, in := range td.Interactions {
+		edges[in.From+"->"+in.To] = in.Count
+	}
+	if len(edges) != 2 || edges["green->Host Agent"] != 1 || edges["Host Agent->Weather Agent"] != 1 {
+		t.Errorf("interactions %+v", td.Interactions)
+	}
+	if len(td.Steps) != len(spans)+1 {
+		t.Errorf("%d steps assembled from %d spans", len(td.Steps), len(spans)+1)
+	}
+}
+
+func stepIDs(steps []tracedata.Step) []string {
+	var ids []string
+	for _, s := range steps {
+		ids = append(ids, s.StepID+"<-"+s.ParentStepID)
+	}
+	return ids
+}
+
+// steps -> spans -> assemble.Trace -> steps keeps what the steps said.
+func TestExtensionRoundTripThroughAssembly(t *testing.T) {
+	caller := extCallerSpan(t, "purple")
+	parent := extParent(caller)
+	t0 := caller.Start.Add(10 * time.Millisecond)
+	at := func(ms float64) time.Time { return t0.Add(time.Duration(ms * float64(time.Millisecond))) }
+	steps := []tracedata.Step{
+		{StepID: "1000000000000001", CallType: tracedata.CallAgent, Agent: "purple", StartTime: at(0), EndTime: at(1000), LatencyMS: 1000, Latency: 1000},
+		{StepID: "1000000000000002", ParentStepID: "1000000000000001", CallType: tracedata.CallTool, Agent: "purple", Model: "gpt-4o-mini",
+			StartTime: at(10), EndTime: at(310), LatencyMS: 300, Latency: 300},
+		{StepID: "1000000000000003", ParentStepID: "1000000000000001", CallType: tracedata.CallAgent, Agent: "booking", Caller: "purple",
+			StartTime: at(320), EndTime: at(920.5), LatencyMS: 600.5, Latency: 601},
+		{StepID: "1000000000000004", ParentStepID: "1000000000000003", CallType: tracedata.CallAgent, Agent: "booking",
+			StartTime: at(330), EndTime: at(900), LatencyMS: 570, Latency: 570},
+		{StepID: "1000000000000005", ParentStepID: "1000000000000004", CallType: tracedata.CallTool, Agent: "booking", Name: "execute_tool search",
+			StartTime: at(340), EndTime: at(400), LatencyMS: 60, Latency: 60},
+	}
+	spans, err := otelmap.SpansFromResponseTrace(&tracedata.ResponseTrace{TraceID: caller.TraceID.String(), Steps: steps}, parent, "purple")
+	if err != nil {
+		t.Fatal(err)
+	}
+	td := assemble.Trace(caller.TraceID, append([]otelmap.Span{caller}, spans...))
+	got := map[string]tracedata.Step{}
+	for _, s := range td.Steps {
+		got[s.StepID] = s
+	}
+	for _, w := range steps {
+		g, ok := got[w.StepID]
+		if !ok {
+			t.Errorf("step %s lost; assembled %v", w.StepID, stepIDs(td.Steps))
+			continue
+		}
+		wantParent := w.ParentStepID
+		if wantParent == "" {
+			wantParent = caller.SpanID.String()
+		}
+		if g.ParentStepID != wantParent || g.CallType != w.CallType || g.Agent != w.Agent || g.LatencyMS != w.LatencyMS {
+			t.Errorf("step %s:\n got parent %s type %s agent %q latency %v\nwant parent %s type %s agent %q latency %v",
+				w.StepID, g.ParentStepID, g.CallType, g.Agent, g.LatencyMS, wantParent, w.CallType, w.Agent, w.LatencyMS)
+		}
+	}
+	// The graph reads the calls the shapes stand for: green's call to
+	// purple (its CLIENT span paired with the SERVER step) and purple's to
+	// booking, the latter known only through the extension.
+	edges := map[string]tracedata.Interaction{}
+	for _, in := range td.Interactions {
+		edges[in.From+"->"+in.To] = in
+	}
+	if len(edges) != 2 || edges["green->purple"].Count != 1 || edges["purple->booking"].Count != 1 ||
+		edges["purple->booking"].ExtensionOnly != 1 {
+		t.Errorf("interactions %+v", td.Interactions)
+	}
+	// And back out as the extension's payload.
+	rt := otelmap.ResponseTraceFromSteps(caller.TraceID.String(), td.Steps)
+	if len(rt.Steps) != len(td.Steps) {
+		t.Errorf("%d steps from %d", len(rt.Steps), len(td.Steps))
+	}
+}

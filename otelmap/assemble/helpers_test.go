@@ -1,0 +1,192 @@
+package assemble_test
+
+import (
+	"context"
+	"encoding/json"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/coordbench/coordbench/otelmap"
+	"github.com/coordbench/coordbench/otelmap/assemble"
+	"github.com/coordbench/coordbench/tracedata"
+)
+
+// simProc is one simulated process: its own tracer provider, whose spans
+// the in-process Recorder puts into a store.
+type simProc struct {
+	tr trace.Tracer
+}
+
+// newSimProc starts a tracer provider for service (no service.name when
+// service is "") recording into store.
+func newSimProc(t testing.TB, store *otelmap.Store, service string, extra ...attribute.KeyValue) *simProc {
+	t.Helper()
+	var attrs []attribute.KeyValue
+	if service != "" {
+		attrs = append(attrs, attribute.String("service.name", service))
+	}
+	attrs = append(attrs, extra...)
+	tp := sdktrace.NewTracerProvider(
+		sdktrace.WithSpanProcessor(otelmap.NewRecorder(store)),
+		sdktrace.WithResource(resource.NewSchemaless(attrs...)),
+		sdktrace.WithSampler(sdktrace.AlwaysSample()),
+	)
+	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+	return &simProc{tr: tp.Tracer("coordbench/test")}
+}
+
+// clock hands out strictly increasing timestamps, so span order in time
+// is under the test's control.
+type clock struct{ t time.Time }
+
+func newClock() *clock { return &clock{t: time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)} }
+
+func (c *clock) tick() time.Time {
+	c.t = c.t.Add(time.Millisecond)
+	return c.t
+}
+
+// start opens a span at the clock's next tick.
+func (p *simProc) start(ctx context.Context, c *clock, name string, kind trace.SpanKind, attrs ...attribute.KeyValue) (context.Context, trace.Span) {
+	return p.tr.Start(ctx, name, trace.WithSpanKind(kind), trace.WithTimestamp(c.tick()), trace.WithAttributes(attrs...))
+}
+
+func end(c *clock, s trace.Span) { s.End(trace.WithTimestamp(c.tick())) }
+
+// propagate carries ctx to another process as an HTTP call does: W3C trace
+// context injected into headers and extracted on the other side.
+func propagate(ctx context.Context) context.Context {
+	h := propagation.MapCarrier{}
+	propagation.TraceContext{}.Inject(ctx, h)
+	return propagation.TraceContext{}.Extract(context.Background(), h)
+}
+
+func invokeAttrs(agent string) []attribute.KeyValue {
+	return []attribute.KeyValue{
+		otelmap.AttrGenAIOperationName.String(otelmap.OpInvokeAgent), otelmap.AttrGenAIAgentName.String(agent), otelmap.AttrCallType.String("AGENT"),
+	}
+}
+
+// remoteCall records the figure of DESIGN §3 for one call from the process
+// `from` to agent `to` served by process `srv`: invoke_agent CLIENT ->
+// SendMessage CLIENT -> POST CLIENT there, POST SERVER -> SendMessage
+// SERVER -> invoke_agent INTERNAL here, with work run inside the callee's
+// agent span. It returns the client invoke_agent span's context.
+func remoteCall(ctx context.Context, c *clock, from, srv *simProc, to string, work func(ctx context.Context)) trace.SpanContext {
+	ctx, inv := from.start(ctx, c, otelmap.SpanInvokeAgentPrefix+to, trace.SpanKindClient,
+		append(invokeAttrs(to), otelmap.AttrServerAddress.String("127.0.0.1"), otelmap.AttrServerPort.Int(9100))...)
+	ctx, sm := from.start(ctx, c, "SendMessage", trace.SpanKindClient, otelmap.AttrA2AMethodName.String("SendMessage"))
+	ctx, post := from.start(ctx, c, "POST", trace.SpanKindClient, attribute.String("http.request.method", "POST"))
+	if srv != nil {
+		sctx := propagate(ctx)
+		sctx, spost := srv.start(sctx, c, "POST", trace.SpanKindServer, attribute.String("http.request.method", "POST"))
+		sctx, ssm := srv.start(sctx, c, "SendMessage", trace.SpanKindServer, otelmap.AttrA2AMethodName.String("SendMessage"),
+			otelmap.AttrA2ATaskState.String("completed"))
+		sctx, sinv := srv.start(sctx, c, otelmap.SpanInvokeAgentPrefix+to, trace.SpanKindInternal, invokeAttrs(to)...)
+		if work != nil {
+			work(sctx)
+		}
+		end(c, sinv)
+		end(c, ssm)
+		end(c, spost)
+	}
+	end(c, post)
+	end(c, sm)
+	end(c, inv)
+	return inv.SpanContext()
+}
+
+// chat records an LLM call: a chat CLIENT span with the HTTP call to the
+// LLM API below it (a client chain that is not an interaction).
+func chat(ctx context.Context, c *clock, p *simProc, model, in, out string) trace.SpanContext {
+	ctx, ch := p.start(ctx, c, otelmap.SpanChatPrefix+model, trace.SpanKindClient,
+		otelmap.AttrGenAIOperationName.String(otelmap.OpChat), otelmap.AttrGenAIRequestModel.String(model), otelmap.AttrCallType.String("TOOL"),
+		otelmap.AttrGenAIInputTokens.Int(10), otelmap.AttrGenAIOutputTokens.Int(5),
+		otelmap.AttrGenAIInputMessages.String(`[{"role":"user","parts":[{"type":"text","content":"`+in+`"}]}]`),
+		otelmap.AttrGenAIOutputMessages.String(`[{"role":"assistant","parts":[{"type":"text","content":"`+out+`"},{"type":"tool_call","name":"x"}]}]`))
+	_, post := p.start(ctx, c, "POST", trace.SpanKindClient, otelmap.AttrServerAddress.String("api.openai.com"), otelmap.AttrServerPort.Int(443))
+	end(c, post)
+	end(c, ch)
+	return ch.SpanContext()
+}
+
+func findStep(t *testing.T, td *tracedata.TraceData, id trace.SpanID) *tracedata.Step {
+	t.Helper()
+	for i := range td.Steps {
+		if td.Steps[i].StepID == id.String() {
+			return &td.Steps[i]
+		}
+	}
+	t.Fatalf("no step %s", id)
+	return nil
+}
+
+func findInteraction(td *tracedata.TraceData, from, to string) *tracedata.Interaction {
+	for i := range td.Interactions {
+		if td.Interactions[i].From == from && td.Interactions[i].To == to {
+			return &td.Interactions[i]
+		}
+	}
+	return nil
+}
+
+func edges(td *tracedata.TraceData) []string {
+	var out []string
+	for _, in := range td.Interactions {
+		out = append(out, in.From+"->"+in.To)
+	}
+	return out
+}
+
+func mustJSON(t testing.TB, td *tracedata.TraceData) string {
+	t.Helper()
+	b, err := json.Marshal(td)
+	if err != nil {
+		t.Fatalf("encode trace: %v", err)
+	}
+	return string(b)
+}
+
+func hasWarning(td *tracedata.TraceData, substr string) bool {
+	return slices.ContainsFunc(td.Coverage.Warnings, func(w string) bool { return strings.Contains(w, substr) })
+}
+
+// assertPermutationStable assembles shuffles of spans and checks each gives
+// the same JSON as the spans in their given order.
+func assertPermutationStable(t *testing.T, id trace.TraceID, spans []otelmap.Span, rounds int) string {
+	t.Helper()
+	want := mustJSON(t, assemble.Trace(id, spans))
+	rng := rand.New(rand.NewPCG(1, 2))
+	for r := range rounds {
+		perm := slices.Clone(spans)
+		if r == 0 {
+			slices.Reverse(perm)
+		} else {
+			rng.Shuffle(len(perm), func(i, j int) { perm[i], perm[j] = perm[j], perm[i] })
+		}
+		if got := mustJSON(t, assemble.Trace(id, perm)); got != want {
+			t.Fatalf("permutation %d gives another result:\n got %s\nwant %s", r, got, want)
+		}
+	}
+	return want
+}
+
+func mustParent(t *testing.T, spans []otelmap.Span, id trace.SpanID) trace.SpanID {
+	t.Helper()
+	for _, s := range spans {
+		if s.SpanID == id {
+			return s.ParentSpanID
+		}
+	}
+	t.Fatalf("no span %s", id)
+	return trace.SpanID{}
+}
