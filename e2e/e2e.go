@@ -36,6 +36,7 @@ import (
 	"github.com/coordbench/coordbench/groundtruth"
 	"github.com/coordbench/coordbench/otelmap"
 	"github.com/coordbench/coordbench/purple"
+	"github.com/coordbench/coordbench/report"
 	"github.com/coordbench/coordbench/scenario"
 	"github.com/coordbench/coordbench/scenario/coordination"
 	"github.com/coordbench/coordbench/tracedata"
@@ -280,7 +281,7 @@ func (g *greenUnderTest) stop() {
 }
 
 // assess sends one assessment request and decodes the result artifact.
-func (g *greenUnderTest) assess(ctx context.Context, participants map[string]string, config map[string]any) (*resultView, error) {
+func (g *greenUnderTest) assess(ctx context.Context, participants map[string]string, config map[string]any) (*report.Result, error) {
 	req, err := json.Marshal(map[string]any{"participants": participants, "config": config})
 	if err != nil {
 		return nil, fmt.Errorf("encode request: %w", err)
@@ -290,34 +291,16 @@ func (g *greenUnderTest) assess(ctx context.Context, participants map[string]str
 		return nil, fmt.Errorf("assessment: %w", err)
 	}
 	for _, d := range reply.Data {
-		if d["schema"] != green.ResultSchema {
+		if d["schema"] != report.Schema {
 			continue
 		}
 		raw, err := json.Marshal(d)
 		if err != nil {
 			return nil, fmt.Errorf("result: %w", err)
 		}
-		var res resultView
-		if err := json.Unmarshal(raw, &res); err != nil {
-			return nil, fmt.Errorf("decode result: %w", err)
-		}
-		return &res, nil
+		return report.Decode(raw)
 	}
-	return nil, fmt.Errorf("the assessment ended %s without a %s result: %q", reply.State, green.ResultSchema, reply.Text)
-}
-
-// resultView is the part of the green agent's JSON result the benchmark
-// reads.
-type resultView struct {
-	Tasks []struct {
-		TaskID       string                  `json:"task_id"`
-		TraceID      string                  `json:"trace_id"`
-		Coverage     tracedata.Coverage      `json:"coverage"`
-		Interactions []tracedata.Interaction `json:"interactions"`
-		Outcome      *evals.Outcome          `json:"outcome"`
-		Graph        *evals.GraphResult      `json:"graph"`
-	} `json:"tasks"`
-	Warnings []string `json:"warnings"`
+	return nil, fmt.Errorf("the assessment ended %s without a %s result: %q", reply.State, report.Schema, reply.Text)
 }
 
 // SystemSpecs are the purple agents of a topology: each exports OTLP to
@@ -396,16 +379,17 @@ func runScenario(ctx context.Context, g *greenUnderTest, opts *Options, sc groun
 	}
 	t := res.Tasks[0]
 	r.TraceID, r.Coverage, r.Interactions, r.Outcome = t.TraceID, t.Coverage, t.Interactions, t.Outcome
-	if t.Graph == nil {
+	graph, ok := t.Evaluations[evals.GraphEvaluatorName].(*evals.GraphResult)
+	if !ok {
 		return fail(errors.New("the result has no graph evaluation"))
 	}
-	r.FoundLabel = t.Graph.Label
+	r.FoundLabel = graph.Label
 	r.FoundFindings = []string{}
-	for _, f := range t.Graph.Findings {
+	for _, f := range graph.Findings {
 		r.FoundFindings = append(r.FoundFindings, f.Kind)
 	}
 	if m := sc.Expected.Metrics; m != nil {
-		r.MetricMismatches = CompareMetrics(m, &t.Graph.Metrics)
+		r.MetricMismatches = CompareMetrics(m, &graph.Metrics)
 	}
 	r.EdgeMismatches = compareEdges(sc.Topology, t.Interactions)
 	return r

@@ -3,12 +3,10 @@ package green
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"math"
 	"os"
-	"reflect"
 	"strings"
 	"time"
 
@@ -19,6 +17,7 @@ import (
 	"github.com/coordbench/coordbench/groundtruth"
 	"github.com/coordbench/coordbench/otelmap"
 	"github.com/coordbench/coordbench/purple"
+	"github.com/coordbench/coordbench/report"
 	"github.com/coordbench/coordbench/scenario"
 	"github.com/coordbench/coordbench/scenario/coordination"
 )
@@ -113,7 +112,7 @@ func (o DemoOptions) withDefaults() DemoOptions {
 // Everything it starts is stopped before it returns. Only a failure to
 // start, or the deadline, is an error: a task whose call fails is a
 // recorded failure.
-func RunDemo(ctx context.Context, opts DemoOptions) (*Result, error) {
+func RunDemo(ctx context.Context, opts DemoOptions) (*report.Result, error) {
 	opts = opts.withDefaults()
 	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
 	defer cancel()
@@ -204,7 +203,7 @@ func demoTeam(greenURL string, opts DemoOptions, log *slog.Logger) []purple.Agen
 
 // demoAssess asks the green agent for the assessment through A2A and
 // decodes the Result artifact's JSON.
-func demoAssess(ctx context.Context, greenURL string, participants map[string]string, opts DemoOptions) (*Result, error) {
+func demoAssess(ctx context.Context, greenURL string, participants map[string]string, opts DemoOptions) (*report.Result, error) {
 	config := map[string]any{}
 	raw, err := json.Marshal(opts.Config)
 	if err != nil {
@@ -233,14 +232,14 @@ func demoAssess(ctx context.Context, greenURL string, participants map[string]st
 		return nil, fmt.Errorf("assessment: %w", err)
 	}
 	for _, d := range reply.Data {
-		if d["schema"] != ResultSchema {
+		if d["schema"] != report.Schema {
 			continue
 		}
 		raw, err := json.Marshal(d)
 		if err != nil {
 			return nil, fmt.Errorf("result: %w", err)
 		}
-		return DecodeResult(raw)
+		return report.Decode(raw)
 	}
 	return nil, fmt.Errorf("the assessment ended %s without a result: %q", reply.State, reply.Text)
 }
@@ -336,69 +335,4 @@ func stubCoordinationScenario() *coordination.Scenario {
 		panic(fmt.Sprintf("demo: built-in papers: %v", err))
 	}
 	return s
-}
-
-// DecodeResult reads a coordbench.result/v1 document, as a client of the
-// green agent receives it in the Result artifact. Each task's evaluator
-// results are kept as their JSON under their names (RawEvaluation), so the
-// result encodes back to the same document and Summary renders it.
-func DecodeResult(raw []byte) (*Result, error) {
-	var res Result
-	if err := json.Unmarshal(raw, &res); err != nil {
-		return nil, fmt.Errorf("decode result: %w", err)
-	}
-	if res.Schema != ResultSchema {
-		return nil, fmt.Errorf("decode result: schema %q, want %q", res.Schema, ResultSchema)
-	}
-	var tasks struct {
-		Tasks []map[string]json.RawMessage `json:"tasks"`
-	}
-	if err := json.Unmarshal(raw, &tasks); err != nil {
-		return nil, fmt.Errorf("decode result: %w", err)
-	}
-	if len(tasks.Tasks) != len(res.Tasks) {
-		return nil, errors.New("decode result: tasks changed between readings")
-	}
-	fixed := taskResultKeys()
-	for i, t := range tasks.Tasks {
-		for k, v := range t {
-			if fixed[k] {
-				continue
-			}
-			if res.Tasks[i].Evaluations == nil {
-				res.Tasks[i].Evaluations = map[string]evals.Result{}
-			}
-			res.Tasks[i].Evaluations[k] = RawEvaluation(v)
-		}
-	}
-	return &res, nil
-}
-
-// taskResultKeys are the JSON keys of TaskResult's own fields; every other
-// key of a task is an evaluator's result.
-func taskResultKeys() map[string]bool {
-	keys := map[string]bool{}
-	rt := reflect.TypeFor[TaskResult]()
-	for i := range rt.NumField() {
-		name, _, _ := strings.Cut(rt.Field(i).Tag.Get("json"), ",")
-		if name != "" && name != "-" {
-			keys[name] = true
-		}
-	}
-	return keys
-}
-
-// RawEvaluation is an evaluator's result as decoded JSON: it encodes to
-// the same bytes, and has no headline numbers.
-type RawEvaluation json.RawMessage
-
-// Headline implements evals.Result.
-func (RawEvaluation) Headline() map[string]float64 { return nil }
-
-// MarshalJSON returns the JSON as it was read.
-func (r RawEvaluation) MarshalJSON() ([]byte, error) {
-	if len(r) == 0 {
-		return []byte("null"), nil
-	}
-	return r, nil
 }

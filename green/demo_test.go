@@ -16,6 +16,7 @@ import (
 	"github.com/coordbench/coordbench/groundtruth"
 	"github.com/coordbench/coordbench/otelmap"
 	"github.com/coordbench/coordbench/purple"
+	"github.com/coordbench/coordbench/report"
 	"github.com/coordbench/coordbench/scenario"
 	"github.com/coordbench/coordbench/scenario/coordination"
 	"github.com/coordbench/coordbench/tracedata"
@@ -139,7 +140,7 @@ func TestStubScenarioIsValidGroundTruth(t *testing.T) {
 
 // checkDemoTask checks one task of the demo team: every agent a node,
 // every call seen from both sides, spans from all three roads.
-func checkDemoTask(t *testing.T, task TaskResult) {
+func checkDemoTask(t *testing.T, task report.TaskResult) {
 	t.Helper()
 	if task.TraceID == "" || task.Outcome == nil {
 		t.Fatalf("trace id %q, outcome %v", task.TraceID, task.Outcome)
@@ -195,9 +196,9 @@ func checkDemoTask(t *testing.T, task TaskResult) {
 
 // checkDemoSummary checks the Markdown a user reads and that the result
 // read from the artifact encodes back to JSON with the evaluations.
-func checkDemoSummary(t *testing.T, res *Result) {
+func checkDemoSummary(t *testing.T, res *report.Result) {
 	t.Helper()
-	md := Summary(res)
+	md := report.Summary(res)
 	for _, want := range []string{
 		"```mermaid\nflowchart LR\n",
 		`n_coordinator -->|"1 call"| n_reviewer_1`,
@@ -216,44 +217,6 @@ func checkDemoSummary(t *testing.T, res *Result) {
 	for _, key := range []string{`"graph":{`, `"latency":{`, `"text":{`, `"outcome":{`} {
 		if !bytes.Contains(raw, []byte(key)) {
 			t.Errorf("encoded result lacks %s", key)
-		}
-	}
-}
-
-// TestDecodeResult: a result encodes, decodes and encodes again to the same
-// bytes, evaluations included; other documents are refused.
-func TestDecodeResult(t *testing.T) {
-	score := 50.0
-	res := &Result{Schema: ResultSchema, Domain: "coordination", Score: &score, Tasks: []TaskResult{{
-		TaskID: "t", TraceID: "abc", Agents: []tracedata.Agent{{Name: "a", IdentifiedBy: tracedata.IdentityAgentName}},
-		Interactions: []tracedata.Interaction{}, Steps: []tracedata.Step{},
-		Outcome: &evals.Outcome{Success: true, Score: 0.5, Summary: "ok"},
-		Evaluations: map[string]evals.Result{
-			"graph": &evals.GraphResult{Label: evals.LabelSparse, Nodes: []evals.GraphNode{}, Edges: []evals.GraphEdge{}, Findings: []evals.GraphFinding{}},
-			"zeta":  RawEvaluation(`{"x":1}`),
-		},
-	}}}
-	first, err := json.Marshal(res)
-	if err != nil {
-		t.Fatal(err)
-	}
-	back, err := DecodeResult(first)
-	if err != nil {
-		t.Fatal(err)
-	}
-	second, err := json.Marshal(back)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(first, second) {
-		t.Errorf("round trip changed the result:\n%s\n%s", first, second)
-	}
-	if len(back.Tasks[0].Evaluations) != 2 || !strings.Contains(Summary(back), "sparse") {
-		t.Errorf("evaluations %v", back.Tasks[0].Evaluations)
-	}
-	for _, bad := range []string{`{"schema":"other/v1","tasks":[]}`, `[]`, `{"schema":`} {
-		if _, err := DecodeResult([]byte(bad)); err == nil {
-			t.Errorf("%s decoded", bad)
 		}
 	}
 }
