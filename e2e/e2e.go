@@ -17,7 +17,6 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -35,6 +34,7 @@ import (
 	"github.com/coordbench/coordbench/internal/loopback"
 	"github.com/coordbench/coordbench/otelmap"
 	"github.com/coordbench/coordbench/purple"
+	"github.com/coordbench/coordbench/report"
 	"github.com/coordbench/coordbench/scenario"
 	"github.com/coordbench/coordbench/scenario/coordination"
 	"github.com/coordbench/coordbench/tracedata"
@@ -265,30 +265,16 @@ func stopGreen(h *loopback.Harness, opts *Options) {
 }
 
 // assess sends one assessment request and decodes the result artifact.
-func assess(ctx context.Context, h *loopback.Harness, participants map[string]string, config map[string]any) (*resultView, error) {
+func assess(ctx context.Context, h *loopback.Harness, participants map[string]string, config map[string]any) (*report.Result, error) {
 	raw, err := h.Assess(ctx, participants, config)
 	if err != nil {
 		return nil, err
 	}
-	var res resultView
-	if err := json.Unmarshal(raw, &res); err != nil {
+	res, err := report.Decode(raw)
+	if err != nil {
 		return nil, fmt.Errorf("decode result: %w", err)
 	}
-	return &res, nil
-}
-
-// resultView is the part of the green agent's JSON result the benchmark
-// reads.
-type resultView struct {
-	Tasks []struct {
-		TaskID       string                  `json:"task_id"`
-		TraceID      string                  `json:"trace_id"`
-		Coverage     tracedata.Coverage      `json:"coverage"`
-		Interactions []tracedata.Interaction `json:"interactions"`
-		Outcome      *evals.Outcome          `json:"outcome"`
-		Graph        *evals.GraphResult      `json:"graph"`
-	} `json:"tasks"`
-	Warnings []string `json:"warnings"`
+	return res, nil
 }
 
 // SystemSpecs are the purple agents of a topology: each exports OTLP to
@@ -367,16 +353,17 @@ func runScenario(ctx context.Context, h *loopback.Harness, opts *Options, sc gro
 	}
 	t := res.Tasks[0]
 	r.TraceID, r.Coverage, r.Interactions, r.Outcome = t.TraceID, t.Coverage, t.Interactions, t.Outcome
-	if t.Graph == nil {
+	graph, ok := t.Evaluations[evals.GraphEvaluatorName].(*evals.GraphResult)
+	if !ok {
 		return fail(errors.New("the result has no graph evaluation"))
 	}
-	r.FoundLabel = t.Graph.Label
+	r.FoundLabel = graph.Label
 	r.FoundFindings = []string{}
-	for _, f := range t.Graph.Findings {
+	for _, f := range graph.Findings {
 		r.FoundFindings = append(r.FoundFindings, f.Kind)
 	}
 	if m := sc.Expected.Metrics; m != nil {
-		r.MetricMismatches = CompareMetrics(m, &t.Graph.Metrics)
+		r.MetricMismatches = CompareMetrics(m, &graph.Metrics)
 	}
 	r.EdgeMismatches = compareEdges(sc.Topology, t.Interactions)
 	return r

@@ -127,8 +127,13 @@ func NewRegistry(opts Options) *Registry {
 	}
 }
 
-// Register adds e; a second evaluator of the same name is an error.
+// Register adds e. A second evaluator of the same name is an error, and so
+// is a name that is not a lower-case identifier ("graph", "text_sim"): it
+// keys the result and names spans and attributes.
 func (r *Registry) Register(e Evaluator) error {
+	if err := checkName(e.Name()); err != nil {
+		return err
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, have := range r.evaluators {

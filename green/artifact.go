@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/coordbench/coordbench/report"
 )
 
 // The result artifact (DESIGN §4): one artifact named Result, added before
@@ -24,26 +25,26 @@ const (
 )
 
 // ResultArtifact builds the Result artifact of res.
-func ResultArtifact(res *Result) (*a2a.Artifact, error) {
+func ResultArtifact(res *report.Result) (*a2a.Artifact, error) {
 	data, err := resultData(res)
 	if err != nil {
 		return nil, err
 	}
-	text := a2a.NewTextPart(Summary(res))
+	text := a2a.NewTextPart(report.Summary(res))
 	text.MediaType = MediaTypeMarkdown
 	dataPart := a2a.NewDataPart(data)
 	dataPart.MediaType = MediaTypeJSON
 	return &a2a.Artifact{
 		ID:          a2a.NewArtifactID(),
 		Name:        ResultArtifactName,
-		Description: "coordbench assessment result: a Markdown summary and the JSON result (schema " + ResultSchema + ")",
+		Description: "coordbench assessment result: a Markdown summary and the JSON result (schema " + report.Schema + ")",
 		Parts:       a2a.ContentParts{text, dataPart},
 	}, nil
 }
 
 // ResultArtifactEvent is the artifact event that delivers res, whole, in
 // one chunk.
-func ResultArtifactEvent(info a2a.TaskInfoProvider, res *Result) (*a2a.TaskArtifactUpdateEvent, error) {
+func ResultArtifactEvent(info a2a.TaskInfoProvider, res *report.Result) (*a2a.TaskArtifactUpdateEvent, error) {
 	art, err := ResultArtifact(res)
 	if err != nil {
 		return nil, err
@@ -60,7 +61,7 @@ func ResultArtifactEvent(info a2a.TaskInfoProvider, res *Result) (*a2a.TaskArtif
 // resultData is res as a generic JSON object. A data part must hold an
 // object (A2A 0.3 clients expect a map), and the round trip keeps exactly
 // the JSON that Result encodes to, evaluator results included.
-func resultData(res *Result) (map[string]any, error) {
+func resultData(res *report.Result) (map[string]any, error) {
 	if res == nil {
 		return nil, fmt.Errorf("result artifact: no result")
 	}
@@ -91,5 +92,5 @@ func jsonMarshal(v any) ([]byte, error) {
 // the participants and one result per assessment.
 type AgentBeatsResults struct {
 	Participants map[string]string `json:"participants"`
-	Results      []*Result         `json:"results"`
+	Results      []*report.Result  `json:"results"`
 }

@@ -10,19 +10,20 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
 
 	"github.com/coordbench/coordbench/evals"
+	"github.com/coordbench/coordbench/report"
 	"github.com/coordbench/coordbench/scenario"
 	"github.com/coordbench/coordbench/tracedata"
 )
 
 // artifactTestResult is a small result with one assessed task and one
 // that did not run.
-func artifactTestResult() *Result {
+func artifactTestResult() *report.Result {
 	score, maxScore, pass, used := 50.0, 100.0, 0.5, 1.25
-	return &Result{
-		Schema: ResultSchema, Domain: "coordination",
+	return &report.Result{
+		Schema: report.Schema, Domain: "coordination",
 		Score: &score, MaxScore: &maxScore, PassRate: &pass, TimeUsed: &used,
 		Inputs: []string{"agent=http://127.0.0.1:9019/"},
-		Tasks: []TaskResult{
+		Tasks: []report.TaskResult{
 			{
 				TaskID:  "paper-1",
 				TraceID: "4bf92f3577b34da6a3ce929d0e0e4736",
@@ -105,7 +106,7 @@ func TestResultArtifact(t *testing.T) {
 	if err := json.Unmarshal(raw, &wire); err != nil {
 		t.Fatalf("0.3 artifact: %v: %s", err, raw)
 	}
-	if wire.Name != ResultArtifactName || len(wire.Parts) != 2 || wire.Parts[0].Kind != "text" || wire.Parts[1].Kind != "data" || wire.Parts[1].Data["schema"] != ResultSchema {
+	if wire.Name != ResultArtifactName || len(wire.Parts) != 2 || wire.Parts[0].Kind != "text" || wire.Parts[1].Kind != "data" || wire.Parts[1].Data["schema"] != report.Schema {
 		t.Errorf("0.3 artifact = %s", raw)
 	}
 
@@ -119,7 +120,7 @@ func TestResultArtifact(t *testing.T) {
 }
 
 func TestAgentBeatsResultsFile(t *testing.T) {
-	file := AgentBeatsResults{Participants: map[string]string{"agent": "http://127.0.0.1:9019/"}, Results: []*Result{artifactTestResult()}}
+	file := AgentBeatsResults{Participants: map[string]string{"agent": "http://127.0.0.1:9019/"}, Results: []*report.Result{artifactTestResult()}}
 	raw, err := json.Marshal(file)
 	if err != nil {
 		t.Fatal(err)
@@ -134,7 +135,7 @@ func TestAgentBeatsResultsFile(t *testing.T) {
 }
 
 func TestScoreResult(t *testing.T) {
-	res := &Result{Tasks: []TaskResult{
+	res := &report.Result{Tasks: []report.TaskResult{
 		{Outcome: &evals.Outcome{Success: true, Score: 1}},
 		{Outcome: &evals.Outcome{Success: false, Score: 0.35}},
 		{Outcome: &evals.Outcome{Success: false, Score: 7}}, // clamped to 1

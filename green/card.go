@@ -82,7 +82,7 @@ func NewAgentCard(opts CardOptions) *a2a.AgentCard {
 				Name: "Multi-agent coordination assessment",
 				Description: "Runs the participants through the requested scenario's tasks and returns one " +
 					"artifact named Result: a Markdown summary with the coordination graph of each task " +
-					"(Mermaid) and the JSON result (schema coordbench.result/v1). Progress arrives as " +
+					"(Mermaid) and the JSON result (schema coordbench.result/v2). Progress arrives as " +
 					"working status updates.",
 				Tags:     []string{"assessment", "benchmark", "multi-agent", "coordination", "opentelemetry", "agentbeats"},
 				Examples: []string{ExampleRequest},

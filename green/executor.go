@@ -18,7 +18,9 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/coordbench/coordbench/evals"
+	"github.com/coordbench/coordbench/internal/textutil"
 	"github.com/coordbench/coordbench/otelmap"
+	"github.com/coordbench/coordbench/report"
 	"github.com/coordbench/coordbench/scenario"
 	"github.com/coordbench/coordbench/tracedata"
 )
@@ -157,7 +159,7 @@ func (e *Executor) Scenarios() []string { return sortedKeys(e.opts.Scenarios) }
 // that panics costs that task a recorded failure; when the assessment
 // deadline passes, the remaining tasks are recorded as not run and the
 // result is still returned. Only ctx ending is an error once the tasks run.
-func (e *Executor) Assess(ctx context.Context, req *scenario.Request, progress func(string)) (*Result, error) {
+func (e *Executor) Assess(ctx context.Context, req *scenario.Request, progress func(string)) (*report.Result, error) {
 	return e.assess(ctx, req, progress, "")
 }
 
@@ -229,7 +231,7 @@ func (a *assessment) warn(msg string) {
 	a.warnings = append(a.warnings, msg)
 }
 
-func (e *Executor) assess(ctx context.Context, req *scenario.Request, progress func(string), a2aTaskID string) (*Result, error) {
+func (e *Executor) assess(ctx context.Context, req *scenario.Request, progress func(string), a2aTaskID string) (*report.Result, error) {
 	if req == nil {
 		return nil, scenario.BadRequest("no request")
 	}
@@ -282,10 +284,10 @@ func (e *Executor) assess(ctx context.Context, req *scenario.Request, progress f
 	stop := a.heartbeat(actx, e.opts.ProgressInterval)
 	defer stop()
 	a.progress(fmt.Sprintf("assessment started: scenario %s, %s, participants %s",
-		sc.Name(), plural(len(tasks), "task", "tasks"), strings.Join(sortedKeys(req.Participants), ", ")))
+		sc.Name(), textutil.Plural(len(tasks), "task", "tasks"), strings.Join(sortedKeys(req.Participants), ", ")))
 	participants := a.participantNames(actx, messenger)
 
-	res := &Result{Schema: ResultSchema, Domain: sc.Name(), Tasks: []TaskResult{}}
+	res := &report.Result{Schema: report.Schema, Domain: sc.Name(), Tasks: []report.TaskResult{}}
 	for _, role := range sortedKeys(req.Participants) {
 		res.Inputs = append(res.Inputs, role+"="+req.Participants[role])
 	}
@@ -326,7 +328,7 @@ func (e *Executor) assess(ctx context.Context, req *scenario.Request, progress f
 			}
 		}
 		a.warn(fmt.Sprintf("%v: %s of %d recorded as failed without running",
-			context.Cause(actx), plural(skipped, "task", "tasks"), len(tasks)))
+			context.Cause(actx), textutil.Plural(skipped, "task", "tasks"), len(tasks)))
 	}
 	scoreResult(res, a.started)
 	res.Warnings = append(res.Warnings, a.warnings...)
@@ -380,7 +382,7 @@ func (a *assessment) participantNames(ctx context.Context, m *Messenger) []strin
 // runTask runs task i of n in its own trace and assesses it. ctx is the
 // caller's (its end aborts the assessment, and is the only error); actx
 // adds the assessment deadline and carries the assessment span.
-func (a *assessment) runTask(ctx, actx context.Context, env *scenario.TaskEnv, i, n int, task scenario.Task, participants []string) (TaskResult, error) {
+func (a *assessment) runTask(ctx, actx context.Context, env *scenario.TaskEnv, i, n int, task scenario.Task, participants []string) (report.TaskResult, error) {
 	e, cfg := a.e, a.req.Config
 	label := fmt.Sprintf("task %d/%d (%s)", i+1, n, task.ID)
 	a.setCurrent(label + " running")
@@ -398,7 +400,7 @@ func (a *assessment) runTask(ctx, actx context.Context, env *scenario.TaskEnv, i
 	cancel()
 	if err := ctx.Err(); err != nil {
 		span.End()
-		return TaskResult{}, context.Cause(ctx)
+		return report.TaskResult{}, context.Cause(ctx)
 	}
 
 	switch {
@@ -445,12 +447,12 @@ func (a *assessment) runTask(ctx, actx context.Context, env *scenario.TaskEnv, i
 	tr, warning, aerr := e.assessor.assess(evalCtx, span, task.ID, settle, in)
 	if aerr != nil {
 		if err := ctx.Err(); err != nil {
-			return TaskResult{}, context.Cause(ctx)
+			return report.TaskResult{}, context.Cause(ctx)
 		}
 		// The deadline cut the settle wait short: keep the outcome and
 		// say the trace was not assessed.
 		a.warn(fmt.Sprintf("task %s: trace not assessed: %v", task.ID, aerr))
-		tr = TaskResult{TaskID: task.ID, TraceID: span.SpanContext().TraceID().String(), Outcome: outcome,
+		tr = report.TaskResult{TaskID: task.ID, TraceID: span.SpanContext().TraceID().String(), Outcome: outcome,
 			Agents: []tracedata.Agent{}, Interactions: []tracedata.Interaction{}, Steps: []tracedata.Step{}}
 	}
 	if warning != "" {
@@ -517,8 +519,8 @@ func cloneOutcome(o *evals.Outcome) *evals.Outcome {
 }
 
 // notRun records a task the deadline left no time for.
-func notRun(task scenario.Task, cause error) TaskResult {
-	return TaskResult{
+func notRun(task scenario.Task, cause error) report.TaskResult {
+	return report.TaskResult{
 		TaskID:       task.ID,
 		Agents:       []tracedata.Agent{},
 		Interactions: []tracedata.Interaction{},
@@ -558,7 +560,7 @@ func (e *Executor) Execute(ctx context.Context, execCtx *a2asrv.ExecutorContext)
 		defer e.untrack(execCtx.TaskID)
 
 		type ending struct {
-			res *Result
+			res *report.Result
 			err error
 		}
 		updates := make(chan string)
@@ -706,7 +708,7 @@ func statusEvent(execCtx *a2asrv.ExecutorContext, state a2a.TaskState, text stri
 }
 
 // completionText is the final status message: the headline numbers.
-func completionText(res *Result) string {
+func completionText(res *report.Result) string {
 	passed := 0
 	for _, t := range res.Tasks {
 		if t.Outcome != nil && t.Outcome.Success {
@@ -714,7 +716,7 @@ func completionText(res *Result) string {
 		}
 	}
 	return fmt.Sprintf("assessment completed: score %s / %s, %d of %d tasks passed; the %s artifact holds the summary and the JSON result",
-		fmtNum(deref0(res.Score)), fmtNum(deref0(res.MaxScore)), passed, len(res.Tasks), ResultArtifactName)
+		textutil.Number(deref0(res.Score)), textutil.Number(deref0(res.MaxScore)), passed, len(res.Tasks), ResultArtifactName)
 }
 
 func deref0(p *float64) float64 {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/coordbench/coordbench/evals"
 	"github.com/coordbench/coordbench/otelmap"
+	"github.com/coordbench/coordbench/report"
 	"github.com/coordbench/coordbench/scenario"
 )
 
@@ -283,7 +284,7 @@ func TestParticipantNamesFromCards(t *testing.T) {
 	if n, ok := nodes["ghost"]; !ok || !n.NoAgent {
 		t.Errorf("the participant that took no part = %+v (nodes %v)", n, graph.Nodes)
 	}
-	if md := Summary(res); !strings.Contains(md, `n_ghost["ghost"]`) || !strings.Contains(md, "class n_ghost absent") {
+	if md := report.Summary(res); !strings.Contains(md, `n_ghost["ghost"]`) || !strings.Contains(md, "class n_ghost absent") {
 		t.Errorf("the summary's graph does not show the absent participant:\n%s", md)
 	}
 	if !slices.ContainsFunc(res.Warnings, func(w string) bool { return strings.HasPrefix(w, "participant ghost: agent card not read") }) {

@@ -13,6 +13,7 @@ import (
 	"github.com/coordbench/coordbench/evals"
 	"github.com/coordbench/coordbench/otelmap"
 	"github.com/coordbench/coordbench/otelmap/assemble"
+	"github.com/coordbench/coordbench/report"
 )
 
 // OfflineOptions configure AssessOTLPFiles. The zero value uses the default
@@ -43,7 +44,7 @@ func (e *InputError) Unwrap() error { return e.Err }
 // file or per line, or Jaeger's /api/v3/traces answer), rebuilds every
 // trace they hold and runs the evaluators on each. Every file is read before
 // any is assessed, so a bad file fails the run before work is done.
-func AssessOTLPFiles(ctx context.Context, paths []string, opts OfflineOptions) (*Result, error) {
+func AssessOTLPFiles(ctx context.Context, paths []string, opts OfflineOptions) (*report.Result, error) {
 	if len(paths) == 0 {
 		return nil, &InputError{Err: fmt.Errorf("no OTLP files given")}
 	}
@@ -52,7 +53,7 @@ func AssessOTLPFiles(ctx context.Context, paths []string, opts OfflineOptions) (
 		registry = evals.NewRegistry(evals.Options{Judge: opts.Judge, Logger: opts.Logger})
 	}
 	store := otelmap.NewStore(opts.Limits)
-	res := &Result{Schema: ResultSchema, Domain: "otlp", Inputs: slices.Clone(paths), Tasks: []TaskResult{}}
+	res := &report.Result{Schema: report.Schema, Domain: "otlp", Inputs: slices.Clone(paths), Tasks: []report.TaskResult{}}
 	for _, path := range paths {
 		batches, err := otelmap.ReadOTLPJSONFile(path)
 		if err != nil {

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/coordbench/coordbench/internal/textutil"
 	"github.com/coordbench/coordbench/scenario"
 )
 
@@ -272,7 +273,7 @@ func jsonKind(goKind string) string {
 }
 
 func preview(s string, n int) string {
-	s = oneLine(s)
+	s = textutil.OneLine(s)
 	if r := []rune(s); len(r) > n {
 		return string(r[:n]) + "…"
 	}

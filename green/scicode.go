@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/coordbench/coordbench/evals"
+	"github.com/coordbench/coordbench/internal/textutil"
 	"github.com/coordbench/coordbench/scenario"
 )
 
@@ -415,7 +416,7 @@ func (w *sciWalk) walk(ctx context.Context) {
 		w.steps = append(w.steps, w.step(ctx, k))
 		r := &w.steps[k]
 		if w.env.Progress != nil {
-			w.env.Progress(fmt.Sprintf("%s: sub-step %s (%d of %d) %s after %s", p.ID, r.Step, k+1, len(p.Steps), r.Reason, plural(r.Turns, "turn", "turns")))
+			w.env.Progress(fmt.Sprintf("%s: sub-step %s (%d of %d) %s after %s", p.ID, r.Step, k+1, len(p.Steps), r.Reason, textutil.Plural(r.Turns, "turn", "turns")))
 		}
 	}
 }
@@ -710,7 +711,7 @@ func (w *sciWalk) outcome() *evals.Outcome {
 	if solved {
 		summary += ", solved"
 	}
-	summary += fmt.Sprintf(", %s", plural(turns, "turn", "turns"))
+	summary += fmt.Sprintf(", %s", textutil.Plural(turns, "turn", "turns"))
 	if len(failures) > 0 {
 		var parts []string
 		for _, k := range sortedKeys(failures) {

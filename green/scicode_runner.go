@@ -361,7 +361,7 @@ func (r *Runner) runProbe(ctx context.Context) (*runnerProbe, error) {
 			p.versions = strings.TrimSpace(lastLine(res.Output))
 			break
 		}
-		tried = append(tried, fmt.Sprintf("%s (%s)", path, oneLine(res.failureLine())))
+		tried = append(tried, fmt.Sprintf("%s (%s)", path, textutil.OneLine(res.failureLine())))
 		p.python = ""
 	}
 	if p.python == "" {
@@ -394,7 +394,7 @@ func (r *Runner) runProbe(ctx context.Context) (*runnerProbe, error) {
 		} else {
 			why = res.failureLine()
 		}
-		note := fmt.Sprintf("namespaces (lockdown %v) unavailable: %s", mode.lockdown, oneLine(why))
+		note := fmt.Sprintf("namespaces (lockdown %v) unavailable: %s", mode.lockdown, textutil.OneLine(why))
 		p.notes = append(p.notes, note)
 		r.log.Warn("scicode runner: "+note, "python", p.python)
 		if ctx.Err() != nil {

@@ -21,6 +21,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
 
 	"github.com/coordbench/coordbench/evals"
+	"github.com/coordbench/coordbench/report"
 	"github.com/coordbench/coordbench/scenario"
 	"github.com/coordbench/coordbench/scenario/coordination"
 	"github.com/coordbench/coordbench/tracedata"
@@ -238,7 +239,7 @@ func resultOf(t *testing.T, art *a2a.Artifact) map[string]any {
 	if !ok {
 		t.Fatalf("second part is %T, want a JSON object", art.Parts[1].Data())
 	}
-	if data["schema"] != ResultSchema {
+	if data["schema"] != report.Schema {
 		t.Errorf("schema = %v", data["schema"])
 	}
 	return data
@@ -632,9 +633,15 @@ func TestServerFullAssessment(t *testing.T) {
 		}
 		for _, task := range res["tasks"].([]any) {
 			task := task.(map[string]any)
-			for _, k := range []string{"task_id", "trace_id", "outcome", "coverage", "agents", "interactions", "graph", "latency", "judge", "text"} {
+			for _, k := range []string{"task_id", "trace_id", "outcome", "coverage", "agents", "interactions", "evaluations"} {
 				if _, ok := task[k]; !ok {
 					t.Errorf("task %v lacks %q", task["task_id"], k)
+				}
+			}
+			evaluations, _ := task["evaluations"].(map[string]any)
+			for _, k := range []string{"graph", "latency", "judge", "text"} {
+				if _, ok := evaluations[k]; !ok {
+					t.Errorf("task %v lacks evaluation %q", task["task_id"], k)
 				}
 			}
 			if !slices.Contains(taskAgentNames(task), "accepter") {

@@ -15,6 +15,7 @@ import (
 	"github.com/coordbench/coordbench/evals"
 	"github.com/coordbench/coordbench/otelmap"
 	"github.com/coordbench/coordbench/otelmap/assemble"
+	"github.com/coordbench/coordbench/report"
 	"github.com/coordbench/coordbench/tracedata"
 )
 
@@ -63,13 +64,13 @@ type settleOptions struct {
 // they start after the trace was assembled, so they are never part of
 // what is assessed. warning is set when the trace did not settle in time.
 // Only ctx ending is an error.
-func (a *traceAssessor) assess(ctx context.Context, task trace.Span, taskID string, settle settleOptions, in evals.Inputs) (tr TaskResult, warning string, err error) {
+func (a *traceAssessor) assess(ctx context.Context, task trace.Span, taskID string, settle settleOptions, in evals.Inputs) (tr report.TaskResult, warning string, err error) {
 	traceID, root := task.SpanContext().TraceID(), task.SpanContext().SpanID()
 	spans, settled, err := a.store.WaitSettled(ctx, traceID, otelmap.SettleOptions{
 		Root: root, Quiet: settle.Quiet, MaxWait: settle.MaxWait,
 	})
 	if err != nil {
-		return TaskResult{}, "", fmt.Errorf("task %s: %w", taskID, err)
+		return report.TaskResult{}, "", fmt.Errorf("task %s: %w", taskID, err)
 	}
 	if !settled {
 		warning = fmt.Sprintf("task %s: trace %s did not settle within %s; assessed with the %d spans held",
@@ -94,7 +95,7 @@ func (a *traceAssessor) assess(ctx context.Context, task trace.Span, taskID stri
 // is 100 × the mean outcome score (0..1; a task without an outcome counts
 // 0), PassRate the share of tasks whose outcome succeeded, TimeUsed the
 // seconds since started. With no tasks every number is 0.
-func scoreResult(res *Result, started time.Time) {
+func scoreResult(res *report.Result, started time.Time) {
 	sum, passed := 0.0, 0
 	for _, t := range res.Tasks {
 		if t.Outcome == nil {

@@ -20,6 +20,7 @@ import (
 
 	"github.com/coordbench/coordbench/green"
 	"github.com/coordbench/coordbench/otelmap"
+	"github.com/coordbench/coordbench/report"
 )
 
 // The whole local stack on loopback, as docker-compose-local.yaml lays it
@@ -208,7 +209,7 @@ func TestStackAssessmentThroughCollectorAndJaeger(t *testing.T) {
 	}
 }
 
-// result is the part of coordbench.result/v1 this test reads.
+// result is the part of coordbench.result/v2 this test reads.
 type result struct {
 	Schema string `json:"schema"`
 	Tasks  []struct {
@@ -296,7 +297,7 @@ func assess(t *testing.T, ctx context.Context, greenURL, request string) *result
 	if err := json.Unmarshal(raw, &res); err != nil {
 		t.Fatalf("result: %v", err)
 	}
-	if res.Schema != green.ResultSchema {
+	if res.Schema != report.Schema {
 		t.Fatalf("result schema %q", res.Schema)
 	}
 	return &res

@@ -24,10 +24,12 @@ type assessOutput struct {
 			Interactions int `json:"interactions"`
 			BothSides    int `json:"both_sides"`
 		} `json:"coverage"`
-		Graph   map[string]any `json:"graph"`
-		Latency map[string]any `json:"latency"`
-		Text    map[string]any `json:"text"`
-		Judge   map[string]any `json:"judge"`
+		Evaluations struct {
+			Graph   map[string]any `json:"graph"`
+			Latency map[string]any `json:"latency"`
+			Text    map[string]any `json:"text"`
+			Judge   map[string]any `json:"judge"`
+		} `json:"evaluations"`
 	} `json:"tasks"`
 }
 
@@ -50,7 +52,7 @@ func TestAssessSDKExportedFile(t *testing.T) {
 	if err := json.Unmarshal([]byte(stdout), &res); err != nil {
 		t.Fatalf("stdout is not the result JSON: %v\n%s", err, stdout)
 	}
-	if res.Schema != "coordbench.result/v1" || len(res.Tasks) == 0 {
+	if res.Schema != "coordbench.result/v2" || len(res.Tasks) == 0 {
 		t.Fatalf("schema %q, %d tasks", res.Schema, len(res.Tasks))
 	}
 	task := res.Tasks[0]
@@ -66,13 +68,13 @@ func TestAssessSDKExportedFile(t *testing.T) {
 	if task.Coverage.BothSides == 0 {
 		t.Errorf("coverage %+v: want the call seen from both sides", task.Coverage)
 	}
-	for name, v := range map[string]map[string]any{"graph": task.Graph, "latency": task.Latency, "text": task.Text, "judge": task.Judge} {
+	for name, v := range map[string]map[string]any{"graph": task.Evaluations.Graph, "latency": task.Evaluations.Latency, "text": task.Evaluations.Text, "judge": task.Evaluations.Judge} {
 		if v == nil {
 			t.Errorf("task has no %s result", name)
 		}
 	}
-	if task.Judge["source"] != "rule-based" {
-		t.Errorf("judge source %v, want rule-based without a key", task.Judge["source"])
+	if task.Evaluations.Judge["source"] != "rule-based" {
+		t.Errorf("judge source %v, want rule-based without a key", task.Evaluations.Judge["source"])
 	}
 }
 
@@ -92,10 +94,10 @@ func TestAssessSeveralFilesAndConfig(t *testing.T) {
 		t.Fatalf("%d tasks, want one per trace of both files", len(res.Tasks))
 	}
 	for _, task := range res.Tasks {
-		if task.Judge != nil || task.Text != nil {
+		if task.Evaluations.Judge != nil || task.Evaluations.Text != nil {
 			t.Errorf("task %s: switched-off evaluators still ran", task.TraceID)
 		}
-		if task.Graph == nil {
+		if task.Evaluations.Graph == nil {
 			t.Errorf("task %s: graph missing", task.TraceID)
 		}
 	}

@@ -8,8 +8,8 @@ import (
 	"io"
 	"log/slog"
 
-	"github.com/coordbench/coordbench/green"
 	"github.com/coordbench/coordbench/internal/loopback"
+	"github.com/coordbench/coordbench/report"
 )
 
 // defaultDemoOutput is where `green demo` leaves its JSON result, so the
@@ -47,7 +47,7 @@ func demo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "green demo: %v\n", err)
 		return 1
 	}
-	summary := green.Summary(res)
+	summary := report.Summary(res)
 	if *output == "-" || *output == "" {
 		fmt.Fprint(stderr, summary)
 		if err := writeJSON(res, "", stdout); err != nil {

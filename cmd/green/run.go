@@ -18,6 +18,7 @@ import (
 
 	"github.com/coordbench/coordbench/green"
 	"github.com/coordbench/coordbench/otelmap"
+	"github.com/coordbench/coordbench/report"
 	"github.com/coordbench/coordbench/scenario"
 )
 
@@ -92,13 +93,13 @@ func runAssessment(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if res == nil {
 		return code
 	}
-	fmt.Fprint(stderr, green.Summary(res))
+	fmt.Fprint(stderr, report.Summary(res))
 	if err := writeJSON(res, "", stdout); err != nil {
 		fmt.Fprintf(stderr, "green run: %v\n", err)
 		return 1
 	}
 	if *output != "" {
-		file := green.AgentBeatsResults{Participants: req.Participants, Results: []*green.Result{res}}
+		file := green.AgentBeatsResults{Participants: req.Participants, Results: []*report.Result{res}}
 		if err := writeJSON(file, *output, stdout); err != nil {
 			fmt.Fprintf(stderr, "green run: %v\n", err)
 			return 1
@@ -112,7 +113,7 @@ func runAssessment(ctx context.Context, args []string, stdout, stderr io.Writer)
 // recorded in process; exported too when the OTLP environment says so),
 // the optional receiver and the executor, and runs req. It returns the
 // result, or nil and the exit code.
-func assessInProcess(ctx context.Context, req *scenario.Request, sf *scenarioFlags, otlpAddr string, progress time.Duration, stderr io.Writer) (*green.Result, int) {
+func assessInProcess(ctx context.Context, req *scenario.Request, sf *scenarioFlags, otlpAddr string, progress time.Duration, stderr io.Writer) (*report.Result, int) {
 	store := otelmap.NewStore(otelmap.Limits{})
 	providers, err := otelmap.NewProviders(ctx, otelmap.ProviderOptions{
 		ServiceName: green.DefaultServiceName,

@@ -94,7 +94,7 @@ func TestRunCommand(t *testing.T) {
 	if err := json.Unmarshal([]byte(stdout), &res); err != nil {
 		t.Fatalf("stdout is not the JSON result: %v\n%s", err, stdout)
 	}
-	if res.Schema != "coordbench.result/v1" || res.Domain != "coordination" || len(res.Tasks) != 2 || res.PassRate != 0.5 {
+	if res.Schema != "coordbench.result/v2" || res.Domain != "coordination" || len(res.Tasks) != 2 || res.PassRate != 0.5 {
 		t.Errorf("result = %+v", res)
 	}
 	if !res.Tasks[0].Outcome.Success || res.Tasks[1].Outcome.Success {
@@ -112,7 +112,7 @@ func TestRunCommand(t *testing.T) {
 	if err := json.Unmarshal(raw, &file); err != nil {
 		t.Fatal(err)
 	}
-	if file.Participants["reviewer"] != url || len(file.Results) != 1 || file.Results[0]["schema"] != "coordbench.result/v1" {
+	if file.Participants["reviewer"] != url || len(file.Results) != 1 || file.Results[0]["schema"] != "coordbench.result/v2" {
 		t.Errorf("results file = %s", raw)
 	}
 }

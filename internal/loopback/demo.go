@@ -15,6 +15,7 @@ import (
 	"github.com/coordbench/coordbench/groundtruth"
 	"github.com/coordbench/coordbench/otelmap"
 	"github.com/coordbench/coordbench/purple"
+	"github.com/coordbench/coordbench/report"
 	"github.com/coordbench/coordbench/scenario"
 	"github.com/coordbench/coordbench/scenario/coordination"
 )
@@ -106,7 +107,7 @@ func (o DemoOptions) withDefaults() DemoOptions {
 // Everything it starts is stopped before it returns. Only a failure to
 // start, or the deadline, is an error: a task whose call fails is a
 // recorded failure.
-func RunDemo(ctx context.Context, opts DemoOptions) (*green.Result, error) {
+func RunDemo(ctx context.Context, opts DemoOptions) (*report.Result, error) {
 	opts = opts.withDefaults()
 	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
 	defer cancel()
@@ -199,7 +200,7 @@ func demoTeam(greenURL string, opts DemoOptions, log *slog.Logger) []purple.Agen
 
 // demoAssess asks the green agent for the assessment through A2A and
 // decodes the Result artifact's JSON.
-func demoAssess(ctx context.Context, h *Harness, participants map[string]string, opts DemoOptions) (*green.Result, error) {
+func demoAssess(ctx context.Context, h *Harness, participants map[string]string, opts DemoOptions) (*report.Result, error) {
 	config := map[string]any{}
 	raw, err := json.Marshal(opts.Config)
 	if err != nil {
@@ -220,7 +221,7 @@ func demoAssess(ctx context.Context, h *Harness, participants map[string]string,
 	if err != nil {
 		return nil, err
 	}
-	return green.DecodeResult(res)
+	return report.Decode(res)
 }
 
 // demoScenario is the coordination scenario over the first DemoTasks

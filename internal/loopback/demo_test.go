@@ -14,12 +14,12 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/coordbench/coordbench/evals"
-	"github.com/coordbench/coordbench/green"
 	"github.com/coordbench/coordbench/groundtruth"
 	"github.com/coordbench/coordbench/internal/testenv"
 	"github.com/coordbench/coordbench/otelmap"
 	"github.com/coordbench/coordbench/otelmap/assemble"
 	"github.com/coordbench/coordbench/purple"
+	"github.com/coordbench/coordbench/report"
 	"github.com/coordbench/coordbench/scenario"
 	"github.com/coordbench/coordbench/tracedata"
 )
@@ -138,7 +138,7 @@ func TestStubScenarioIsValidGroundTruth(t *testing.T) {
 
 // checkDemoTask checks one task of the demo team: every agent a node,
 // every call seen from both sides, spans from all three roads.
-func checkDemoTask(t *testing.T, task green.TaskResult) {
+func checkDemoTask(t *testing.T, task report.TaskResult) {
 	t.Helper()
 	if task.TraceID == "" || task.Outcome == nil {
 		t.Fatalf("trace id %q, outcome %v", task.TraceID, task.Outcome)
@@ -194,9 +194,9 @@ func checkDemoTask(t *testing.T, task green.TaskResult) {
 
 // checkDemoSummary checks the Markdown a user reads and that the result
 // read from the artifact encodes back to JSON with the evaluations.
-func checkDemoSummary(t *testing.T, res *green.Result) {
+func checkDemoSummary(t *testing.T, res *report.Result) {
 	t.Helper()
-	md := green.Summary(res)
+	md := report.Summary(res)
 	for _, want := range []string{
 		"```mermaid\nflowchart LR\n",
 		`n_coordinator -->|"1 call"| n_reviewer_1`,

@@ -23,6 +23,7 @@ import (
 	"github.com/coordbench/coordbench/a2acall"
 	"github.com/coordbench/coordbench/green"
 	"github.com/coordbench/coordbench/purple"
+	"github.com/coordbench/coordbench/report"
 )
 
 // Host is the loopback address every agent listens on.
@@ -123,7 +124,7 @@ func (h *Harness) StartTeam(ctx context.Context, specs []purple.AgentSpec) (*Tea
 
 // Assess asks the green agent for one assessment, an AgentBeats request
 // {"participants": ..., "config": ...}, and returns the JSON of its result
-// (the Result artifact's data part, green.ResultSchema).
+// (the Result artifact's data part, report.Schema).
 func (h *Harness) Assess(ctx context.Context, participants map[string]string, config map[string]any) (json.RawMessage, error) {
 	req, err := json.Marshal(map[string]any{"participants": participants, "config": config})
 	if err != nil {
@@ -134,7 +135,7 @@ func (h *Harness) Assess(ctx context.Context, participants map[string]string, co
 		return nil, fmt.Errorf("assessment: %w", err)
 	}
 	for _, d := range reply.Data {
-		if d["schema"] != green.ResultSchema {
+		if d["schema"] != report.Schema {
 			continue
 		}
 		raw, err := json.Marshal(d)
@@ -143,7 +144,7 @@ func (h *Harness) Assess(ctx context.Context, participants map[string]string, co
 		}
 		return raw, nil
 	}
-	return nil, fmt.Errorf("the assessment ended %s without a %s result: %q", reply.State, green.ResultSchema, reply.Text)
+	return nil, fmt.Errorf("the assessment ended %s without a %s result: %q", reply.State, report.Schema, reply.Text)
 }
 
 // Stop stops the teams still running (each flushing its spans), closes the

@@ -1,6 +1,6 @@
 // Package textutil holds the small text helpers several packages share:
-// cutting text to a bound with a visible marker, and folding it onto one
-// line for logs and summaries.
+// cutting text to a bound with a visible marker, folding it onto one line
+// for logs and summaries, and counts and numbers in words.
 package textutil
 
 import "strings"

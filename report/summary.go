@@ -1,12 +1,13 @@
-package green
+package report
 
 import (
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/coordbench/coordbench/evals"
+	"github.com/coordbench/coordbench/internal/textutil"
 	"github.com/coordbench/coordbench/tracedata"
 )
 
@@ -16,8 +17,9 @@ import (
 // flowchart. It is the text part of the A2A result artifact (DESIGN §4), so
 // it must never be valid JSON: it always starts with a heading.
 //
-// Evaluator results are read through a JSON round trip into generic maps,
-// so the summary depends only on their documented keys, not their Go types.
+// Evaluator results are read through their Go types (*evals.GraphResult,
+// *evals.JudgeResult), as the evaluators return them and Decode restores
+// them; a result of another type under those names is not rendered.
 func Summary(r *Result) string {
 	var b strings.Builder
 	if r == nil {
@@ -39,7 +41,7 @@ func Summary(r *Result) string {
 	if len(r.Warnings) > 0 {
 		b.WriteString("## Warnings\n\n")
 		for _, w := range r.Warnings {
-			fmt.Fprintf(&b, "- %s\n", oneLine(w))
+			fmt.Fprintf(&b, "- %s\n", textutil.OneLine(w))
 		}
 		b.WriteString("\n")
 	}
@@ -51,9 +53,9 @@ func Summary(r *Result) string {
 func writeScoreLine(b *strings.Builder, r *Result) {
 	var parts []string
 	if r.Score != nil {
-		s := "**Score: " + fmtNum(*r.Score)
+		s := "**Score: " + textutil.Number(*r.Score)
 		if r.MaxScore != nil {
-			s += " / " + fmtNum(*r.MaxScore)
+			s += " / " + textutil.Number(*r.MaxScore)
 		}
 		parts = append(parts, s+"**")
 	}
@@ -68,14 +70,14 @@ func writeScoreLine(b *strings.Builder, r *Result) {
 	}
 	switch {
 	case r.PassRate != nil:
-		parts = append(parts, fmt.Sprintf("pass rate %s%% (%d of %d tasks)", fmtNum(*r.PassRate*100), passed, judged))
+		parts = append(parts, fmt.Sprintf("pass rate %s%% (%d of %d tasks)", textutil.Number(*r.PassRate*100), passed, judged))
 	case judged > 0:
 		parts = append(parts, fmt.Sprintf("%d of %d tasks passed", passed, judged))
 	default:
-		parts = append(parts, plural(len(r.Tasks), "task", "tasks"))
+		parts = append(parts, textutil.Plural(len(r.Tasks), "task", "tasks"))
 	}
 	if r.TimeUsed != nil {
-		parts = append(parts, fmt.Sprintf("%s s", fmtNum(*r.TimeUsed)))
+		parts = append(parts, fmt.Sprintf("%s s", textutil.Number(*r.TimeUsed)))
 	}
 	b.WriteString(strings.Join(parts, " · "))
 	b.WriteString("\n\n")
@@ -86,22 +88,22 @@ func writeTask(b *strings.Builder, i int, t *TaskResult) {
 	if name == "" {
 		name = strconv.Itoa(i + 1)
 	}
-	fmt.Fprintf(b, "## Task %s\n\n", oneLine(name))
+	fmt.Fprintf(b, "## Task %s\n\n", textutil.OneLine(name))
 	fmt.Fprintf(b, "- Trace: `%s`\n", t.TraceID)
 	switch {
 	case t.Outcome == nil:
 		b.WriteString("- Outcome: not judged\n")
 	case t.Outcome.Success:
-		fmt.Fprintf(b, "- Outcome: **pass** — %s\n", oneLine(t.Outcome.Summary))
+		fmt.Fprintf(b, "- Outcome: **pass** — %s\n", textutil.OneLine(t.Outcome.Summary))
 	default:
-		fmt.Fprintf(b, "- Outcome: **fail** — %s\n", oneLine(t.Outcome.Summary))
+		fmt.Fprintf(b, "- Outcome: **fail** — %s\n", textutil.OneLine(t.Outcome.Summary))
 	}
 	fmt.Fprintf(b, "- Coverage: %s\n", coverageLine(t.Coverage))
-	if g, ok := t.Evaluations["graph"]; ok {
-		writeGraph(b, asMap(g))
+	if g := graphResult(t); g != nil {
+		writeGraph(b, g)
 	}
-	if j, ok := t.Evaluations["judge"]; ok {
-		writeJudge(b, asMap(j))
+	if j, ok := t.Evaluations[evalJudge].(*evals.JudgeResult); ok && j != nil {
+		writeJudge(b, j)
 	}
 	if len(t.EvaluatorErrors) > 0 {
 		names := make([]string, 0, len(t.EvaluatorErrors))
@@ -110,7 +112,7 @@ func writeTask(b *strings.Builder, i int, t *TaskResult) {
 		}
 		slices.Sort(names)
 		for _, n := range names {
-			fmt.Fprintf(b, "- Evaluator %s failed: %s\n", n, oneLine(t.EvaluatorErrors[n]))
+			fmt.Fprintf(b, "- Evaluator %s failed: %s\n", n, textutil.OneLine(t.EvaluatorErrors[n]))
 		}
 	}
 	b.WriteString("\n")
@@ -121,19 +123,23 @@ func writeTask(b *strings.Builder, i int, t *TaskResult) {
 // isolated nodes because the trace has no agent of theirs: they took no
 // part, and the graph should show it.
 func absentParticipants(t *TaskResult) []string {
-	g, ok := t.Evaluations["graph"]
-	if !ok {
+	g := graphResult(t)
+	if g == nil {
 		return nil
 	}
-	nodes, _ := asMap(g)["nodes"].([]any)
 	var absent []string
-	for _, n := range nodes {
-		node, _ := n.(map[string]any)
-		if name, _ := node["name"].(string); name != "" && node["no_agent"] == true {
-			absent = append(absent, name)
+	for _, n := range g.Nodes {
+		if n.Name != "" && n.NoAgent {
+			absent = append(absent, n.Name)
 		}
 	}
 	return absent
+}
+
+// graphResult is the task's graph evaluation, or nil.
+func graphResult(t *TaskResult) *evals.GraphResult {
+	g, _ := t.Evaluations[evalGraph].(*evals.GraphResult)
+	return g
 }
 
 // coverageLine says how much of the trace's interactions was observed, so
@@ -157,7 +163,7 @@ func coverageLine(c tracedata.Coverage) string {
 				s += fmt.Sprintf(", %d %s", part.n, part.what)
 			}
 		}
-		s += fmt.Sprintf(" (%s%% complete)", fmtNum(c.Complete*100))
+		s += fmt.Sprintf(" (%s%% complete)", textutil.Number(c.Complete*100))
 	}
 	if c.Spans > 0 {
 		sources := make([]string, 0, len(c.SpansBySource))
@@ -169,7 +175,7 @@ func coverageLine(c tracedata.Coverage) string {
 		for _, src := range sources {
 			by = append(by, fmt.Sprintf("%d %s", c.SpansBySource[src], src))
 		}
-		s += "; " + plural(c.Spans, "span", "spans")
+		s += "; " + textutil.Plural(c.Spans, "span", "spans")
 		if len(by) > 0 {
 			s += ": " + strings.Join(by, ", ")
 		}
@@ -178,114 +184,56 @@ func coverageLine(c tracedata.Coverage) string {
 }
 
 // writeGraph writes the graph evaluator's label and findings.
-func writeGraph(b *strings.Builder, g map[string]any) {
-	if g == nil {
-		return
-	}
-	if label := describe(g["label"]); label != "" {
+func writeGraph(b *strings.Builder, g *evals.GraphResult) {
+	if label := textutil.OneLine(g.Label); label != "" {
 		fmt.Fprintf(b, "- Coordination: **%s**\n", label)
 	}
-	findings, _ := g["findings"].([]any)
-	if len(findings) == 0 {
+	if len(g.Findings) == 0 {
 		return
 	}
 	b.WriteString("- Findings:\n")
-	for _, f := range findings {
-		if d := describe(f); d != "" {
+	for _, f := range g.Findings {
+		if d := describeFinding(f); d != "" {
 			fmt.Fprintf(b, "  - %s\n", d)
 		}
 	}
 }
 
+// describeFinding renders a finding as its kind, the agents it is about in
+// parentheses, and its detail after a colon, whichever of them it has.
+func describeFinding(f evals.GraphFinding) string {
+	kind, detail := textutil.OneLine(f.Kind), textutil.OneLine(f.Detail)
+	if kind != "" {
+		var names []string
+		for _, a := range f.Agents {
+			if a != "" {
+				names = append(names, textutil.OneLine(a))
+			}
+		}
+		if len(names) > 0 {
+			kind += " (" + strings.Join(names, ", ") + ")"
+		}
+	}
+	switch {
+	case kind != "" && detail != "":
+		return kind + ": " + detail
+	case kind != "":
+		return kind
+	}
+	return detail
+}
+
 // writeJudge writes the judge's overall score and which judge answered.
-func writeJudge(b *strings.Builder, j map[string]any) {
-	if j == nil {
-		return
-	}
-	score, ok := j["overall_score"].(float64)
-	if !ok {
-		return
-	}
-	s := fmt.Sprintf("- Judge: overall score %s", fmtNum(score))
-	if src, _ := j["source"].(string); src != "" {
-		s += " (" + src
-		if why, _ := j["fallback_reason"].(string); why != "" {
-			s += ": " + oneLine(why)
+func writeJudge(b *strings.Builder, j *evals.JudgeResult) {
+	s := fmt.Sprintf("- Judge: overall score %s", textutil.Number(j.OverallScore))
+	if j.Source != "" {
+		s += " (" + j.Source
+		if why := j.FallbackReason; why != "" {
+			s += ": " + textutil.OneLine(why)
 		}
 		s += ")"
 	}
 	b.WriteString(s + "\n")
-}
-
-// describe renders a label or a finding whatever its shape: a string as
-// is, an object by its kind and its message (whichever keys it has), else
-// compact JSON.
-func describe(v any) string {
-	switch x := v.(type) {
-	case nil:
-		return ""
-	case string:
-		return oneLine(x)
-	case map[string]any:
-		kind := firstString(x, "kind", "type", "name", "label", "id")
-		text := firstString(x, "message", "detail", "description", "summary", "reason", "explanation")
-		if kind != "" {
-			if who := findingAgents(x); who != "" {
-				kind += " (" + who + ")"
-			}
-		}
-		switch {
-		case kind != "" && text != "":
-			return kind + ": " + text
-		case kind != "":
-			return kind
-		case text != "":
-			return text
-		}
-	}
-	raw, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Sprint(v)
-	}
-	return oneLine(string(raw))
-}
-
-// findingAgents names the agents a finding is about, from "agent" or
-// "agents".
-func findingAgents(m map[string]any) string {
-	if a := firstString(m, "agent"); a != "" {
-		return a
-	}
-	list, _ := m["agents"].([]any)
-	var names []string
-	for _, v := range list {
-		if s, ok := v.(string); ok && s != "" {
-			names = append(names, oneLine(s))
-		}
-	}
-	return strings.Join(names, ", ")
-}
-
-func firstString(m map[string]any, keys ...string) string {
-	for _, k := range keys {
-		if s, ok := m[k].(string); ok && s != "" {
-			return oneLine(s)
-		}
-	}
-	return ""
-}
-
-// asMap turns an evaluator result into its JSON object form, or nil.
-func asMap(v any) map[string]any {
-	raw, err := json.Marshal(v)
-	if err != nil {
-		return nil
-	}
-	var m map[string]any
-	if json.Unmarshal(raw, &m) != nil {
-		return nil
-	}
-	return m
 }
 
 // writeMermaid draws the agent graph: one node per agent, the assessor and
@@ -335,9 +283,9 @@ func writeMermaid(b *strings.Builder, agents []tracedata.Agent, interactions []t
 		}
 	}
 	for _, in := range interactions {
-		label := plural(in.Count, "call", "calls")
+		label := textutil.Plural(in.Count, "call", "calls")
 		if in.Errors > 0 {
-			label += ", " + plural(in.Errors, "error", "errors")
+			label += ", " + textutil.Plural(in.Errors, "error", "errors")
 		}
 		fmt.Fprintf(b, "  %s -->|\"%s\"| %s\n", ids.id(in.From), label, ids.id(in.To))
 	}
@@ -396,21 +344,4 @@ func (m *mermaidIDs) id(name string) string {
 // mermaidText makes a name safe inside a quoted Mermaid label.
 func mermaidText(s string) string {
 	return strings.NewReplacer(`"`, "#quot;", "\n", " ", "\r", " ", "<", "#lt;", ">", "#gt;").Replace(s)
-}
-
-// oneLine keeps free text from breaking a Markdown list item.
-func oneLine(s string) string {
-	return strings.Join(strings.Fields(s), " ")
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return strconv.Itoa(n) + " " + many
-}
-
-// fmtNum prints a number with at most two decimals and no trailing zeros.
-func fmtNum(x float64) string {
-	return strconv.FormatFloat(round(x, 2), 'f', -1, 64)
 }

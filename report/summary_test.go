@@ -1,4 +1,4 @@
-package green
+package report
 
 import (
 	"encoding/json"
@@ -9,19 +9,10 @@ import (
 	"github.com/coordbench/coordbench/tracedata"
 )
 
-// fakeGraphResult stands for the graph evaluator's result: the summary
-// reads it only through its JSON keys, which is what this checks.
-type fakeGraphResult struct {
-	Label    string           `json:"label"`
-	Findings []map[string]any `json:"findings"`
-}
-
-func (fakeGraphResult) Headline() map[string]float64 { return nil }
-
 func summaryFixture() *Result {
 	score, maxScore, pass, used := 50.0, 100.0, 0.5, 1.234
 	return &Result{
-		Schema: ResultSchema, Domain: "demo",
+		Schema: Schema, Domain: "demo",
 		Score: &score, MaxScore: &maxScore, PassRate: &pass, TimeUsed: &used,
 		Tasks: []TaskResult{
 			{
@@ -46,10 +37,10 @@ func summaryFixture() *Result {
 				},
 				Outcome: &evals.Outcome{Success: true, Score: 1, Summary: "expected accept, the team answered accept"},
 				Evaluations: map[string]evals.Result{
-					"graph": fakeGraphResult{Label: "centralized", Findings: []map[string]any{
-						{"kind": "over_centralized", "agents": []string{"coordinator"}, "detail": "coordinator takes part in 100% of interactions"},
-						{"kind": "bottleneck", "agent": "reviewer-1"},
-						{"kind": "healthy_spread", "agents": []string{}},
+					"graph": &evals.GraphResult{Label: "centralized", Findings: []evals.GraphFinding{
+						{Kind: "over_centralized", Agents: []string{"coordinator"}, Detail: "coordinator takes part in 100% of interactions"},
+						{Kind: "bottleneck", Agents: []string{"reviewer-1"}},
+						{Kind: "healthy_spread", Agents: []string{}},
 					}},
 					"judge": &evals.JudgeResult{Source: evals.JudgeSourceRules, FallbackReason: "no AGENTBEATS_LLM_API_KEY", OverallScore: 0.72},
 				},
@@ -143,7 +134,7 @@ func TestSummaryEdgeCases(t *testing.T) {
 	if md := Summary(nil); json.Valid([]byte(md)) || !strings.HasPrefix(md, "# ") {
 		t.Errorf("Summary(nil) = %q", md)
 	}
-	md := Summary(&Result{Schema: ResultSchema, Tasks: []TaskResult{}})
+	md := Summary(&Result{Schema: Schema, Tasks: []TaskResult{}})
 	if !strings.Contains(md, "No tasks were assessed.") || json.Valid([]byte(md)) {
 		t.Errorf("empty result summary = %q", md)
 	}
