@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/coordbench/coordbench/internal/textutil"
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/shared"
 )
@@ -307,14 +308,8 @@ func judgeNonNil(s []string) []string {
 // judgeStripFence removes a ```json ... ``` wrapper some endpoints add when
 // they do not support response_format.
 func judgeStripFence(s string) string {
-	s = strings.TrimSpace(s)
-	if !strings.HasPrefix(s, "```") {
-		return s
+	if body, ok := textutil.Unfence(s); ok {
+		return body
 	}
-	s = strings.TrimPrefix(s, "```")
-	if nl := strings.IndexByte(s, '\n'); nl >= 0 {
-		s = s[nl+1:]
-	}
-	s = strings.TrimSuffix(strings.TrimSpace(s), "```")
 	return strings.TrimSpace(s)
 }

@@ -40,7 +40,7 @@ func ParseRequest(text string) (*scenario.Request, error) {
 		return parseLegacyRequest(text)
 	case strings.HasPrefix(text, "```"):
 		// A JSON request pasted as a Markdown code block.
-		if inner, ok := stripCodeFence(text); ok && strings.HasPrefix(inner, "{") {
+		if inner, ok := textutil.Unfence(text); ok && strings.HasPrefix(inner, "{") {
 			return parseJSONRequest([]byte(inner))
 		}
 	}
@@ -225,15 +225,6 @@ func checkParticipantURL(raw string) (string, error) {
 		return "", fmt.Errorf("%q carries credentials; pass them another way", u.Redacted())
 	}
 	return s, nil
-}
-
-// stripCodeFence returns the body of a text that is one fenced code block.
-func stripCodeFence(text string) (string, bool) {
-	lines := strings.Split(text, "\n")
-	if len(lines) < 3 || !strings.HasPrefix(strings.TrimSpace(lines[len(lines)-1]), "```") {
-		return "", false
-	}
-	return strings.TrimSpace(strings.Join(lines[1:len(lines)-1], "\n")), true
 }
 
 // jsonErrorText makes a decoding error readable: the field a type error

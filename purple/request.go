@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,6 +12,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
 	"github.com/coordbench/coordbench/a2acall"
+	"github.com/coordbench/coordbench/internal/textutil"
 )
 
 // What travels between agents: the caller's text and data parts, plus a
@@ -276,8 +276,6 @@ func (r *Review) answer() *Answer {
 	return &Answer{Text: string(b), Data: data}
 }
 
-var jsonFenceRE = regexp.MustCompile("(?s)```[a-zA-Z]*\\s*(\\{.*?\\})\\s*```")
-
 // ParseReview reads a review from a peer's reply: a data part holding a
 // decision, else the first JSON object in the text that holds one.
 func ParseReview(reply *a2acall.Reply) (*Review, error) {
@@ -299,8 +297,10 @@ func ParseReviewText(text string) (*Review, error) {
 		text = text[:1<<20]
 	}
 	candidates := []string{}
-	for _, m := range jsonFenceRE.FindAllStringSubmatch(text, -1) {
-		candidates = append(candidates, m[1])
+	for _, fc := range textutil.Fences(text) {
+		if strings.HasPrefix(fc.Body, "{") {
+			candidates = append(candidates, fc.Body)
+		}
 	}
 	for i := 0; i < len(text) && len(candidates) < 64; i++ {
 		if text[i] == '{' {

@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/coordbench/coordbench/internal/textutil"
 )
 
 // The solver role answers the green agent's SciCode scenario
@@ -393,13 +395,13 @@ func solverCode(answer string) string {
 	if json.Unmarshal([]byte(a), &v) == nil && strings.TrimSpace(v.Code) != "" {
 		return v.Code
 	}
-	if m := solverFence.FindStringSubmatch(a); m != nil && strings.TrimSpace(m[1]) != "" {
-		return m[1]
+	for _, fc := range textutil.Fences(a) {
+		if fc.Body != "" {
+			return fc.Body
+		}
 	}
 	return ""
 }
-
-var solverFence = regexp.MustCompile("(?s)```(?:python|py)?[^\\n]*\\n(.*?)```")
 
 // remember keeps the turn; a new step (not feedback) starts the context's
 // history afresh, since each step's prompt carries everything before it.

@@ -568,8 +568,7 @@ const (
 )
 
 var (
-	coordFenceRE = regexp.MustCompile("(?s)```[ \t]*([A-Za-z0-9_-]*)[ \t]*\r?\n?(.*?)```")
-	coordWordRE  = regexp.MustCompile(`(?i)\b(accept(?:ed|ance)?|reject(?:ed|ion)?)\b`)
+	coordWordRE = regexp.MustCompile(`(?i)\b(accept(?:ed|ance)?|reject(?:ed|ion)?)\b`)
 )
 
 // parseCoordAnswer reads the decision from a reply: a data part holding a
@@ -585,12 +584,11 @@ func parseCoordAnswer(reply *a2acall.Reply) (coordAnswer, error) {
 	if len(text) > coordMaxScanBytes {
 		text = text[:coordMaxScanBytes]
 	}
-	for _, m := range coordFenceRE.FindAllStringSubmatch(text, -1) {
-		lang := strings.ToLower(m[1])
-		if lang != "" && lang != "json" && lang != "jsonc" {
+	for _, fc := range textutil.Fences(text) {
+		if fc.Lang != "" && fc.Lang != "json" && fc.Lang != "jsonc" {
 			continue
 		}
-		if obj := coordFirstObject(m[2]); obj != nil {
+		if obj := coordFirstObject(fc.Body); obj != nil {
 			return coordAnswerFrom(obj, "fenced_json")
 		}
 	}
