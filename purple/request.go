@@ -298,8 +298,8 @@ func ParseReviewText(text string) (*Review, error) {
 	}
 	candidates := []string{}
 	for _, fc := range textutil.Fences(text) {
-		if strings.HasPrefix(fc.Body, "{") {
-			candidates = append(candidates, fc.Body)
+		if body := strings.TrimSpace(fc.Body); strings.HasPrefix(body, "{") {
+			candidates = append(candidates, body)
 		}
 	}
 	for i := 0; i < len(text) && len(candidates) < 64; i++ {

@@ -396,7 +396,7 @@ func solverCode(answer string) string {
 		return v.Code
 	}
 	for _, fc := range textutil.Fences(a) {
-		if fc.Body != "" {
+		if strings.TrimSpace(fc.Body) != "" {
 			return fc.Body
 		}
 	}

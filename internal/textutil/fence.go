@@ -8,7 +8,9 @@ type Fence struct {
 	// Lang is the word right after the opening backticks, lower-cased
 	// ("python", "json"; "" when there is none).
 	Lang string
-	// Body is the block's text, without the surrounding white space.
+	// Body is the block's text as written: everything between the opening
+	// line and the closing fence (code keeps its indentation and final
+	// newline); an inline block's body is trimmed of spaces.
 	Body string
 }
 
@@ -42,9 +44,9 @@ func Fences(text string) []Fence {
 		if nl := strings.IndexByte(inner, '\n'); nl >= 0 {
 			body = inner[nl+1:]
 		} else {
-			body = strings.TrimLeft(inner, " \t")[len(lang):]
+			body = strings.TrimSpace(strings.TrimLeft(inner, " \t")[len(lang):])
 		}
-		out = append(out, Fence{Lang: strings.ToLower(lang), Body: strings.TrimSpace(body)})
+		out = append(out, Fence{Lang: strings.ToLower(lang), Body: body})
 	}
 	return out
 }
@@ -64,8 +66,8 @@ func fenceLang(inner string) string {
 	return s[:n]
 }
 
-// Unfence returns the body of text when the whole of it (white space aside)
-// is one fenced block, and ok false otherwise.
+// Unfence returns the body of text, trimmed of white space, when the whole
+// of it (white space aside) is one fenced block, and ok false otherwise.
 func Unfence(text string) (body string, ok bool) {
 	t := strings.TrimSpace(text)
 	if !strings.HasPrefix(t, "```") || !strings.HasSuffix(t, "```") || len(t) < 6 {
@@ -75,5 +77,5 @@ func Unfence(text string) (body string, ok bool) {
 	if len(fs) != 1 {
 		return "", false
 	}
-	return fs[0].Body, true
+	return strings.TrimSpace(fs[0].Body), true
 }

@@ -13,14 +13,14 @@ func TestFences(t *testing.T) {
 		want []Fence
 	}{
 		{"none", "no code here", nil},
-		{"python", "Here:\n```python\ndef f():\n    return 1\n```\nDone.", []Fence{{"python", "def f():\n    return 1"}}},
-		{"no language", "```\nx = 1\n```", []Fence{{"", "x = 1"}}},
-		{"info string dropped", "```Python title=\"a.py\"\nx = 1\n```", []Fence{{"python", "x = 1"}}},
+		{"python", "Here:\n```python\ndef f():\n    return 1\n```\nDone.", []Fence{{"python", "def f():\n    return 1\n"}}},
+		{"no language", "```\nx = 1\n```", []Fence{{"", "x = 1\n"}}},
+		{"info string dropped", "```Python title=\"a.py\"\nx = 1\n```", []Fence{{"python", "x = 1\n"}}},
 		{"inline json", "The team agrees. ```json {\"decision\": \"accept\"}```", []Fence{{"json", `{"decision": "accept"}`}}},
 		{"inline without language", "```{\"a\": 1}```", []Fence{{"", `{"a": 1}`}}},
-		{"two blocks", "```json\n{}\n```\ntext\n```py\nx\n```", []Fence{{"json", "{}"}, {"py", "x"}}},
+		{"two blocks", "```json\n{}\n```\ntext\n```py\nx\n```", []Fence{{"json", "{}\n"}, {"py", "x\n"}}},
 		{"unclosed", "```python\nx = 1\n", nil},
-		{"crlf", "```json\r\n{\"a\": 1}\r\n```", []Fence{{"json", `{"a": 1}`}}},
+		{"crlf", "```json\r\n{\"a\": 1}\r\n```", []Fence{{"json", "{\"a\": 1}\r\n"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := Fences(tc.in); !reflect.DeepEqual(got, tc.want) {
