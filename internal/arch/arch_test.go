@@ -1,0 +1,207 @@
+package arch
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite the import graph in docs/architecture.md")
+
+const module = "github.com/coordbench/coordbench"
+
+// allowed lists, per package (module-relative), the module packages it may
+// import. A package below another never imports it; docs/architecture.md
+// gives the reason for each row. "internal/..." of a package's own subtree
+// is always allowed.
+var allowed = map[string][]string{
+	"tracedata":             {},
+	"internal/textutil":     {},
+	"internal/testenv":      {},
+	"otelmap":               {"tracedata"},
+	"otelmap/assemble":      {"otelmap", "tracedata"},
+	"evals":                 {"tracedata", "internal/textutil"},
+	"a2aserve":              {"otelmap"},
+	"a2acall":               {"otelmap", "tracedata", "internal/textutil"},
+	"sandbox":               {},
+	"groundtruth":           {"evals"},
+	"report":                {"evals", "tracedata", "internal/textutil"},
+	"scenario":              {"a2acall", "evals"},
+	"scenario/coordination": {"scenario", "groundtruth", "a2acall", "evals", "internal/textutil"},
+	"scenario/scicode":      {"scenario", "sandbox", "a2acall", "evals", "internal/textutil"},
+	"green": {"tracedata", "otelmap", "otelmap/assemble", "evals", "a2aserve", "a2acall", "scenario",
+		"scenario/coordination", "scenario/scicode", "groundtruth", "report", "internal/textutil"},
+	"purple": {"tracedata", "otelmap", "otelmap/assemble", "a2aserve", "a2acall", "internal/textutil"},
+	"internal/loopback": {"tracedata", "otelmap", "evals", "a2acall", "scenario", "scenario/coordination",
+		"groundtruth", "report", "green", "purple", "internal/textutil"},
+	"internal/arch": {},
+}
+
+// mayImportPurple are the only packages, tests included, that import purple:
+// the assessor never depends on the system under test.
+var mayImportPurple = []string{"internal/loopback", "e2e", "cmd/purple"}
+
+type listed struct {
+	ImportPath   string
+	Imports      []string
+	TestImports  []string
+	XTestImports []string
+}
+
+func listPackages(t *testing.T) []listed {
+	t.Helper()
+	goBin := filepath.Join(os.Getenv("GOROOT"), "bin", "go")
+	if _, err := os.Stat(goBin); err != nil {
+		if goBin, err = exec.LookPath("go"); err != nil {
+			t.Fatalf("the go command is needed to list the packages: %v", err)
+		}
+	}
+	cmd := exec.Command(goBin, "list", "-json", module+"/...")
+	cmd.Dir = moduleRoot(t)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, stderr.String())
+	}
+	var pkgs []listed
+	dec := json.NewDecoder(bytes.NewReader(out))
+	for {
+		var p listed
+		if err := dec.Decode(&p); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatalf("go list output: %v", err)
+		}
+		pkgs = append(pkgs, p)
+	}
+	return pkgs
+}
+
+func moduleRoot(t *testing.T) string {
+	t.Helper()
+	dir, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// ours returns the module-relative names of the module's packages in imps.
+func ours(imps []string) []string {
+	var out []string
+	for _, imp := range imps {
+		if rel, ok := strings.CutPrefix(imp, module+"/"); ok {
+			out = append(out, rel)
+		}
+	}
+	return out
+}
+
+// layerOf is the row of allowed that governs pkg: its own, or its nearest
+// parent's for internal packages below it (otelmap/assemble/internal/x
+// follows otelmap/assemble).
+func layerOf(pkg string) (string, bool) {
+	if _, ok := allowed[pkg]; ok {
+		return pkg, true
+	}
+	if i := strings.Index(pkg, "/internal/"); i > 0 {
+		return layerOf(pkg[:i])
+	}
+	return "", false
+}
+
+func TestImportsRunDownward(t *testing.T) {
+	for _, p := range listPackages(t) {
+		rel := strings.TrimPrefix(p.ImportPath, module+"/")
+		if strings.HasPrefix(rel, "cmd/") || rel == "e2e" {
+			continue // mains and the benchmark sit on top and may import anything
+		}
+		row, ok := layerOf(rel)
+		if !ok {
+			t.Errorf("package %s has no row in allowed: give it a layer here and a paragraph in docs/architecture.md", rel)
+			continue
+		}
+		for _, imp := range ours(p.Imports) {
+			if strings.HasPrefix(imp, row+"/internal/") || strings.HasPrefix(imp, rel+"/internal/") {
+				continue
+			}
+			if !slices.Contains(allowed[row], imp) {
+				t.Errorf("%s imports %s, which its layer does not allow (see docs/architecture.md)", rel, imp)
+			}
+		}
+	}
+}
+
+func TestOnlyTheHarnessImportsPurple(t *testing.T) {
+	for _, p := range listPackages(t) {
+		rel := strings.TrimPrefix(p.ImportPath, module+"/")
+		if rel == "purple" || slices.Contains(mayImportPurple, rel) {
+			continue
+		}
+		all := slices.Concat(p.Imports, p.TestImports, p.XTestImports)
+		if slices.Contains(ours(all), "purple") {
+			t.Errorf("%s (or its tests) imports purple; only %v may", rel, mayImportPurple)
+		}
+	}
+}
+
+var graphBlock = regexp.MustCompile("(?s)(<!-- import graph: begin -->\n)(.*?)(<!-- import graph: end -->)")
+
+// TestArchitectureDocGraph: the Mermaid graph in docs/architecture.md is the
+// module's real import graph (run with -update to redraw it).
+func TestArchitectureDocGraph(t *testing.T) {
+	var edges []string
+	for _, p := range listPackages(t) {
+		rel := strings.TrimPrefix(p.ImportPath, module+"/")
+		if strings.Contains(rel, "/internal/") || rel == "internal/arch" {
+			continue // a package's own internals are drawn as the package
+		}
+		for _, imp := range ours(p.Imports) {
+			if strings.Contains(imp, "/internal/") {
+				continue
+			}
+			edges = append(edges, fmt.Sprintf("  %s --> %s", node(rel), node(imp)))
+		}
+	}
+	slices.Sort(edges)
+	edges = slices.Compact(edges)
+	want := "```mermaid\nflowchart TD\n" + strings.Join(edges, "\n") + "\n```\n"
+
+	path := filepath.Join(moduleRoot(t), "docs", "architecture.md")
+	doc, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := graphBlock.FindSubmatchIndex(doc)
+	if m == nil {
+		t.Fatalf("%s has no import graph block between <!-- import graph: begin --> and <!-- import graph: end -->", path)
+	}
+	got := string(doc[m[4]:m[5]])
+	if got == want {
+		return
+	}
+	if *update {
+		out := slices.Concat(doc[:m[4]], []byte(want), doc[m[5]:])
+		if err := os.WriteFile(path, out, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	t.Errorf("docs/architecture.md's import graph is not the module's; run `go test ./internal/arch -update` and explain new arrows there.\ngot:\n%s\nwant:\n%s", got, want)
+}
+
+// node is a Mermaid node id with the package path as its label.
+func node(rel string) string {
+	id := strings.NewReplacer("/", "_", "-", "_").Replace(rel)
+	return fmt.Sprintf("%s[%s]", id, rel)
+}
