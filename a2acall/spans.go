@@ -172,7 +172,7 @@ func dataParts(d map[string]any) []map[string]any {
 	return []map[string]any{d}
 }
 
-// genAIContent renders a message as the GenAI conventions' JSON message
+// GenAIContent renders a message as the GenAI conventions' JSON message
 // list (gen_ai.input.messages / gen_ai.output.messages): the text as a text
 // part and each data part JSON-encoded as one more, each bounded by
 // otelmap.TruncateContent so the attribute stays valid JSON.

@@ -20,7 +20,7 @@ import (
 // form names them.
 var Aspects = []string{"originality", "clarity", "soundness", "substance"}
 
-// AcceptThreshold: a recommendation (1–5) at or above it means accept.
+// AcceptThreshold is the recommendation (1–5) at or above which a review accepts.
 const AcceptThreshold = 3.5
 
 // ruleCues are the cue phrases of each aspect, positive then negative.
