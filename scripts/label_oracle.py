@@ -50,7 +50,7 @@ def judged_graph(g):
     include_virtual = bool(g.get("include_virtual_nodes", False))
     nodes = {}  # name -> measured
     order = []
-    for nd in g.get("nodes", []):
+    for nd in g.get("nodes") or []:
         name = nd["name"] if isinstance(nd, dict) else nd
         if not name or name in nodes:
             continue
@@ -58,7 +58,7 @@ def judged_graph(g):
         nodes[name] = include_virtual or not excluded
         order.append(name)
     calls = {}
-    for u, v, c in g.get("edges", []):
+    for u, v, c in g.get("edges") or []:
         if not u or not v or c < 1:
             continue
         for name in (u, v):
