@@ -27,7 +27,7 @@ import (
 
 func loadGroundTruth(t *testing.T) *groundtruth.GroundTruth {
 	t.Helper()
-	gt, err := groundtruth.Load(filepath.Join("..", "data", "ground_truth.json"))
+	gt, err := groundtruth.Load(filepath.Join("..", "groundtruth", "ground_truth.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
