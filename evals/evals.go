@@ -25,7 +25,7 @@ type Evaluator interface {
 	// Name is the result's key in the JSON ("graph", "latency", ...).
 	Name() string
 	// Tier orders evaluators: lower tiers run first, and later tiers see
-	// their results (1 graph; 2 latency and judge; 3 text).
+	// their results (1 graph; 2 latency; 3 judge and text).
 	Tier() int
 	Evaluate(ctx context.Context, trace *tracedata.TraceData, in Inputs) (Result, error)
 }
@@ -118,12 +118,13 @@ type Registry struct {
 }
 
 // NewRegistry returns a registry of the standard evaluators, in run order:
-// graph (tier 1), judge and latency (tier 2), text (tier 3). Each executor
+// graph (tier 1), latency (tier 2), judge and text (tier 3; the judge
+// first). The judge sees the graph and latency results. Each executor
 // builds its own, so two in one process share nothing.
 func NewRegistry(opts Options) *Registry {
 	return &Registry{
 		log:        opts.logger(),
-		evaluators: []Evaluator{GraphEvaluator{}, NewJudge(opts), latencyEvaluator{}, textEvaluator{}},
+		evaluators: []Evaluator{GraphEvaluator{}, latencyEvaluator{}, NewJudge(opts), textEvaluator{}},
 	}
 }
 

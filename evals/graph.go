@@ -69,36 +69,56 @@ const (
 	FindingHealthySpread   = "healthy_spread"
 )
 
-// Labels, one per trace: the first that holds of isolated, bottleneck,
-// over_centralized, healthy; sparse when none does.
+// Labels, one per trace (docs/evaluators.md, "Label"): for two or more
+// measured agents the first that holds of isolated, bottleneck,
+// over_centralized, healthy, else sparse; single_agent for one measured
+// agent, insufficient_evidence for none.
 const (
 	LabelIsolated        = "isolated"
 	LabelBottleneck      = "bottleneck"
 	LabelOverCentralized = "over_centralized"
 	LabelHealthy         = "healthy"
 	LabelSparse          = "sparse"
+	// LabelSingleAgent: one measured agent has no one to coordinate with;
+	// nothing is judged.
+	LabelSingleAgent = "single_agent"
+	// LabelInsufficientEvidence: the evidence does not support a label. The
+	// graph evaluator gives it when no agent is measured at all; the
+	// coverage rules (another part of issue 13) may give it too.
+	LabelInsufficientEvidence = "insufficient_evidence"
 )
 
-// Thresholds of the findings (DESIGN §6).
+// Labels lists every label the graph evaluator gives.
+var Labels = []string{
+	LabelIsolated, LabelBottleneck, LabelOverCentralized, LabelHealthy, LabelSparse,
+	LabelSingleAgent, LabelInsufficientEvidence,
+}
+
+// Thresholds of the findings (DESIGN §6; the rules are in
+// docs/evaluators.md).
 const (
 	// BottleneckBetweenness: an agent with a larger normalised betweenness
 	// lies on more than half of all shortest paths between other agents.
 	BottleneckBetweenness = 0.5
+	// BottleneckTolerance: betweenness is a float sum, so it counts as
+	// above BottleneckBetweenness only when above it by more than this (a
+	// 3-chain's middle agent, at exactly 0.5, is no bottleneck however the
+	// sum rounds).
+	BottleneckTolerance = 1e-9
 	// OverCentralizedShare: an agent taking part in more than this share of
-	// the calls (as caller or callee) is the hub everything goes through.
-	// Calls are counted by Interaction.Count along the measured edges (so
-	// the virtual caller's task hand-off does not make its callee a hub),
-	// and read from the calls rather than from betweenness: an orchestrator
-	// that only calls out has betweenness 0 yet is in every call.
+	// the calls between measured agents (as caller or callee) is
+	// over-centralized, if it is also the centre of a star
+	// (OverCentralizedMinSpokes). Calls are read from the interactions,
+	// not from betweenness: an orchestrator that only calls out has
+	// betweenness 0 yet is in every call.
 	OverCentralizedShare = 0.7
-	// OverCentralizedMinAgents is how many agents must take part in calls
-	// before over_centralized is judged. With two agents every call involves
-	// both, so each would be "in 100% of interactions"; from three agents
-	// (which implies at least two calls) concentration on one is a choice of
-	// the system, not a necessity.
-	OverCentralizedMinAgents = 3
+	// OverCentralizedMinSpokes: the centre of a star calls at least this
+	// many distinct agents, or is called by at least this many. It
+	// separates a centre from a relay: in a->b->c agent b is in every call
+	// because three agents with two links leave no other way.
+	OverCentralizedMinSpokes = 2
 	// HealthyDensity: more than this share of the possible directed links
-	// is used.
+	// between distinct agents is used.
 	HealthyDensity = 0.3
 )
 
@@ -146,11 +166,8 @@ type GraphResult struct {
 	// Findings are the findings that hold, in the order isolated,
 	// bottleneck, over_centralized, healthy_spread.
 	Findings []GraphFinding `json:"findings"`
-	// NotEvaluated names findings that were not judged because the metric
-	// they rest on is switched off; the label is then chosen from the
-	// others.
-	NotEvaluated []string `json:"findings_not_evaluated,omitempty"`
-	Label        string   `json:"label"`
+	// Label is one of Labels.
+	Label string `json:"label"`
 	// Warnings name what was odd in the trace's graph (interactions with a
 	// non-positive count, agents named twice, edges to unknown agents).
 	Warnings []string `json:"warnings,omitempty"`
@@ -174,9 +191,10 @@ type GraphNode struct {
 	// along every drawn edge.
 	CallsOut int `json:"calls_out"`
 	CallsIn  int `json:"calls_in"`
-	// InteractionShare is the share of the measured calls the node takes
-	// part in, as caller or callee (what over_centralized judges); 0 for
-	// nodes that are not measured.
+	// InteractionShare is the share of the calls between distinct measured
+	// agents the node takes part in, as caller or callee (what
+	// over_centralized judges); 0 for nodes that are not measured and when
+	// there are no such calls.
 	InteractionShare float64 `json:"interaction_share"`
 }
 
@@ -283,7 +301,8 @@ type GraphFinding struct {
 	// Values holds, per agent concerned, the measure behind the finding
 	// (betweenness for bottleneck, share of calls for over_centralized).
 	Values map[string]float64 `json:"values,omitempty"`
-	// Value is the graph-level measure (density for healthy_spread).
+	// Value is the graph-level measure (for healthy_spread the density of
+	// links between distinct agents).
 	Value *float64 `json:"value,omitempty"`
 	// Threshold is the bound the measure exceeded.
 	Threshold float64 `json:"threshold,omitempty"`
@@ -373,7 +392,9 @@ func EvaluateGraph(ctx context.Context, trace *tracedata.TraceData, in Inputs) (
 		return nil, fmt.Errorf("graph: %w", err)
 	}
 	res.Metrics = metrics
-	res.judge(g, cfg)
+	if err := res.judge(ctx, g); err != nil {
+		return nil, fmt.Errorf("graph: %w", err)
+	}
 	return res, nil
 }
 
@@ -502,125 +523,4 @@ func (r *GraphResult) metricGraph() (*digraph, int) {
 		calls = satAdd(calls, e.Weight)
 	}
 	return newDigraph(names, edges), calls
-}
-
-// judge derives the findings and the label from the graph and the metrics.
-func (r *GraphResult) judge(g *digraph, cfg Config) {
-	var holds []string
-	add := func(f GraphFinding) {
-		r.Findings = append(r.Findings, f)
-		holds = append(holds, f.Kind)
-	}
-
-	// isolated: degree 0 in the measured graph, as nx.isolates; read from
-	// the graph itself, so it needs no metric switched on.
-	var isolated []string
-	for i, name := range g.names {
-		if g.degree(int32(i)) == 0 {
-			isolated = append(isolated, name)
-		}
-	}
-	if len(isolated) > 0 {
-		add(GraphFinding{
-			Kind:   FindingIsolated,
-			Agents: isolated,
-			Detail: fmt.Sprintf("%d agent(s) neither called nor were called by another measured agent", len(isolated)),
-		})
-	}
-
-	// bottleneck: needs betweenness.
-	if cfg.MetricEnabled(MetricBetweennessCentrality) {
-		vals := map[string]float64{}
-		var agents []string
-		for _, name := range g.names {
-			if b := r.Metrics.BetweennessCentrality[name]; b > BottleneckBetweenness {
-				vals[name] = b
-				agents = append(agents, name)
-			}
-		}
-		if len(agents) > 0 {
-			add(GraphFinding{
-				Kind: FindingBottleneck, Agents: agents, Values: vals, Threshold: BottleneckBetweenness,
-				Detail: "agent(s) on more than half of the shortest paths between other agents",
-			})
-		}
-	} else {
-		r.NotEvaluated = append(r.NotEvaluated, FindingBottleneck)
-	}
-
-	// over_centralized: from the calls themselves, not from betweenness.
-	share := interactionShares(g)
-	for i := range r.Nodes {
-		r.Nodes[i].InteractionShare = share[r.Nodes[i].Name]
-	}
-	if len(share) >= OverCentralizedMinAgents {
-		vals := map[string]float64{}
-		var agents []string
-		for _, name := range g.names {
-			if s, ok := share[name]; ok && s > OverCentralizedShare {
-				vals[name] = s
-				agents = append(agents, name)
-			}
-		}
-		if len(agents) > 0 {
-			add(GraphFinding{
-				Kind: FindingOverCentralized, Agents: agents, Values: vals, Threshold: OverCentralizedShare,
-				Detail: "agent(s) taking part, as caller or callee, in more than 70% of the calls",
-			})
-		}
-	}
-
-	// healthy_spread: needs density.
-	if cfg.MetricEnabled(MetricDensity) {
-		if d := r.Metrics.Density; d.Valid() && d.Value > HealthyDensity {
-			v := d.Value
-			add(GraphFinding{
-				Kind: FindingHealthySpread, Agents: []string{}, Value: &v, Threshold: HealthyDensity,
-				Detail: "more than 30% of the possible directed links between agents are used",
-			})
-		}
-	} else {
-		r.NotEvaluated = append(r.NotEvaluated, FindingHealthySpread)
-	}
-
-	r.Label = LabelSparse
-	for _, c := range []struct{ finding, label string }{
-		{FindingIsolated, LabelIsolated},
-		{FindingBottleneck, LabelBottleneck},
-		{FindingOverCentralized, LabelOverCentralized},
-		{FindingHealthySpread, LabelHealthy},
-	} {
-		if slices.Contains(holds, c.finding) {
-			r.Label = c.label
-			break
-		}
-	}
-}
-
-// interactionShares returns, for every agent that takes part in at least
-// one call of the measured graph, the share of all calls it takes part in
-// as caller or callee (a call to itself counts once).
-func interactionShares(g *digraph) map[string]float64 {
-	part := make([]int, len(g.names))
-	total := 0
-	for u := range g.names {
-		for k := g.outStart[u]; k < g.outStart[u+1]; k++ {
-			v, w := g.out[k], g.outCount[k]
-			total = satAdd(total, w)
-			part[u] = satAdd(part[u], w)
-			if int(v) != u {
-				part[v] = satAdd(part[v], w)
-			}
-		}
-	}
-	share := map[string]float64{}
-	if total == 0 {
-		return share
-	}
-	for i, p := range part {
-		if p > 0 {
-			share[g.names[i]] = float64(p) / float64(total)
-		}
-	}
-	return share
 }

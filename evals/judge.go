@@ -187,9 +187,10 @@ func NewJudge(opts Options) *Judge {
 // Name implements Evaluator.
 func (j *Judge) Name() string { return JudgeName }
 
-// Tier implements Evaluator: the judge runs after the graph so it can read
-// the graph's findings.
-func (j *Judge) Tier() int { return 2 }
+// Tier implements Evaluator: the judge runs after the graph (tier 1) and
+// latency (tier 2) evaluators, so it can read the graph's findings and the
+// latency numbers.
+func (j *Judge) Tier() int { return 3 }
 
 // MASTMode is one failure mode of the MAST taxonomy of multi-agent system
 // failures (Cemri et al., "Why Do Multi-Agent LLM Systems Fail?", 2025).

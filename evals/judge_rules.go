@@ -4,8 +4,9 @@ package evals
 // timeout, or an answer that fails the schema twice. It is deterministic and
 // its score is a documented sum (docs/judge.md), so a rule-based verdict can
 // be checked by hand and compared across runs; it reads the same inputs the
-// LLM gets: the trace, the graph evaluator's label and findings, and the
-// task outcome.
+// LLM gets: the trace, the graph evaluator's label and findings, the latency
+// evaluator's critical path (evidence only, never a score term: latencies
+// compare only within one run), and the task outcome.
 
 import (
 	"cmp"
@@ -219,6 +220,11 @@ func ruleJudge(trace *tracedata.TraceData, in Inputs) ruleVerdict {
 		fm(ModeNoVerification, evidence)
 	}
 
+	// An agent the others waited on: reported, not scored.
+	if w := ruleLatencyEvidence(judgeReadLatency(in.Prior)); w != "" {
+		v.Weaknesses = append(v.Weaknesses, w)
+	}
+
 	// LLM and tool calls that failed: reported, not scored (their effect
 	// shows in the outcome).
 	if tf := ruleFailedToolSteps(trace); len(tf) > 0 {
@@ -347,7 +353,7 @@ func ruleRepetitions(trace *tracedata.TraceData) []string {
 // its JSON form, and every field may be absent.
 type judgeGraphView struct {
 	Present    bool
-	Label      string // normalised: healthy, sparse, bottleneck, over_centralized, isolated
+	Label      string // normalised: healthy, sparse, bottleneck, over_centralized, isolated, ...
 	Findings   []string
 	Density    float64
 	HasDensity bool

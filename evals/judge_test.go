@@ -384,7 +384,7 @@ func judgeRegistered(t *testing.T, reg *Registry) *Judge {
 	for _, e := range reg.Evaluators() {
 		if e.Name() == JudgeName {
 			j, ok := e.(*Judge)
-			if !ok || e.Tier() != 2 {
+			if !ok || e.Tier() != 3 {
 				t.Fatalf("registered judge is %T tier %d", e, e.Tier())
 			}
 			return j

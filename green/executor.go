@@ -283,8 +283,13 @@ func (e *Executor) assess(ctx context.Context, req *scenario.Request, progress f
 	a.setCurrent("starting")
 	stop := a.heartbeat(actx, e.opts.ProgressInterval)
 	defer stop()
-	a.progress(fmt.Sprintf("assessment started: scenario %s, %s, participants %s",
-		sc.Name(), textutil.Plural(len(tasks), "task", "tasks"), strings.Join(sortedKeys(req.Participants), ", ")))
+	repeats := req.Config.RepeatCount()
+	each := ""
+	if repeats > 1 {
+		each = fmt.Sprintf(" (each run %d times)", repeats)
+	}
+	a.progress(fmt.Sprintf("assessment started: scenario %s, %s%s, participants %s",
+		sc.Name(), textutil.Plural(len(tasks), "task", "tasks"), each, strings.Join(sortedKeys(req.Participants), ", ")))
 	participants := a.participantNames(actx, messenger)
 
 	res := &report.Result{Schema: report.Schema, Domain: sc.Name(), Tasks: []report.TaskResult{}}
@@ -296,25 +301,31 @@ func (e *Executor) assess(ctx context.Context, req *scenario.Request, progress f
 	}
 	env := &scenario.TaskEnv{Messenger: messenger, Request: req, Progress: a.progress}
 	for i, task := range tasks {
-		if err := ctx.Err(); err != nil {
-			recordSpanError(span, context.Cause(ctx), "canceled")
-			return nil, fmt.Errorf("assessment %s: %w", a.id, context.Cause(ctx))
+		for run := range repeats {
+			if err := ctx.Err(); err != nil {
+				recordSpanError(span, context.Cause(ctx), "canceled")
+				return nil, fmt.Errorf("assessment %s: %w", a.id, context.Cause(ctx))
+			}
+			if actx.Err() != nil {
+				res.Tasks = append(res.Tasks, notRun(task, context.Cause(actx)))
+				continue
+			}
+			label := fmt.Sprintf("task %d/%d (%s)%s", i+1, len(tasks), task.ID, runLabel(run, repeats))
+			tr, err := a.runTask(ctx, actx, env, i, label, task, participants)
+			if err != nil {
+				recordSpanError(span, err, "canceled")
+				return nil, fmt.Errorf("assessment %s: %w", a.id, err)
+			}
+			res.Tasks = append(res.Tasks, tr)
+			verdict := "fail"
+			if tr.Outcome != nil && tr.Outcome.Success {
+				verdict = "pass"
+			}
+			a.progress(fmt.Sprintf("task %d/%d%s done: %s %s", i+1, len(tasks), runLabel(run, repeats), task.ID, verdict))
 		}
-		if actx.Err() != nil {
-			res.Tasks = append(res.Tasks, notRun(task, context.Cause(actx)))
-			continue
-		}
-		tr, err := a.runTask(ctx, actx, env, i, len(tasks), task, participants)
-		if err != nil {
-			recordSpanError(span, err, "canceled")
-			return nil, fmt.Errorf("assessment %s: %w", a.id, err)
-		}
-		res.Tasks = append(res.Tasks, tr)
-		verdict := "fail"
-		if tr.Outcome != nil && tr.Outcome.Success {
-			verdict = "pass"
-		}
-		a.progress(fmt.Sprintf("task %d/%d done: %s %s", i+1, len(tasks), task.ID, verdict))
+	}
+	if repeats > 1 {
+		res.Repeats = summarizeRepeats(res.Tasks, repeats)
 	}
 	if err := ctx.Err(); err != nil {
 		recordSpanError(span, context.Cause(ctx), "canceled")
@@ -327,8 +338,12 @@ func (e *Executor) assess(ctx context.Context, req *scenario.Request, progress f
 				skipped++
 			}
 		}
+		noun, total := "task", len(tasks)
+		if repeats > 1 {
+			noun, total = "run", len(tasks)*repeats
+		}
 		a.warn(fmt.Sprintf("%v: %s of %d recorded as failed without running",
-			context.Cause(actx), textutil.Plural(skipped, "task", "tasks"), len(tasks)))
+			context.Cause(actx), textutil.Plural(skipped, noun, noun+"s"), total))
 	}
 	scoreResult(res, a.started)
 	res.Warnings = append(res.Warnings, a.warnings...)
@@ -379,12 +394,12 @@ func (a *assessment) participantNames(ctx context.Context, m *Messenger) []strin
 	return slices.Compact(names)
 }
 
-// runTask runs task i of n in its own trace and assesses it. ctx is the
-// caller's (its end aborts the assessment, and is the only error); actx
-// adds the assessment deadline and carries the assessment span.
-func (a *assessment) runTask(ctx, actx context.Context, env *scenario.TaskEnv, i, n int, task scenario.Task, participants []string) (report.TaskResult, error) {
+// runTask runs task i (one run of it, named label in progress texts) in its
+// own trace and assesses it. ctx is the caller's (its end aborts the
+// assessment, and is the only error); actx adds the assessment deadline and
+// carries the assessment span.
+func (a *assessment) runTask(ctx, actx context.Context, env *scenario.TaskEnv, i int, label string, task scenario.Task, participants []string) (report.TaskResult, error) {
 	e, cfg := a.e, a.req.Config
-	label := fmt.Sprintf("task %d/%d (%s)", i+1, n, task.ID)
 	a.setCurrent(label + " running")
 	tctx, span := startTaskSpan(actx, e.tracer, task.ID, a.id,
 		otelmap.AttrScenario.String(a.scenario.Name()), otelmap.AttrTaskIndex.Int(i))

@@ -135,10 +135,14 @@ func validateConfig(c *scenario.RequestConfig, participants map[string]string) e
 		{"deadline_seconds", c.DeadlineSeconds},
 		{"settle_quiet_ms", float64(c.SettleQuietMS)},
 		{"settle_max_wait_ms", float64(c.SettleMaxWaitMS)},
+		{"repeats", float64(c.Repeats)},
 	} {
 		if f.v < 0 {
 			return scenario.BadRequest("config.%s is %v; it must not be negative", f.name, f.v)
 		}
+	}
+	if c.Repeats > scenario.MaxRepeats {
+		return scenario.BadRequest("config.repeats is %d; at most %d runs of a task are allowed", c.Repeats, scenario.MaxRepeats)
 	}
 	if c.NumShards > 0 && c.ShardIndex >= c.NumShards {
 		return scenario.BadRequest("config.shard_index %d is out of range for num_shards %d (0..%d)", c.ShardIndex, c.NumShards, c.NumShards-1)

@@ -21,7 +21,7 @@ func TestParseRequestAgentBeats(t *testing.T) {
 	    "task_ids": ["iclr2017-305", "iclr2017-749"], "num_tasks": 2,
 	    "shard_index": 1, "num_shards": 3, "num_instances": 2,
 	    "call_timeout_seconds": 12.5, "task_timeout_seconds": 60, "deadline_seconds": 600,
-	    "settle_quiet_ms": 200, "settle_max_wait_ms": 3000,
+	    "settle_quiet_ms": 200, "settle_max_wait_ms": 3000, "repeats": 5,
 	    "evaluators": {"judge": false}, "graph_metrics": {"pagerank": false},
 	    "temperature": 0.2, "nested": {"anything": [1, 2]}
 	  }
@@ -52,6 +52,9 @@ func TestParseRequestAgentBeats(t *testing.T) {
 	if c.SettleQuiet() != 200*time.Millisecond || c.SettleMaxWait() != 3*time.Second {
 		t.Errorf("settle = %v %v", c.SettleQuiet(), c.SettleMaxWait())
 	}
+	if c.RepeatCount() != 5 {
+		t.Errorf("repeats = %d, want 5", c.RepeatCount())
+	}
 	if c.Enabled("judge") || !c.Enabled("graph") || c.MetricEnabled("pagerank") {
 		t.Errorf("evaluator switches = %+v", c.Config)
 	}
@@ -79,6 +82,9 @@ func TestParseRequestDefaults(t *testing.T) {
 	}
 	if c.SettleQuiet() != scenario.DefaultSettleQuiet || c.SettleMaxWait() != scenario.DefaultSettleMaxWait {
 		t.Errorf("settle = %v %v", c.SettleQuiet(), c.SettleMaxWait())
+	}
+	if c.RepeatCount() != scenario.DefaultRepeats {
+		t.Errorf("repeats = %d, want the default %d", c.RepeatCount(), scenario.DefaultRepeats)
 	}
 	if c.Raw == nil || len(c.Raw) != 0 {
 		t.Errorf("Raw = %v, want empty, not nil", c.Raw)
@@ -156,6 +162,9 @@ func TestParseRequestRejects(t *testing.T) {
 		{"wrong type", `{"participants": {"a": "http://x/"}, "config": {"num_tasks": "three"}}`, "num_tasks must be a whole number"},
 		{"fraction", `{"participants": {"a": "http://x/"}, "config": {"num_tasks": 2.5}}`, "num_tasks must be a whole number"},
 		{"negative", `{"participants": {"a": "http://x/"}, "config": {"task_timeout_seconds": -1}}`, "must not be negative"},
+		{"negative repeats", `{"participants": {"a": "http://x/"}, "config": {"repeats": -2}}`, "config.repeats is -2; it must not be negative"},
+		{"too many repeats", `{"participants": {"a": "http://x/"}, "config": {"repeats": 21}}`, "config.repeats is 21; at most 20"},
+		{"fractional repeats", `{"participants": {"a": "http://x/"}, "config": {"repeats": 1.5}}`, "repeats must be a whole number"},
 		{"shard out of range", `{"participants": {"a": "http://x/"}, "config": {"shard_index": 3, "num_shards": 3}}`, "out of range"},
 		{"shard without shards", `{"participants": {"a": "http://x/"}, "config": {"shard_index": 1}}`, "needs num_shards"},
 		{"unknown entry role", `{"participants": {"a": "http://x/"}, "config": {"entry_role": "b"}}`, `entry_role "b" is not among`},

@@ -81,8 +81,10 @@ type Expectation struct {
 	// Decision is the decision an answer is judged against (see
 	// Paper.ExpectedDecision).
 	Decision string `json:"decision"`
-	// Label and Findings are the graph evaluator's label and finding kinds
-	// for the task's trace.
+	// Label and Findings are the label and finding kinds the rules of
+	// docs/evaluators.md give the topology's graph, as the label oracle
+	// (scripts/label_oracle.py) computes them; the graph evaluator must
+	// give the same for the task's trace.
 	Label    string   `json:"label"`
 	Findings []string `json:"findings"`
 	// Metrics, when present, are networkx's values for the topology's
@@ -152,7 +154,7 @@ func (m *ExpectedMetrics) validate(t *Topology) error {
 var (
 	topologyPatterns = []string{"fan_out", "chain", "hub", "consult", "isolated"}
 	topologyRoles    = []string{"coordinator", "reviewer"}
-	graphLabels      = []string{evals.LabelIsolated, evals.LabelBottleneck, evals.LabelOverCentralized, evals.LabelHealthy, evals.LabelSparse}
+	graphLabels      = evals.Labels
 	graphFindings    = []string{evals.FindingIsolated, evals.FindingBottleneck, evals.FindingOverCentralized, evals.FindingHealthySpread}
 )
 

@@ -11,35 +11,22 @@ import (
 
 	"github.com/coordbench/coordbench/evals"
 	"github.com/coordbench/coordbench/groundtruth"
-	"github.com/coordbench/coordbench/tracedata"
 )
 
 // TestGroundTruthTopologyLabels builds, for every entry, the graph in which
 // each agent calls each of its peers once (plus the assessor's hand-off to
 // the entry agent), runs the real graph evaluator on it, and checks the
-// entry's expected label and findings: the labels in the file are what
-// coordbench computes, not what someone expected it to compute.
+// entry's expected label and findings. The labels in the file come from
+// the label oracle (label_oracle_test.go); this test needs no Python.
 func TestGroundTruthTopologyLabels(t *testing.T) {
 	gt, err := groundtruth.Default()
 	if err != nil {
 		t.Fatal(err)
 	}
-	const assessor = "coordbench-green"
 	labels := map[string]bool{}
-	for _, sc := range gt.Scenarios {
-		td := &tracedata.TraceData{TraceID: sc.ID}
-		td.Agents = append(td.Agents, tracedata.Agent{Name: assessor, Role: tracedata.RoleAssessor})
-		td.Interactions = append(td.Interactions, tracedata.Interaction{From: assessor, To: sc.Topology.Entry, Count: 1, BothSides: 1})
-		var names []string
-		for _, a := range sc.Topology.Agents {
-			names = append(names, a.Name)
-			if a.ExportsSpans || a.ReturnsExtensionSteps {
-				td.Agents = append(td.Agents, tracedata.Agent{Name: a.Name})
-			}
-			for _, peer := range a.Peers {
-				td.Interactions = append(td.Interactions, tracedata.Interaction{From: a.Name, To: peer, Count: 1, BothSides: 1})
-			}
-		}
+	for i := range gt.Scenarios {
+		sc := &gt.Scenarios[i]
+		td, names := topologyTrace(sc)
 		res, err := evals.EvaluateGraph(context.Background(), td, evals.Inputs{Participants: names})
 		if err != nil {
 			t.Fatalf("%s: %v", sc.ID, err)

@@ -42,6 +42,9 @@ type Result struct {
 	Tasks  []TaskResult `json:"tasks"`
 	// Warnings are run-level problems (limits hit, spans rejected).
 	Warnings []string `json:"warnings,omitempty"`
+	// Repeats, when config.repeats ran each task more than once, summarises
+	// each task's runs by task id; Tasks then holds every run.
+	Repeats map[string]*TaskRepeats `json:"repeats,omitempty"`
 }
 
 // TaskResult is one task: its trace rebuilt, its outcome, and every

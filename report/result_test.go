@@ -51,7 +51,6 @@ func fullResult() *Result {
 	graph.Findings[0].Values = map[string]float64{"coordinator": 1}
 	graph.Findings[2].Value = &density
 	graph.Findings[2].Threshold = 0.3
-	graph.NotEvaluated = []string{"bottleneck"}
 	graph.Warnings = []string{"agent \"x\" listed twice; the first is used"}
 	t.Evaluations[evalLatency] = &evals.LatencyResult{
 		Note:    "milliseconds",

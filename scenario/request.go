@@ -24,6 +24,9 @@ const (
 	DefaultDeadline      = 3600 * time.Second
 	DefaultSettleQuiet   = 500 * time.Millisecond
 	DefaultSettleMaxWait = 10 * time.Second
+	// DefaultRepeats runs each task once; MaxRepeats bounds config.repeats.
+	DefaultRepeats = 1
+	MaxRepeats     = 20
 )
 
 // LegacyParticipantRole is the role the legacy tag format's
@@ -47,7 +50,7 @@ Legacy tags (SciCode / tau-bench style):
 
 Config keys (all optional): scenario ("coordination" or "scicode"), entry_role, task_ids, num_tasks,
 shard_index, num_shards, num_instances, call_timeout_seconds, task_timeout_seconds, deadline_seconds,
-settle_quiet_ms, settle_max_wait_ms, evaluators, graph_metrics, include_virtual_nodes.`
+settle_quiet_ms, settle_max_wait_ms, repeats (1-20), evaluators, graph_metrics, include_virtual_nodes.`
 
 // RequestError is a request that cannot be assessed. Its message names the
 // problem and then shows RequestFormatHelp; the executor ends the A2A task
@@ -105,6 +108,15 @@ func (c RequestConfig) SettleMaxWait() time.Duration {
 		return time.Duration(c.SettleMaxWaitMS) * time.Millisecond
 	}
 	return DefaultSettleMaxWait
+}
+
+// RepeatCount is how many times each task runs: config.repeats, or
+// DefaultRepeats.
+func (c RequestConfig) RepeatCount() int {
+	if c.Repeats > 0 {
+		return c.Repeats
+	}
+	return DefaultRepeats
 }
 
 func secondsOr(s float64, def time.Duration) time.Duration {

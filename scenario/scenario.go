@@ -87,6 +87,11 @@ type RequestConfig struct {
 	// (DESIGN §3 "Late spans"); defaults 500 and 10000.
 	SettleQuietMS   int `json:"settle_quiet_ms,omitempty"`
 	SettleMaxWaitMS int `json:"settle_max_wait_ms,omitempty"`
+	// Repeats runs each task this many times (default 1, at most
+	// MaxRepeats), each run in a trace of its own; the result then
+	// summarises every metric across the runs (mean, spread, confidence
+	// interval).
+	Repeats int `json:"repeats,omitempty"`
 	// Evaluators and GraphMetrics switch evaluators and graph metrics.
 	evals.Config
 	// Raw is every config key as given.

@@ -309,7 +309,7 @@ func stubCoordinationScenario() (*coordination.Scenario, error) {
 				{Name: DemoReviewer2, Role: "reviewer", Peers: []string{}, ReturnsExtensionSteps: true},
 			}},
 			Expected: groundtruth.Expectation{Decision: decision, Label: evals.LabelOverCentralized,
-				Findings: []string{evals.FindingOverCentralized, evals.FindingHealthySpread}},
+				Findings: []string{evals.FindingOverCentralized}},
 		})
 		papers[p.ID] = &coordination.Paper{Venue: "demo", Split: "stub", ID: p.ID, Title: p.Title, Abstract: p.Abstract, Accepted: &accepted,
 			Scale: scale, MeanRecommendation: p.Mean, NormalizedRecommendation: scale.Normalize(p.Mean), Reviews: []coordination.Review{}}
