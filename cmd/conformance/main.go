@@ -96,7 +96,8 @@ func runMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	writeSummary(&sum, verdicts)
 	fmt.Fprint(stdout, "\n"+sum.String())
 	if c.summary != "" {
-		if err := os.MkdirAll(filepath.Dir(c.summary), 0o755); err == nil {
+		err := os.MkdirAll(filepath.Dir(c.summary), 0o755)
+		if err == nil {
 			err = os.WriteFile(c.summary, sum.Bytes(), 0o644)
 		}
 		if err != nil {
