@@ -11,7 +11,7 @@ STATICCHECK_VERSION := v0.8.2
 GOBIN     := $(shell $(GO) env GOPATH)/bin
 
 .PHONY: all build test test_all validate lint type_check ruff fmt-check vet race fuzz \
-	test-stack bench bench-graph demo clean tools otelcol jaeger-build jaeger
+	test-stack conformance bench bench-graph demo clean tools otelcol jaeger-build jaeger
 
 all: build
 
@@ -19,9 +19,9 @@ build:
 	$(GO) build -o $(BIN)/ ./cmd/...
 
 # The whole suite: formatting, vet, the race-enabled tests (networkx and
-# Python oracles included), a short run of every fuzz target, and the
-# stack's tests (a module of their own).
-test: fmt-check vet fuzz race test-stack
+# Python oracles included), a short run of every fuzz target, the stack's
+# tests (a module of their own), and the A2A conformance suites.
+test: fmt-check vet fuzz race test-stack conformance
 
 test_all: test lint
 
@@ -66,6 +66,16 @@ fuzz:
 	      { $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg; exit 1; }; \
 	  done; \
 	done
+
+# The official A2A conformance suites (the a2a-tck snapshots in
+# ../shared/conformance: 0.3.x mandatory, 1.0-dev must) against the green
+# and the purple agent over JSON-RPC, judged by conformance/expected-failures.txt:
+# an unexpected failure or pass fails the target. The summary goes to
+# $(BIN)/conformance.md. Needs Debian's Python packages and protoc, which
+# .ci/run installs (docs/conformance.md).
+conformance:
+	$(GO) build -o $(BIN)/ ./cmd/green ./cmd/purple
+	$(GO) run ./cmd/conformance -green $(BIN)/green -purple $(BIN)/purple -summary $(BIN)/conformance.md
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)

@@ -17,6 +17,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -45,10 +46,14 @@ const DefaultMaxBodyBytes = 4 << 20
 // Options configure NewHandler.
 type Options struct {
 	// Card is the agent card; its Capabilities are also what the handler
-	// checks requests against.
+	// checks requests against, and the paths of its interfaces' URLs are
+	// where JSON-RPC is served besides "/".
 	Card *a2a.AgentCard
 	// Executor runs the agent's work.
 	Executor a2asrv.AgentExecutor
+	// TaskStore keeps the tasks; nil is a TaskStore with the default
+	// limits. Pass one to choose its limits or read its Stats.
+	TaskStore *TaskStore
 	// TracerProvider records the SERVER span of each JSON-RPC request
 	// (otelhttp, with the A2A method and protocol version added).
 	TracerProvider trace.TracerProvider
@@ -75,10 +80,12 @@ func ProtocolVersion(ctx context.Context) string {
 }
 
 // NewHandler returns a mux that serves the agent card (at the well-known
-// paths, below a path prefix, and at the root for a browser), a health check,
-// and JSON-RPC of both protocol versions at every other path, so a gateway
-// may mount the agent under http://host/<role>/. Callers may add routes to
-// the mux. Only the JSON-RPC POSTs are traced.
+// paths, below a path prefix, and at the root for a browser), a health
+// check, and JSON-RPC of both protocol versions at "/" and at the path of
+// each interface URL the card names, so a gateway may mount the agent under
+// http://host/<role>/ (with --card-url naming that URL). Other paths answer
+// 404, other methods 405. Callers may add routes to the mux. Only the
+// JSON-RPC POSTs are traced.
 func NewHandler(opts Options) (*http.ServeMux, error) {
 	if opts.Card == nil || opts.Executor == nil {
 		return nil, errors.New("a2aserve: a card and an executor are required")
@@ -89,17 +96,27 @@ func NewHandler(opts Options) (*http.ServeMux, error) {
 	if opts.MaxBodyBytes <= 0 {
 		opts.MaxBodyBytes = DefaultMaxBodyBytes
 	}
+	if opts.TaskStore == nil {
+		store, err := NewTaskStore(TaskStoreLimits{})
+		if err != nil {
+			return nil, err
+		}
+		opts.TaskStore = store
+	}
 	// The 0.3 encoding of the card also holds the 1.0 fields, so one
 	// document serves both kinds of client.
 	cardJSON, err := a2av0.NewStaticAgentCardProducer(opts.Card).(a2asrv.AgentCardJSONProducer).CardJSON(context.Background())
 	if err != nil {
 		return nil, fmt.Errorf("a2aserve: agent card: %w", err)
 	}
-	card := a2asrv.NewAgentCardHandler(staticCardJSON(cardJSON))
-	handler := a2asrv.NewHandler(opts.Executor,
-		a2asrv.WithLogger(opts.Logger),
-		a2asrv.WithCapabilityChecks(&opts.Card.Capabilities),
-	)
+	handler := &terminalAware{
+		RequestHandler: a2asrv.NewHandler(opts.Executor,
+			a2asrv.WithLogger(opts.Logger),
+			a2asrv.WithCapabilityChecks(&opts.Card.Capabilities),
+			a2asrv.WithTaskStore(opts.TaskStore),
+		),
+		store: opts.TaskStore,
+	}
 	var transport []a2asrv.TransportOption
 	if opts.SSEKeepAlive > 0 {
 		transport = append(transport, a2asrv.WithTransportKeepAlive(opts.SSEKeepAlive))
@@ -107,88 +124,137 @@ func NewHandler(opts Options) (*http.ServeMux, error) {
 	rpc := &dispatch{
 		v1:        a2asrv.NewJSONRPCHandler(handler, transport...),
 		v03:       a2av0.NewJSONRPCHandler(handler, transport...),
-		card:      card,
 		maxBody:   opts.MaxBodyBytes,
 		intercept: opts.Intercept,
 	}
 	traceOpts := []otelhttp.Option{
 		otelhttp.WithPropagators(propagation.TraceContext{}),
 		otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string { return r.Method }),
-		otelhttp.WithFilter(func(r *http.Request) bool { return r.Method == http.MethodPost }),
 	}
 	if opts.TracerProvider != nil {
 		traceOpts = append(traceOpts, otelhttp.WithTracerProvider(opts.TracerProvider))
 	}
 	mux := http.NewServeMux()
-	mux.Handle(a2asrv.WellKnownAgentCardPath, card)
-	mux.Handle(LegacyCardPath, card)
-	mux.HandleFunc("GET "+HealthPath, func(w http.ResponseWriter, _ *http.Request) {
+	mux.HandleFunc(HealthPath, func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			methodNotAllowed(w, "GET, HEAD")
+			return
+		}
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		_, _ = io.WriteString(w, "ok\n")
 	})
-	mux.Handle("/", otelhttp.NewHandler(rpc, "a2a", traceOpts...))
+	mux.Handle("/", &router{
+		card:     newCardHandler(cardJSON, time.Now()),
+		rpc:      otelhttp.NewHandler(rpc, "a2a", traceOpts...),
+		rpcPaths: rpcPaths(opts.Card),
+	})
 	return mux, nil
 }
 
-// staticCardJSON serves a card already encoded.
-type staticCardJSON []byte
-
-func (c staticCardJSON) Card(context.Context) (*a2a.AgentCard, error) {
-	return nil, errors.New("staticCardJSON serves JSON only")
+// rpcPaths are the paths JSON-RPC is served at: "/" and the path of each
+// interface URL of the card, with and without a trailing slash.
+func rpcPaths(card *a2a.AgentCard) map[string]bool {
+	paths := map[string]bool{"/": true}
+	for _, iface := range card.SupportedInterfaces {
+		if iface == nil {
+			continue
+		}
+		u, err := url.Parse(iface.URL)
+		if err != nil || u.Path == "" {
+			continue
+		}
+		p := strings.TrimSuffix(u.Path, "/")
+		if p != "" {
+			paths[p] = true
+			paths[p+"/"] = true
+		}
+	}
+	return paths
 }
 
-func (c staticCardJSON) CardJSON(context.Context) ([]byte, error) { return c, nil }
+// router sends each request to the card or to JSON-RPC by its path and
+// method, and answers the rest 404 or 405. a2a-go's JSON-RPC handler
+// answers any method at any path it is mounted on with a JSON-RPC error and
+// 200 OK (PUT / was "invalid request", POST /v1/metrics "parse error"); an
+// HTTP client that used a wrong method or path is told so in HTTP.
+type router struct {
+	card     http.Handler
+	rpc      http.Handler
+	rpcPaths map[string]bool
+}
+
+func (rt *router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	p := r.URL.Path
+	switch {
+	case strings.HasSuffix(p, a2asrv.WellKnownAgentCardPath) || strings.HasSuffix(p, LegacyCardPath):
+		// The card also answers below a path prefix (a gateway's
+		// http://host/<role>/).
+		rt.card.ServeHTTP(w, r)
+	case rt.rpcPaths[p]:
+		switch r.Method {
+		case http.MethodPost:
+			rt.rpc.ServeHTTP(w, r)
+		case http.MethodGet, http.MethodHead, http.MethodOptions:
+			rt.card.ServeHTTP(w, r) // for people with a browser
+		default:
+			methodNotAllowed(w, "GET, HEAD, OPTIONS, POST")
+		}
+	default:
+		http.NotFound(w, r)
+	}
+}
 
 // dispatch sends each JSON-RPC request to the handler of its protocol
-// version. A2A 0.3 methods are paths ("message/send", "tasks/get"); A2A 1.0
-// methods are names ("SendMessage", "GetTask").
+// version, after the checks a2a-go v2.3.1 does not make: the A2A-Version the
+// request names (checkVersion) and whether its params decode (checkParams).
+// A2A 0.3 methods are paths ("message/send", "tasks/get"); A2A 1.0 methods
+// are names ("SendMessage", "GetTask").
 type dispatch struct {
 	v1, v03   http.Handler
-	card      http.Handler
 	maxBody   int64
 	intercept func(http.ResponseWriter, *http.Request, []byte) bool
 }
 
 func (d *dispatch) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.Method == http.MethodGet && (strings.HasSuffix(r.URL.Path, a2asrv.WellKnownAgentCardPath) || r.URL.Path == "/") {
-		// The card also answers below a path prefix (a gateway's
-		// http://host/<role>/) and at the root, for people with a browser.
-		d.card.ServeHTTP(w, r)
-		return
-	}
-	if r.Method != http.MethodPost {
-		d.v1.ServeHTTP(w, r) // answers with a JSON-RPC invalid-request error
-		return
-	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, d.maxBody))
 	_ = r.Body.Close()
 	if err != nil {
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
-			writeRPCError(w, http.StatusRequestEntityTooLarge, -32600, fmt.Sprintf("request body larger than %d bytes", d.maxBody))
+			writeRPCError(w, http.StatusRequestEntityTooLarge, codeInvalidRequest, fmt.Sprintf("request body larger than %d bytes", d.maxBody))
 			return
 		}
-		writeRPCError(w, http.StatusBadRequest, -32700, "read request: "+err.Error())
+		writeRPCError(w, http.StatusBadRequest, codeParseError, "read request: "+err.Error())
 		return
 	}
 	if d.intercept != nil && d.intercept(w, r, body) {
 		return
 	}
-	var probe struct {
-		Method string `json:"method"`
-	}
-	_ = json.Unmarshal(body, &probe) // a body that does not decode goes to v1, which answers a parse error
+	var req envelope
+	// A body that is not a JSON-RPC request object goes on to a2a-go,
+	// which answers a parse error or an invalid request.
+	wellFormed := json.Unmarshal(body, &req) == nil && validID(req.ID) && req.JSONRPC == "2.0"
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	r.ContentLength = int64(len(body))
-	version, next := string(a2a.Version), d.v1
-	if strings.Contains(probe.Method, "/") {
-		version, next = string(a2av0.Version), d.v03
+	version, next := version1, d.v1
+	if strings.Contains(req.Method, "/") {
+		version, next = version03, d.v03
 	}
-	if span := trace.SpanFromContext(r.Context()); span.IsRecording() && probe.Method != "" {
+	if span := trace.SpanFromContext(r.Context()); span.IsRecording() && req.Method != "" {
 		span.SetAttributes(
-			otelmap.AttrA2AMethodName.String(probe.Method),
+			otelmap.AttrA2AMethodName.String(req.Method),
 			otelmap.AttrA2AProtocolVersion.String(version),
 		)
+	}
+	if wellFormed {
+		rpcErr := checkVersion(r, version)
+		if rpcErr == nil {
+			rpcErr = checkParams(req.Method, req.Params)
+		}
+		if rpcErr != nil {
+			rpcErr.write(w, req.Method, req.ID)
+			return
+		}
 	}
 	next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), protocolKey{}, version)))
 }

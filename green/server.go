@@ -73,6 +73,10 @@ type ServerOptions struct {
 	// receiver.
 	StoreLimits    otelmap.Limits
 	ReceiverLimits otelmap.ReceiverLimits
+	// TaskLimits bound the A2A tasks kept after they finish (an
+	// assessment's task holds its result: about 130 KB); zero values are
+	// a2aserve's defaults.
+	TaskLimits a2aserve.TaskStoreLimits
 	// ServiceName is the green agent's service.name (default
 	// coordbench-green; OTEL_SERVICE_NAME overrides it).
 	ServiceName string
@@ -98,6 +102,7 @@ type Server struct {
 	providers *otelmap.Providers
 	executor  *Executor
 	card      *a2a.AgentCard
+	tasks     *a2aserve.TaskStore
 	handler   http.Handler
 
 	ln     net.Listener
@@ -201,6 +206,10 @@ func (s *Server) build(ctx context.Context) error {
 	cardOpts := opts.Card
 	cardOpts.URL = cardURL
 	s.card = NewAgentCard(cardOpts)
+	if s.tasks, err = a2aserve.NewTaskStore(opts.TaskLimits); err != nil {
+		_ = providers.Shutdown(ctx)
+		return fmt.Errorf("server: %w", err)
+	}
 	s.handler, err = s.newHandler()
 	if err != nil {
 		_ = providers.Shutdown(ctx)
@@ -216,6 +225,7 @@ func (s *Server) newHandler() (http.Handler, error) {
 	mux, err := a2aserve.NewHandler(a2aserve.Options{
 		Card:           s.card,
 		Executor:       s.executor,
+		TaskStore:      s.tasks,
 		TracerProvider: s.providers.Tracer,
 		Logger:         s.log,
 		SSEKeepAlive:   s.opts.SSEKeepAlive,
@@ -250,6 +260,9 @@ func (s *Server) Handler() http.Handler { return s.handler }
 
 // Executor is the server's executor.
 func (s *Server) Executor() *Executor { return s.executor }
+
+// Tasks is the server's A2A task store.
+func (s *Server) Tasks() *a2aserve.TaskStore { return s.tasks }
 
 // Store is the server's trace store.
 func (s *Server) Store() *otelmap.Store { return s.store }

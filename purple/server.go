@@ -97,6 +97,9 @@ type Options struct {
 	Faults Faults
 	// ShutdownTimeout bounds the graceful shutdown (default 10 s).
 	ShutdownTimeout time.Duration
+	// TaskLimits bound the A2A tasks kept after they finish; zero values
+	// are a2aserve's defaults.
+	TaskLimits a2aserve.TaskStoreLimits
 	// Logger receives the agent's logs; nil discards them.
 	Logger *slog.Logger
 }
@@ -170,6 +173,7 @@ type Server struct {
 	messenger *a2acall.Messenger
 	llm       *LLM
 	card      *a2a.AgentCard
+	tasks     *a2aserve.TaskStore
 	handler   http.Handler
 	faults    *faultState
 	ln        net.Listener
@@ -284,9 +288,15 @@ func (s *Server) newCard(u string) *a2a.AgentCard {
 // (a2aserve); only the JSON-RPC POSTs are traced. The crash fault strikes
 // before a request is routed.
 func (s *Server) newHandler() (http.Handler, error) {
+	tasks, err := a2aserve.NewTaskStore(s.opts.TaskLimits)
+	if err != nil {
+		return nil, fmt.Errorf("purple: %w", err)
+	}
+	s.tasks = tasks
 	mux, err := a2aserve.NewHandler(a2aserve.Options{
 		Card:           s.card,
 		Executor:       &executor{s: s},
+		TaskStore:      tasks,
 		TracerProvider: s.tel.tp,
 		Logger:         s.log,
 		MaxBodyBytes:   maxRPCBody,
@@ -335,6 +345,9 @@ func (s *Server) Name() string { return s.opts.Name }
 
 // Card is the agent card served.
 func (s *Server) Card() *a2a.AgentCard { return s.card }
+
+// Tasks is the agent's A2A task store.
+func (s *Server) Tasks() *a2aserve.TaskStore { return s.tasks }
 
 // Handler is the agent's HTTP handler.
 func (s *Server) Handler() http.Handler { return s.handler }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/coordbench/coordbench/a2aserve"
 	"github.com/coordbench/coordbench/green"
 	"github.com/coordbench/coordbench/groundtruth"
 	"github.com/coordbench/coordbench/scenario"
@@ -63,6 +64,8 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	otlpAddr := fs.String("otlp-addr", "", "optional second listener for the OTLP/HTTP receiver, e.g. :4318 (it is on the main listener at /v1/traces in any case)")
 	progress := fs.Duration("progress-interval", green.DefaultProgressInterval, "longest silence of a running assessment before a working update")
 	shutdown := fs.Duration("shutdown-timeout", green.DefaultShutdownTimeout, "how long a shutdown waits for open requests")
+	maxTasks := fs.Int("max-tasks", a2aserve.DefaultMaxTasks, "finished A2A tasks (assessment results) kept for tasks/get and ListTasks; the oldest go first")
+	taskMaxAge := fs.Duration("task-max-age", a2aserve.DefaultTaskMaxAge, "how long a finished A2A task is kept after its last update")
 	var sf scenarioFlags
 	sf.register(fs)
 	if err := fs.Parse(args); err != nil {
@@ -88,6 +91,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		Judge:            &judge,
 		ProgressInterval: *progress,
 		ShutdownTimeout:  *shutdown,
+		TaskLimits:       a2aserve.TaskStoreLimits{MaxTasks: *maxTasks, MaxAge: *taskMaxAge},
 	})
 	if err != nil {
 		fmt.Fprintf(stderr, "green serve: %v\n", err)

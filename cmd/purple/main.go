@@ -31,6 +31,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/coordbench/coordbench/a2aserve"
 	"github.com/coordbench/coordbench/purple"
 )
 
@@ -88,6 +89,8 @@ func options(args []string, getenv func(string) string, stderr io.Writer) (purpl
 	fs.BoolVar(&o.FlushOnResponse, "flush-on-response", false, "export a request's spans before its response ends (no settle interval can miss them; adds the export to the caller's latency)")
 	fs.DurationVar(&o.PeerTimeout, "peer-timeout", purple.DefaultPeerTimeout, "bound on one call to a peer")
 	fs.DurationVar(&o.ShutdownTimeout, "shutdown-timeout", purple.DefaultShutdownTimeout, "bound on the graceful shutdown")
+	fs.IntVar(&o.TaskLimits.MaxTasks, "max-tasks", a2aserve.DefaultMaxTasks, "finished A2A tasks kept for tasks/get and ListTasks; the oldest go first")
+	fs.DurationVar(&o.TaskLimits.MaxAge, "task-max-age", a2aserve.DefaultTaskMaxAge, "how long a finished A2A task is kept after its last update")
 	solverMode := fs.String("solver-mode", getenv(purple.EnvSolverMode), "mode of the role solver: oracle, repair or llm (default $"+purple.EnvSolverMode+", else llm with an LLM, oracle without)")
 	fs.StringVar(&solver.DataDir, "scicode-dir", getenv(purple.EnvSciCodeDir), "SciCode data directory of the solver's oracle (default $"+purple.EnvSciCodeDir+", else ../shared/data/scicode when present)")
 	fs.DurationVar(&f.Delay, "delay", 0, "fault: wait this long before working on a request")

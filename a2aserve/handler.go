@@ -1,0 +1,93 @@
+package a2aserve
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2asrv"
+)
+
+// terminalAware corrects the errors a2a-go's request handler gives for
+// tasks in a terminal state (a2aproject/a2a-go#438, present in v2.3.1):
+//   - SubscribeToTask on a finished task answered -32001 task not found
+//     ("no active execution": a2asrv/handler.go looks for a running
+//     execution only), where A2A 1.0 §3.1.6 gives "UnsupportedOperationError:
+//     The operation is attempted on a task that is in a terminal state
+//     (completed, failed, canceled, or rejected)";
+//   - SendMessage to a finished task answered -32602 invalid params
+//     (a2asrv/agentexec.go), where §3.1.1 gives "UnsupportedOperationError:
+//     Messages sent to Tasks that are in a terminal state (e.g., completed,
+//     canceled, rejected) cannot accept further messages".
+//
+// Both protocol versions share it: 0.3 has the same error
+// (UnsupportedOperationError, -32004).
+type terminalAware struct {
+	a2asrv.RequestHandler
+	store *TaskStore
+}
+
+// terminal is the state of task id when it is stored in a terminal state.
+func (h *terminalAware) terminal(ctx context.Context, id a2a.TaskID) (a2a.TaskState, bool) {
+	if id == "" {
+		return "", false
+	}
+	st, err := h.store.Get(ctx, id)
+	if err != nil || !st.Task.Status.State.Terminal() {
+		return "", false
+	}
+	return st.Task.Status.State, true
+}
+
+func terminalError(id a2a.TaskID, state a2a.TaskState) error {
+	return a2a.NewError(a2a.ErrUnsupportedOperation, fmt.Sprintf("task %s is in the terminal state %s", id, state))
+}
+
+// fixSendError turns a2a-go's error for a message to a terminal task into
+// UnsupportedOperationError; other errors pass unchanged.
+func (h *terminalAware) fixSendError(ctx context.Context, req *a2a.SendMessageRequest, err error) error {
+	if err == nil || !errors.Is(err, a2a.ErrInvalidParams) || req == nil || req.Message == nil {
+		return err
+	}
+	if state, ok := h.terminal(ctx, req.Message.TaskID); ok {
+		return terminalError(req.Message.TaskID, state)
+	}
+	return err
+}
+
+// SendMessage implements a2asrv.RequestHandler.
+func (h *terminalAware) SendMessage(ctx context.Context, req *a2a.SendMessageRequest) (a2a.SendMessageResult, error) {
+	res, err := h.RequestHandler.SendMessage(ctx, req)
+	return res, h.fixSendError(ctx, req, err)
+}
+
+// SendStreamingMessage implements a2asrv.RequestHandler.
+func (h *terminalAware) SendStreamingMessage(ctx context.Context, req *a2a.SendMessageRequest) iter.Seq2[a2a.Event, error] {
+	return func(yield func(a2a.Event, error) bool) {
+		for ev, err := range h.RequestHandler.SendStreamingMessage(ctx, req) {
+			if !yield(ev, h.fixSendError(ctx, req, err)) {
+				return
+			}
+		}
+	}
+}
+
+// SubscribeToTask implements a2asrv.RequestHandler. The store is asked
+// after a2a-go found no execution, not before, so a task that finishes in
+// between is still told apart from one that never was.
+func (h *terminalAware) SubscribeToTask(ctx context.Context, req *a2a.SubscribeToTaskRequest) iter.Seq2[a2a.Event, error] {
+	return func(yield func(a2a.Event, error) bool) {
+		for ev, err := range h.RequestHandler.SubscribeToTask(ctx, req) {
+			if err != nil && errors.Is(err, a2a.ErrTaskNotFound) && req != nil {
+				if state, ok := h.terminal(ctx, req.ID); ok {
+					err = terminalError(req.ID, state)
+				}
+			}
+			if !yield(ev, err) {
+				return
+			}
+		}
+	}
+}
