@@ -27,6 +27,7 @@ var allowed = map[string][]string{
 	"tracedata":             {},
 	"internal/textutil":     {},
 	"internal/testenv":      {},
+	"internal/cli":          {},
 	"otelmap":               {"tracedata"},
 	"otelmap/assemble":      {"otelmap", "tracedata"},
 	"evals":                 {"tracedata", "internal/textutil"},
