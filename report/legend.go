@@ -13,12 +13,12 @@ import (
 func writeLegend(b *strings.Builder, r *Result) {
 	var lines []string
 	if r.Score != nil {
-		max := "100"
+		maxScore := "100"
 		if r.MaxScore != nil {
-			max = textutil.Number(*r.MaxScore)
+			maxScore = textutil.Number(*r.MaxScore)
 		}
 		lines = append(lines, "**Score**: the mean of the tasks' outcome scores (each 0 to 1, set by the scenario; a task "+
-			"without an outcome counts 0), scaled to max_score "+max+"; the pass rate is the share of tasks whose outcome passed.")
+			"without an outcome counts 0), scaled to max_score "+maxScore+"; the pass rate is the share of tasks whose outcome passed.")
 	}
 	var judged, graphed bool
 	for i := range r.Tasks {
