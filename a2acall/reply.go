@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
+
+	"github.com/coordbench/coordbench/internal/textutil"
 )
 
 // This file: reply collection. Whatever way the answer comes (a Message, a
@@ -195,19 +197,17 @@ func finishReason(s a2a.TaskState) string {
 	return "stop"
 }
 
-// excerpt quotes the start of a failed task's text for its error.
+// excerptRunes bounds the text of a failed task quoted in its error. The
+// text is often an error chain whose cause comes last, so its middle is
+// what gets cut.
+const excerptRunes = 600
+
+// excerpt quotes a failed task's text for its error: the start and the end
+// (the cause) of a long one.
 func excerpt(text string) string {
 	text = strings.TrimSpace(text)
 	if text == "" {
 		return ""
 	}
-	const max = 200
-	if len(text) > max {
-		cut := max
-		for cut > 0 && text[cut]&0xC0 == 0x80 {
-			cut--
-		}
-		text = text[:cut] + "…"
-	}
-	return ": " + strconv.Quote(text)
+	return ": " + strconv.Quote(textutil.ClipMiddle(text, excerptRunes))
 }

@@ -174,8 +174,9 @@ type assessment struct {
 	progressMu sync.Mutex
 	progressFn func(string)
 	lastSent   time.Time
-	// current says what runs now, for the heartbeat.
-	current string
+	// current says what runs now, since when, for the heartbeat.
+	current      string
+	currentSince time.Time
 
 	warnings []string
 }
@@ -192,8 +193,27 @@ func (a *assessment) progress(text string) {
 
 func (a *assessment) setCurrent(s string) {
 	a.progressMu.Lock()
-	a.current = s
+	a.current, a.currentSince = s, time.Now()
 	a.progressMu.Unlock()
+}
+
+// heartbeatText says what runs, for how long (a task running: the task's
+// own time; phase < 0: no time of its own), and how long the assessment has
+// run.
+func heartbeatText(current string, phase, total time.Duration) string {
+	if phase < 0 {
+		return fmt.Sprintf("%s (%s since the assessment began)", current, roundElapsed(total))
+	}
+	return fmt.Sprintf("%s for %s (%s since the assessment began)", current, roundElapsed(phase), roundElapsed(total))
+}
+
+// roundElapsed rounds to a tenth of a second under a minute, else to the
+// second.
+func roundElapsed(d time.Duration) time.Duration {
+	if d < time.Minute {
+		return d.Round(100 * time.Millisecond)
+	}
+	return d.Round(time.Second)
 }
 
 // heartbeat sends a working update whenever the assessment has said
@@ -213,13 +233,17 @@ func (a *assessment) heartbeat(ctx context.Context, interval time.Duration) (sto
 			case <-timer.C:
 			}
 			a.progressMu.Lock()
-			silent, current := time.Since(a.lastSent), a.current
+			silent, current, since := time.Since(a.lastSent), a.current, a.currentSince
 			a.progressMu.Unlock()
 			if silent < interval {
 				timer.Reset(interval - silent)
 				continue
 			}
-			a.progress(fmt.Sprintf("%s (%s elapsed)", current, time.Since(a.started).Round(time.Second)))
+			now, phase := time.Now(), time.Duration(-1)
+			if !since.IsZero() {
+				phase = now.Sub(since)
+			}
+			a.progress(heartbeatText(current, phase, now.Sub(a.started)))
 			timer.Reset(interval)
 		}
 	}()
@@ -255,7 +279,7 @@ func (e *Executor) assess(ctx context.Context, req *scenario.Request, progress f
 		return nil, &scenario.RequestError{Err: err}
 	}
 
-	a := &assessment{e: e, req: req, scenario: sc, started: time.Now(), progressFn: progress}
+	a := &assessment{e: e, req: req, scenario: sc, started: time.Now(), progressFn: progress, current: "starting"}
 	actx, cancel := context.WithTimeoutCause(ctx, req.Config.Deadline(),
 		fmt.Errorf("the assessment deadline of %s passed", req.Config.Deadline()))
 	defer cancel()
@@ -280,7 +304,6 @@ func (e *Executor) assess(ctx context.Context, req *scenario.Request, progress f
 		}
 	}()
 
-	a.setCurrent("starting")
 	stop := a.heartbeat(actx, e.opts.ProgressInterval)
 	defer stop()
 	repeats := req.Config.RepeatCount()

@@ -97,7 +97,7 @@ func TestExecutorProgress(t *testing.T) {
 	}
 	beats := 0
 	for _, s := range texts {
-		if strings.HasPrefix(s, "task 1/1 (slow#1) running") && strings.Contains(s, "elapsed") {
+		if strings.HasPrefix(s, "task 1/1 (slow#1) running for ") && strings.HasSuffix(s, " since the assessment began)") {
 			beats++
 		}
 	}

@@ -13,9 +13,11 @@ import (
 
 // Summary renders r as Markdown for people: the score, and per task its
 // trace id, outcome, how much of the trace was observed, the graph's label
-// and findings, the judge's score, and the coordination graph as a Mermaid
-// flowchart. It is the text part of the A2A result artifact (DESIGN §4), so
-// it must never be valid JSON: it always starts with a heading.
+// and findings, the judge's score, the participants that took no part (one
+// that could not be reached with the full cause), and the coordination
+// graph as a Mermaid flowchart; then one line per number saying what it
+// means. It is the text part of the A2A result artifact (DESIGN §4), so it
+// must never be valid JSON: it always starts with a heading.
 //
 // Evaluator results are read through their Go types (*evals.GraphResult,
 // *evals.JudgeResult), as the evaluators return them and Decode restores
@@ -35,9 +37,11 @@ func Summary(r *Result) string {
 	if len(r.Tasks) == 0 {
 		b.WriteString("No tasks were assessed.\n")
 	}
+	addrs := participantAddrs(r.Inputs)
 	for i := range r.Tasks {
-		writeTask(&b, i, &r.Tasks[i])
+		writeTask(&b, i, &r.Tasks[i], addrs)
 	}
+	writeLegend(&b, r)
 	if len(r.Warnings) > 0 {
 		b.WriteString("## Warnings\n\n")
 		for _, w := range r.Warnings {
@@ -83,7 +87,7 @@ func writeScoreLine(b *strings.Builder, r *Result) {
 	b.WriteString("\n\n")
 }
 
-func writeTask(b *strings.Builder, i int, t *TaskResult) {
+func writeTask(b *strings.Builder, i int, t *TaskResult, addrs map[string]string) {
 	name := t.TaskID
 	if name == "" {
 		name = strconv.Itoa(i + 1)
@@ -99,6 +103,9 @@ func writeTask(b *strings.Builder, i int, t *TaskResult) {
 		fmt.Fprintf(b, "- Outcome: **fail** — %s\n", textutil.OneLine(t.Outcome.Summary))
 	}
 	fmt.Fprintf(b, "- Coverage: %s\n", coverageLine(t.Coverage))
+	absent := absentParticipants(t)
+	unreached := unreachedParticipants(t, absent, addrs)
+	writeAbsent(b, absent, unreached)
 	if g := graphResult(t); g != nil {
 		writeGraph(b, g)
 	}
@@ -116,7 +123,7 @@ func writeTask(b *strings.Builder, i int, t *TaskResult) {
 		}
 	}
 	b.WriteString("\n")
-	writeMermaid(b, t.Agents, t.Interactions, absentParticipants(t))
+	writeMermaid(b, t.Agents, t.Interactions, absent, unreached)
 }
 
 // absentParticipants are the participants the graph evaluator drew as
@@ -239,26 +246,32 @@ func writeJudge(b *strings.Builder, j *evals.JudgeResult) {
 // writeMermaid draws the agent graph: one node per agent, the assessor and
 // virtual nodes styled apart from the agents under test, participants that
 // took no part (absent) as dashed isolated nodes, and one edge per
-// interaction labelled with its number of calls (and errors).
-func writeMermaid(b *strings.Builder, agents []tracedata.Agent, interactions []tracedata.Interaction, absent []string) {
+// interaction labelled with its number of calls (and errors). A
+// participant that could not be reached is one node, named by its role
+// and labelled with its address, not a role node and an address node.
+func writeMermaid(b *strings.Builder, agents []tracedata.Agent, interactions []tracedata.Interaction, absent []string, unreached map[string]unreached) {
 	if len(agents) == 0 && len(interactions) == 0 && len(absent) == 0 {
 		b.WriteString("No agents observed.\n\n")
 		return
 	}
+	// name is the node an agent or an interaction's end is drawn as.
+	name := func(n string) string {
+		if u, ok := unreached[n]; ok {
+			return u.role
+		}
+		return n
+	}
 	ids := newMermaidIDs()
 	b.WriteString("```mermaid\nflowchart LR\n")
-	var assessors, virtuals []string
-	node := func(name, class string) {
-		if ids.has(name) {
+	classes := map[string][]string{}
+	node := func(n, label, class string) {
+		if ids.has(n) {
 			return
 		}
-		id := ids.id(name)
-		fmt.Fprintf(b, "  %s[\"%s\"]\n", id, mermaidText(name))
-		switch class {
-		case "assessor":
-			assessors = append(assessors, id)
-		case "virtual":
-			virtuals = append(virtuals, id)
+		id := ids.id(n)
+		fmt.Fprintf(b, "  %s[\"%s\"]\n", id, mermaidText(label))
+		if class != "" {
+			classes[class] = append(classes[class], id)
 		}
 	}
 	for _, a := range agents {
@@ -269,37 +282,35 @@ func writeMermaid(b *strings.Builder, agents []tracedata.Agent, interactions []t
 		case a.Virtual:
 			class = "virtual"
 		}
-		node(a.Name, class)
+		if u, ok := unreached[a.Name]; ok {
+			node(u.role, u.role+" ("+u.addr+", not reached)", "absent")
+			continue
+		}
+		node(a.Name, a.Name, class)
 	}
 	for _, in := range interactions {
-		node(in.From, "")
-		node(in.To, "")
+		node(name(in.From), name(in.From), "")
+		node(name(in.To), name(in.To), "")
 	}
-	var absentIDs []string
-	for _, name := range absent {
-		if !ids.has(name) {
-			node(name, "")
-			absentIDs = append(absentIDs, ids.id(name))
-		}
+	for _, n := range absent {
+		node(n, n, "absent")
 	}
 	for _, in := range interactions {
 		label := textutil.Plural(in.Count, "call", "calls")
 		if in.Errors > 0 {
 			label += ", " + textutil.Plural(in.Errors, "error", "errors")
 		}
-		fmt.Fprintf(b, "  %s -->|\"%s\"| %s\n", ids.id(in.From), label, ids.id(in.To))
+		fmt.Fprintf(b, "  %s -->|\"%s\"| %s\n", ids.id(name(in.From)), label, ids.id(name(in.To)))
 	}
-	if len(assessors) > 0 {
-		b.WriteString("  classDef assessor fill:#e7f0fd,stroke:#1f6feb,stroke-width:2px\n")
-		fmt.Fprintf(b, "  class %s assessor\n", strings.Join(assessors, ","))
-	}
-	if len(virtuals) > 0 {
-		b.WriteString("  classDef virtual fill:#f6f8fa,stroke:#8c959f,stroke-dasharray:5 5\n")
-		fmt.Fprintf(b, "  class %s virtual\n", strings.Join(virtuals, ","))
-	}
-	if len(absentIDs) > 0 {
-		b.WriteString("  classDef absent fill:#fff8c5,stroke:#9a6700,stroke-dasharray:3 3\n")
-		fmt.Fprintf(b, "  class %s absent\n", strings.Join(absentIDs, ","))
+	for _, c := range []struct{ class, style string }{
+		{"assessor", "fill:#e7f0fd,stroke:#1f6feb,stroke-width:2px"},
+		{"virtual", "fill:#f6f8fa,stroke:#8c959f,stroke-dasharray:5 5"},
+		{"absent", "fill:#fff8c5,stroke:#9a6700,stroke-dasharray:3 3"},
+	} {
+		if len(classes[c.class]) > 0 {
+			fmt.Fprintf(b, "  classDef %s %s\n", c.class, c.style)
+			fmt.Fprintf(b, "  class %s %s\n", strings.Join(classes[c.class], ","), c.class)
+		}
 	}
 	b.WriteString("```\n\n")
 }

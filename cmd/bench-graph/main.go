@@ -16,9 +16,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
-	"flag"
 	"fmt"
+	"io"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -32,14 +31,31 @@ import (
 	"time"
 
 	"github.com/coordbench/coordbench/evals"
+	"github.com/coordbench/coordbench/internal/cli"
 	"github.com/coordbench/coordbench/tracedata"
 )
 
 func main() {
-	if err := run(); err != nil {
-		fmt.Fprintln(os.Stderr, "bench-graph:", err)
-		os.Exit(1)
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run is the command: flags to options, then the benchmark.
+func run(args []string, stdout, stderr io.Writer) int {
+	c := cli.New("bench-graph", "[--sizes N,N,...] [--degree D] [--nx-full] [flags]",
+		"Time the graph evaluator against networkx on random directed graphs (run from the repository root).", stdout, stderr)
+	c.Examples = []string{
+		"bench-graph",
+		"bench-graph --sizes 100,1000 --runs 3",
+		"go run ./cmd/bench-graph --sizes 10000 --nx-full",
 	}
+	o, code, ok := parseFlags(c, args)
+	if !ok {
+		return code
+	}
+	if err := bench(o, stdout, stderr); err != nil {
+		return c.Fail(cli.ExitFailure, err)
+	}
+	return cli.ExitOK
 }
 
 type options struct {
@@ -54,29 +70,36 @@ type options struct {
 	sample  int
 }
 
-func parseFlags() (options, error) {
-	var o options
-	sizes := flag.String("sizes", "100,1000,10000", "comma-separated node counts")
-	flag.IntVar(&o.degree, "degree", 10, "edges per node")
-	flag.Uint64Var(&o.seed, "seed", 20260101, "random seed")
-	flag.IntVar(&o.runs, "runs", 0, "Go runs per graph, best taken (0: 5 up to 1,000 nodes, else 1)")
-	flag.StringVar(&o.python, "python", "/usr/bin/python3", "python with networkx and scipy")
-	flag.StringVar(&o.script, "script", "scripts/bench_graph.py", "the networkx timing script")
-	flag.BoolVar(&o.nxFull, "nx-full", false, "run networkx in full on every graph (slow)")
-	flag.IntVar(&o.fullMax, "nx-full-max", 1000, "largest graph networkx runs in full")
-	flag.IntVar(&o.sample, "nx-sample", 200, "sources networkx's all-pairs metrics are timed from above -nx-full-max")
-	flag.Parse()
+// parseFlags reads the flags into options; ok false means exit with code.
+func parseFlags(c *cli.Command, args []string) (o options, code int, ok bool) {
+	fs := c.Flags
+	sizes := fs.String("sizes", "100,1000,10000", "comma-separated node counts")
+	fs.IntVar(&o.degree, "degree", 10, "edges per node")
+	fs.Uint64Var(&o.seed, "seed", 20260101, "random seed")
+	fs.IntVar(&o.runs, "runs", 0, "Go runs per graph, best taken (0: 5 up to 1,000 nodes, else 1)")
+	fs.StringVar(&o.python, "python", "/usr/bin/python3", "python with networkx and scipy")
+	fs.StringVar(&o.script, "script", "scripts/bench_graph.py", "the networkx timing script")
+	fs.BoolVar(&o.nxFull, "nx-full", false, "run networkx in full on every graph (slow)")
+	fs.IntVar(&o.fullMax, "nx-full-max", 1000, "largest graph networkx runs in full")
+	fs.IntVar(&o.sample, "nx-sample", 200, "sources networkx's all-pairs metrics are timed from above -nx-full-max")
+	positional, code, ok := c.Parse(args)
+	if !ok {
+		return o, code, false
+	}
+	if len(positional) > 0 {
+		return o, c.UsageError("unexpected arguments %q", positional), false
+	}
 	for _, s := range strings.Split(*sizes, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
 		if err != nil || n < 2 {
-			return o, fmt.Errorf("bad size %q", s)
+			return o, c.UsageError("bad size %q: want a node count of 2 or more", s), false
 		}
 		o.sizes = append(o.sizes, n)
 	}
 	if o.degree < 1 {
-		return o, errors.New("-degree must be positive")
+		return o, c.UsageError("--degree must be positive"), false
 	}
-	return o, nil
+	return o, 0, true
 }
 
 // graphIn is a graph as the Python side reads it.
@@ -130,11 +153,9 @@ type nxResult struct {
 	Metrics   map[string]any `json:"metrics"`
 }
 
-func run() error {
-	o, err := parseFlags()
-	if err != nil {
-		return err
-	}
+// bench times every graph in Go and in networkx and prints the table to
+// stdout, progress to stderr.
+func bench(o options, stdout, stderr io.Writer) error {
 	var traces []*tracedata.TraceData
 	var graphs []graphIn
 	for _, n := range o.sizes {
@@ -167,16 +188,16 @@ func run() error {
 			goRes[i] = res
 		}
 		goSecs[i] = best
-		fmt.Fprintf(os.Stderr, "go: %d nodes: %.3fs\n", len(tr.Agents), best)
+		fmt.Fprintf(stderr, "go: %d nodes: %.3fs\n", len(tr.Agents), best)
 	}
 
-	nx, version, nxErr := runNetworkx(ctx, o, graphs)
+	nx, version, nxErr := runNetworkx(ctx, o, graphs, stderr)
 	if nxErr != nil {
-		fmt.Fprintln(os.Stderr, "bench-graph: networkx not timed:", nxErr)
+		fmt.Fprintln(stderr, "bench-graph: networkx not timed:", nxErr)
 	}
 
-	fmt.Printf("graph evaluator vs networkx %s — full metric set, GOMAXPROCS=%d, seed %d\n\n", version, runtime.GOMAXPROCS(0), o.seed)
-	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(stdout, "graph evaluator vs networkx %s — full metric set, GOMAXPROCS=%d, seed %d\n\n", version, runtime.GOMAXPROCS(0), o.seed)
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "nodes\tedges\tGo (s)\tnetworkx (s)\tspeed-up\tvalues\t")
 	for i, g := range graphs {
 		nxCol, ratio, agree := "-", "-", "-"
@@ -200,10 +221,10 @@ func run() error {
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("writing the table: %w", err)
 	}
-	fmt.Println()
-	fmt.Println("Go: best of 5 runs up to 1,000 nodes, 1 run above; both sides include building the graph.")
+	fmt.Fprintln(stdout)
+	fmt.Fprintln(stdout, "Go: best of 5 runs up to 1,000 nodes, 1 run above; both sides include building the graph.")
 	if !o.nxFull {
-		fmt.Printf("≈: networkx's all-pairs metrics timed from %d sampled sources and scaled to all n (one BFS per source); -nx-full runs them in full.\n", o.sample)
+		fmt.Fprintf(stdout, "≈: networkx's all-pairs metrics timed from %d sampled sources and scaled to all n (one BFS per source); -nx-full runs them in full.\n", o.sample)
 	}
 	return nxErr
 }
@@ -220,7 +241,7 @@ func fmtSecs(s float64) string {
 }
 
 // runNetworkx sends every graph to the timing script in one process call.
-func runNetworkx(ctx context.Context, o options, graphs []graphIn) (map[string]nxResult, string, error) {
+func runNetworkx(ctx context.Context, o options, graphs []graphIn, stderr io.Writer) (map[string]nxResult, string, error) {
 	script := o.script
 	if _, err := os.Stat(script); err != nil {
 		return nil, "", fmt.Errorf("timing script %s not found (run from the repository root): %w", script, err)
@@ -235,7 +256,7 @@ func runNetworkx(ctx context.Context, o options, graphs []graphIn) (map[string]n
 	}
 	cmd := exec.CommandContext(ctx, o.python, args...)
 	cmd.Stdin = bytes.NewReader(body)
-	cmd.Stderr = os.Stderr
+	cmd.Stderr = stderr
 	out, err := cmd.Output()
 	if err != nil {
 		return nil, "", fmt.Errorf("%s %s: %w", o.python, script, err)

@@ -5,15 +5,14 @@
 //
 //	e2e [--tasks id,id] [--parallel N] [--json FILE] [--judge] [-v]
 //
-// Exit status: 0 when every label was recovered, 1 when some was not (or a
-// scenario failed), 2 on bad usage.
+// Flags go anywhere (internal/cli); -h prints the usage with examples.
+// Exit status: 0 when every label was recovered (or -h), 1 when some was
+// not (or a scenario failed), 2 on bad usage.
 package main
 
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -24,6 +23,7 @@ import (
 
 	"github.com/coordbench/coordbench/e2e"
 	"github.com/coordbench/coordbench/groundtruth"
+	"github.com/coordbench/coordbench/internal/cli"
 )
 
 func main() {
@@ -32,9 +32,22 @@ func main() {
 	os.Exit(run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr))
 }
 
+// command is e2e's command line: its usage and examples.
+func command(stdout, stderr io.Writer) *cli.Command {
+	c := cli.New("e2e", "[--tasks ID,ID] [--parallel N] [--json FILE] [--judge] [-v]",
+		"Run every scenario of the ground truth on loopback (its purple team, a real green agent over A2A)\n"+
+			"and compare the labels the green agent recovers from the spans with the ground truth.", stdout, stderr)
+	c.Examples = []string{
+		"e2e",
+		"e2e --tasks iclr2017-305,iclr2017-749 --json e2e-report.json -v",
+	}
+	return c
+}
+
 // run is the command: flags to options, the benchmark, the report.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
-	opts, jsonOut, code := options(args, getenv, stderr)
+	c := command(stdout, stderr)
+	opts, jsonOut, code := options(c, args, getenv)
 	if code >= 0 {
 		return code
 	}
@@ -42,12 +55,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	slog.SetDefault(opts.Logger)
 	rep, err := e2e.Run(ctx, opts)
 	if err != nil {
-		fmt.Fprintf(stderr, "e2e: %v\n", err)
-		return 1
+		return c.Fail(cli.ExitFailure, err)
 	}
 	if err := rep.WriteTable(stdout); err != nil {
-		fmt.Fprintf(stderr, "e2e: %v\n", err)
-		return 1
+		return c.Fail(cli.ExitFailure, err)
 	}
 	if jsonOut != "" {
 		b, err := json.MarshalIndent(rep, "", "  ")
@@ -55,21 +66,19 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			err = os.WriteFile(jsonOut, append(b, '\n'), 0o644)
 		}
 		if err != nil {
-			fmt.Fprintf(stderr, "e2e: write %s: %v\n", jsonOut, err)
-			return 1
+			return c.Fail(cli.ExitFailure, fmt.Errorf("write %s: %w", jsonOut, err))
 		}
 	}
 	if rep.Correct != len(rep.Scenarios) {
-		return 1
+		return cli.ExitFailure
 	}
-	return 0
+	return cli.ExitOK
 }
 
 // options reads the flags into the benchmark's options and the JSON
 // report's path. A code of 0 or more means stop there and exit with it.
-func options(args []string, getenv func(string) string, stderr io.Writer) (opts e2e.Options, jsonOut string, code int) {
-	fs := flag.NewFlagSet("e2e", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+func options(c *cli.Command, args []string, getenv func(string) string) (opts e2e.Options, jsonOut string, code int) {
+	fs := c.Flags
 	tasks := fs.String("tasks", "", "comma-separated scenario ids (default: all)")
 	fs.IntVar(&opts.Parallel, "parallel", e2e.DefaultParallel, "scenarios run at once")
 	fs.StringVar(&jsonOut, "json", "", "also write the report as JSON to this file")
@@ -77,27 +86,23 @@ func options(args []string, getenv func(string) string, stderr io.Writer) (opts 
 	groundTruth := fs.String("ground-truth", "", "ground truth file (default $"+groundtruth.EnvFile+", else the built-in one)")
 	fs.StringVar(&opts.PeerReadDir, "peerread", "", "PeerRead directory (default $COORDBENCH_PEERREAD_DIR, else ../shared/data/peerread)")
 	verbose := fs.Bool("v", false, "log the agents' warnings")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return opts, "", 0
-		}
-		return opts, "", 2
+	positional, code, ok := c.Parse(args)
+	if !ok {
+		return opts, "", code
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "e2e: unexpected arguments %q\n", fs.Args())
-		return opts, "", 2
+	if len(positional) > 0 {
+		return opts, "", c.UsageError("unexpected arguments %q", positional)
 	}
 	gt, err := groundtruth.Resolve(*groundTruth, getenv)
 	if err != nil {
-		fmt.Fprintf(stderr, "e2e: %v\n", err)
-		return opts, "", 2
+		return opts, "", c.Fail(cli.ExitUsage, err)
 	}
 	opts.GroundTruth = gt
 	level := slog.LevelError
 	if *verbose {
 		level = slog.LevelWarn
 	}
-	opts.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	opts.Logger = slog.New(slog.NewTextHandler(c.Stderr, &slog.HandlerOptions{Level: level}))
 	if opts.Judge {
 		// The judge reads its key from the process's environment; the
 		// agents' OpenTelemetry stays off.

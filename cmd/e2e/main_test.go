@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"io"
 	"strings"
 	"testing"
 )
@@ -11,8 +12,8 @@ import (
 func TestOptions(t *testing.T) {
 	env := map[string]string{"AGENTBEATS_LLM_API_KEY": "k", "OTEL_EXPORTER_OTLP_ENDPOINT": "http://collector:4318"}
 	var stderr bytes.Buffer
-	opts, jsonOut, code := options([]string{"--tasks", "a, b,", "--parallel", "2", "--judge", "--json", "r.json"},
-		func(k string) string { return env[k] }, &stderr)
+	opts, jsonOut, code := options(command(io.Discard, &stderr), []string{"--tasks", "a, b,", "--parallel", "2", "--judge", "--json", "r.json"},
+		func(k string) string { return env[k] })
 	if code >= 0 {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}
@@ -22,12 +23,36 @@ func TestOptions(t *testing.T) {
 	if opts.Getenv == nil || opts.Getenv("AGENTBEATS_LLM_API_KEY") != "k" || opts.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != "" {
 		t.Error("with --judge the agents should see the LLM variables and nothing else")
 	}
-	if opts, _, _ := options(nil, func(k string) string { return env[k] }, &stderr); opts.Getenv != nil {
+	if opts, _, _ := options(command(io.Discard, &stderr), nil, func(k string) string { return env[k] }); opts.Getenv != nil {
 		t.Error("without --judge the agents should see no environment (e2e.Options' nil Getenv)")
 	}
-	for _, args := range [][]string{{"--bogus"}, {"extra"}} {
-		if _, _, code := options(args, func(string) string { return "" }, &stderr); code != 2 {
-			t.Errorf("%v: exit %d, want 2", args, code)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--bogus"}, "e2e: flag provided but not defined: -bogus\nusage: e2e "},
+		{[]string{"extra", "-v"}, `e2e: unexpected arguments ["extra"]`},
+		{[]string{"--ground-truth", "/no/such/gt.json"}, "e2e: "},
+	} {
+		var stderr bytes.Buffer
+		if _, _, code := options(command(io.Discard, &stderr), tc.args, func(string) string { return "" }); code != 2 ||
+			!strings.HasPrefix(stderr.String(), tc.want) || strings.Contains(stderr.String(), "e2e: e2e:") {
+			t.Errorf("%v: exit %d, want 2 with %q:\n%s", tc.args, code, tc.want, stderr.String())
 		}
+	}
+}
+
+// TestHelpAndOnePrefix: -h prints the usage with examples and exits 0; an
+// error of the benchmark itself (an unknown task id) is prefixed once.
+func TestHelpAndOnePrefix(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	if code := run(t.Context(), []string{"-v", "--help"}, func(string) string { return "" }, &stdout, &stderr); code != 0 ||
+		stderr.Len() != 0 || !strings.Contains(stdout.String(), "Examples:\n  e2e\n") {
+		t.Errorf("--help: exit %d, stderr %q, stdout:\n%s", code, stderr.String(), stdout.String())
+	}
+	stdout.Reset()
+	code := run(t.Context(), []string{"--tasks", "no-such-task"}, func(string) string { return "" }, &stdout, &stderr)
+	if code != 1 || !strings.HasPrefix(stderr.String(), "e2e: ") || strings.Contains(stderr.String(), "e2e: e2e:") {
+		t.Errorf("unknown task: exit %d, stderr:\n%s", code, stderr.String())
 	}
 }

@@ -33,7 +33,7 @@ type assessOutput struct {
 	} `json:"tasks"`
 }
 
-func runAssess(t *testing.T, args ...string) (code int, stdout, stderr string) {
+func assessCmd(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	t.Setenv("AGENTBEATS_LLM_API_KEY", "")
 	var out, errOut bytes.Buffer
@@ -44,7 +44,7 @@ func runAssess(t *testing.T, args ...string) (code int, stdout, stderr string) {
 func TestAssessSDKExportedFile(t *testing.T) {
 	// Written by the OpenTelemetry SDK's OTLP exporter in its JSON form, one
 	// export request per line: two services, coordinator -> reviewer.
-	code, stdout, stderr := runAssess(t, "--otlp", "../../otelmap/testdata/sdk_export.otlp.jsonl")
+	code, stdout, stderr := assessCmd(t, "--otlp", "../../otelmap/testdata/sdk_export.otlp.jsonl")
 	if code != 0 {
 		t.Fatalf("exit %d, stderr:\n%s", code, stderr)
 	}
@@ -79,7 +79,7 @@ func TestAssessSDKExportedFile(t *testing.T) {
 }
 
 func TestAssessSeveralFilesAndConfig(t *testing.T) {
-	code, stdout, stderr := runAssess(t,
+	code, stdout, stderr := assessCmd(t,
 		"--config", `{"evaluators": {"judge": false, "text": false}}`,
 		"--otlp", "../../otelmap/testdata/two_agents.otlp.json",
 		"../../otelmap/testdata/sdk_export.otlp.jsonl")
@@ -108,7 +108,7 @@ func TestAssessOutputFileIsDeterministic(t *testing.T) {
 	var outputs []string
 	for i := range 2 {
 		path := filepath.Join(dir, "out"+string(rune('a'+i))+".json")
-		if code, _, stderr := runAssess(t, "--output", path, "--otlp", "../../otelmap/testdata/two_agents.otlp.json"); code != 0 {
+		if code, _, stderr := assessCmd(t, "--output", path, "--otlp", "../../otelmap/testdata/two_agents.otlp.json"); code != 0 {
 			t.Fatalf("exit %d: %s", code, stderr)
 		}
 		b, err := os.ReadFile(path)
@@ -145,7 +145,7 @@ func TestAssessBadInput(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			code, stdout, stderr := runAssess(t, tc.args...)
+			code, stdout, stderr := assessCmd(t, tc.args...)
 			if code != 2 {
 				t.Fatalf("exit %d, want 2; stderr: %s", code, stderr)
 			}

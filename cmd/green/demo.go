@@ -2,12 +2,12 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 
+	"github.com/coordbench/coordbench/evals"
+	"github.com/coordbench/coordbench/internal/cli"
 	"github.com/coordbench/coordbench/internal/loopback"
 	"github.com/coordbench/coordbench/report"
 )
@@ -16,54 +16,63 @@ import (
 // terminal shows the readable summary and the detail stays at hand.
 const defaultDemoOutput = "coordbench-demo-result.json"
 
+// demoOptions are `green demo`'s flags, read.
+type demoOptions struct {
+	config evals.Config
+	output string
+}
+
 // demo runs the built-in demo (loopback.RunDemo): a small agent team on
 // loopback, assessed from its spans. It prints the Markdown summary to
 // stdout and writes the JSON result to --output; with --output - the JSON
 // goes to stdout and the summary to stderr, so stdout stays one JSON
 // document for a pipe.
-func demo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("green demo", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	output := fs.String("output", defaultDemoOutput, "write the JSON result to this file; - writes it to stdout and the summary to stderr")
-	configArg := fs.String("config", "", `evaluator config as JSON or @file, e.g. {"evaluators": {"judge": false}}`)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
+func demo(ctx context.Context, c *cli.Command, args []string) int {
+	o, code, ok := demoFlags(c, args)
+	if !ok {
+		return code
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "green demo: unexpected arguments %q\n", fs.Args())
-		fs.Usage()
-		return 2
+	return runDemo(ctx, c, o)
+}
+
+func demoFlags(c *cli.Command, args []string) (demoOptions, int, bool) {
+	var o demoOptions
+	c.Flags.StringVar(&o.output, "output", defaultDemoOutput, "write the JSON result to this file; - writes it to stdout and the summary to stderr")
+	configArg := c.Flags.String("config", "", `evaluator config as JSON or @file, e.g. {"evaluators": {"judge": false}}`)
+	positional, code, ok := c.Parse(args)
+	if !ok {
+		return o, code, false
+	}
+	if len(positional) > 0 {
+		return o, c.UsageError("unexpected arguments %q", positional), false
 	}
 	cfg, err := parseEvalConfig(*configArg)
 	if err != nil {
-		fmt.Fprintf(stderr, "green demo: %v\n", err)
-		return 2
+		return o, c.Fail(cli.ExitUsage, err), false
 	}
-	res, err := loopback.RunDemo(ctx, loopback.DemoOptions{Config: cfg, Logger: slog.Default()})
+	o.config = cfg
+	return o, 0, true
+}
+
+func runDemo(ctx context.Context, c *cli.Command, o demoOptions) int {
+	res, err := loopback.RunDemo(ctx, loopback.DemoOptions{Config: o.config, Logger: slog.Default()})
 	if err != nil {
-		fmt.Fprintf(stderr, "green demo: %v\n", err)
-		return 1
+		return c.Fail(cli.ExitFailure, err)
 	}
 	summary := report.Summary(res)
-	if *output == "-" || *output == "" {
-		fmt.Fprint(stderr, summary)
-		if err := writeJSON(res, "", stdout); err != nil {
-			fmt.Fprintf(stderr, "green demo: %v\n", err)
-			return 1
+	if o.output == "-" || o.output == "" {
+		fmt.Fprint(c.Stderr, summary)
+		if err := writeJSON(res, "", c.Stdout); err != nil {
+			return c.Fail(cli.ExitFailure, err)
 		}
-		return 0
+		return cli.ExitOK
 	}
-	if _, err := io.WriteString(stdout, summary); err != nil {
-		fmt.Fprintf(stderr, "green demo: write summary: %v\n", err)
-		return 1
+	if _, err := io.WriteString(c.Stdout, summary); err != nil {
+		return c.Fail(cli.ExitFailure, fmt.Errorf("write summary: %w", err))
 	}
-	if err := writeJSON(res, *output, stdout); err != nil {
-		fmt.Fprintf(stderr, "green demo: %v\n", err)
-		return 1
+	if err := writeJSON(res, o.output, c.Stdout); err != nil {
+		return c.Fail(cli.ExitFailure, err)
 	}
-	slog.Info("demo: JSON result written", "path", *output)
-	return 0
+	slog.Info("demo: JSON result written", "path", o.output)
+	return cli.ExitOK
 }

@@ -4,19 +4,17 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
 	"strings"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/coordbench/coordbench/green"
+	"github.com/coordbench/coordbench/internal/cli"
 	"github.com/coordbench/coordbench/otelmap"
 	"github.com/coordbench/coordbench/report"
 	"github.com/coordbench/coordbench/scenario"
@@ -40,88 +38,96 @@ func (p participantList) Set(v string) error {
 	return nil
 }
 
+// runOptions are `green run`'s flags, read: the request as the A2A server
+// would parse it, and how to run it.
+type runOptions struct {
+	req       *scenario.Request
+	scenarios scenarioFlags
+	otlpAddr  string
+	progress  time.Duration
+	output    string
+}
+
 // runAssessment is `green run`: one assessment against live participants,
 // through the same executor the A2A server uses, without a server. The
 // Markdown summary goes to stderr and the JSON result to stdout; --output
 // also writes the results file AgentBeats collects.
-func runAssessment(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("green run", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	participants := participantList{}
-	fs.Var(participants, "participant", "a participant as ROLE=URL (repeatable)")
-	configArg := fs.String("config", "", `the request's config as JSON or @file, e.g. {"num_tasks": 2, "entry_role": "coordinator"}`)
-	output := fs.String("output", "", `also write the AgentBeats results file {"participants": ..., "results": [...]} here`)
-	otlpAddr := fs.String("otlp-addr", "", "serve the OTLP/HTTP receiver (/v1/traces) on this address while the assessment runs, for participants that export spans, e.g. 127.0.0.1:4318")
-	progress := fs.Duration("progress-interval", green.DefaultProgressInterval, "longest silence before a progress line")
-	var sf scenarioFlags
-	sf.register(fs)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
+func runAssessment(ctx context.Context, c *cli.Command, args []string) int {
+	o, code, ok := runFlags(c, args)
+	if !ok {
+		return code
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "green run: unexpected arguments %q\n", fs.Args())
-		fs.Usage()
-		return 2
+	return runRequest(ctx, c, &o)
+}
+
+func runFlags(c *cli.Command, args []string) (runOptions, int, bool) {
+	var o runOptions
+	participants := participantList{}
+	c.Flags.Var(participants, "participant", "a participant as ROLE=URL (repeatable)")
+	configArg := c.Flags.String("config", "", `the request's config as JSON or @file, e.g. {"num_tasks": 2, "entry_role": "coordinator"}`)
+	c.Flags.StringVar(&o.output, "output", "", `also write the AgentBeats results file {"participants": ..., "results": [...]} here`)
+	c.Flags.StringVar(&o.otlpAddr, "otlp-addr", "", "serve the OTLP/HTTP receiver (/v1/traces) on this address while the assessment runs, for participants that export spans, e.g. 127.0.0.1:4318")
+	c.Flags.DurationVar(&o.progress, "progress-interval", green.DefaultProgressInterval, "longest silence before a progress line")
+	o.scenarios.register(c.Flags)
+	positional, code, ok := c.Parse(args)
+	if !ok {
+		return o, code, false
+	}
+	if len(positional) > 0 {
+		return o, c.UsageError("unexpected arguments %q", positional), false
 	}
 	if len(participants) == 0 {
-		fmt.Fprintf(stderr, "green run: no --participant ROLE=URL given\n")
-		fs.Usage()
-		return 2
+		return o, c.UsageError("no --participant ROLE=URL given"), false
 	}
 	config, err := readConfigArg(*configArg)
 	if err != nil {
-		fmt.Fprintf(stderr, "green run: %v\n", err)
-		return 2
+		return o, c.Fail(cli.ExitUsage, err), false
 	}
 	// The request goes through the same parser as an A2A request, so the
 	// command accepts and rejects exactly what the server does.
 	raw, err := json.Marshal(map[string]any{"participants": participants, "config": config})
 	if err != nil {
-		fmt.Fprintf(stderr, "green run: encode request: %v\n", err)
-		return 1
+		return o, c.Fail(cli.ExitFailure, fmt.Errorf("encode request: %w", err)), false
 	}
-	req, err := green.ParseRequest(string(raw))
-	if err != nil {
-		fmt.Fprintf(stderr, "green run: %v\n", err)
-		return 2
+	if o.req, err = green.ParseRequest(string(raw)); err != nil {
+		return o, c.Fail(cli.ExitUsage, err), false
 	}
+	return o, 0, true
+}
 
-	res, code := assessInProcess(ctx, req, &sf, *otlpAddr, *progress, stderr)
+// runRequest runs o's request, prints the summary to stderr and the JSON
+// result to stdout, and writes the results file.
+func runRequest(ctx context.Context, c *cli.Command, o *runOptions) int {
+	res, code := assessInProcess(ctx, c, o)
 	if res == nil {
 		return code
 	}
-	fmt.Fprint(stderr, report.Summary(res))
-	if err := writeJSON(res, "", stdout); err != nil {
-		fmt.Fprintf(stderr, "green run: %v\n", err)
-		return 1
+	fmt.Fprint(c.Stderr, report.Summary(res))
+	if err := writeJSON(res, "", c.Stdout); err != nil {
+		return c.Fail(cli.ExitFailure, err)
 	}
-	if *output != "" {
-		file := green.AgentBeatsResults{Participants: req.Participants, Results: []*report.Result{res}}
-		if err := writeJSON(file, *output, stdout); err != nil {
-			fmt.Fprintf(stderr, "green run: %v\n", err)
-			return 1
+	if o.output != "" {
+		file := green.AgentBeatsResults{Participants: o.req.Participants, Results: []*report.Result{res}}
+		if err := writeJSON(file, o.output, c.Stdout); err != nil {
+			return c.Fail(cli.ExitFailure, err)
 		}
-		slog.Info("run: results file written", "path", *output)
+		slog.Info("run: results file written", "path", o.output)
 	}
-	return 0
+	return cli.ExitOK
 }
 
 // assessInProcess builds the store, the green agent's providers (spans
 // recorded in process; exported too when the OTLP environment says so),
-// the optional receiver and the executor, and runs req. It returns the
-// result, or nil and the exit code.
-func assessInProcess(ctx context.Context, req *scenario.Request, sf *scenarioFlags, otlpAddr string, progress time.Duration, stderr io.Writer) (*report.Result, int) {
+// the optional receiver and the executor, and runs o's request. It returns
+// the result, or nil and the exit code.
+func assessInProcess(ctx context.Context, c *cli.Command, o *runOptions) (*report.Result, int) {
 	store := otelmap.NewStore(otelmap.Limits{})
 	providers, err := otelmap.NewProviders(ctx, otelmap.ProviderOptions{
 		ServiceName: green.DefaultServiceName,
 		Attributes:  []attribute.KeyValue{otelmap.AttrRole.String(otelmap.RoleAssessor)},
 	})
 	if err != nil {
-		fmt.Fprintf(stderr, "green run: telemetry: %v\n", err)
-		return nil, 1
+		return nil, c.Fail(cli.ExitFailure, fmt.Errorf("telemetry: %w", err))
 	}
 	recorder := green.NewTaskTraceRecorder(store)
 	providers.Tracer.RegisterSpanProcessor(recorder)
@@ -133,11 +139,10 @@ func assessInProcess(ctx context.Context, req *scenario.Request, sf *scenarioFla
 		}
 	}()
 
-	if otlpAddr != "" {
-		ln, err := net.Listen("tcp", otlpAddr)
+	if o.otlpAddr != "" {
+		ln, err := net.Listen("tcp", o.otlpAddr)
 		if err != nil {
-			fmt.Fprintf(stderr, "green run: OTLP listen: %v\n", err)
-			return nil, 1
+			return nil, c.Fail(cli.ExitFailure, fmt.Errorf("OTLP listen: %w", err))
 		}
 		mux := http.NewServeMux()
 		mux.Handle(otelmap.TracesPath, otelmap.NewReceiver(store, otelmap.ReceiverLimits{}))
@@ -155,7 +160,7 @@ func assessInProcess(ctx context.Context, req *scenario.Request, sf *scenarioFla
 		slog.Info("run: OTLP receiver listening", "url", "http://"+ln.Addr().String()+otelmap.TracesPath)
 	}
 
-	scenarios, unavailable := sf.build()
+	scenarios, unavailable := o.scenarios.build()
 	exec, err := green.NewExecutor(green.ExecutorOptions{
 		Scenarios:        scenarios,
 		Unavailable:      unavailable,
@@ -163,41 +168,19 @@ func assessInProcess(ctx context.Context, req *scenario.Request, sf *scenarioFla
 		TracerProvider:   providers.Tracer,
 		Recorder:         recorder,
 		MeterProvider:    providers.Meter,
-		Judge:            judgeFromEnv("green run"),
-		ProgressInterval: progress,
+		Judge:            judgeFromEnv(c.Name),
+		ProgressInterval: o.progress,
 	})
 	if err != nil {
-		fmt.Fprintf(stderr, "green run: %v\n", err)
-		return nil, 1
+		return nil, c.Fail(cli.ExitFailure, err)
 	}
-	res, err := exec.Assess(ctx, req, func(text string) { slog.Info("run: " + text) })
+	res, err := exec.Assess(ctx, o.req, func(text string) { slog.Info("run: " + text) })
 	if err != nil {
-		fmt.Fprintf(stderr, "green run: %v\n", err)
 		var reqErr *scenario.RequestError
 		if errors.As(err, &reqErr) {
-			return nil, 2
+			return nil, c.Fail(cli.ExitUsage, err)
 		}
-		return nil, 1
+		return nil, c.Fail(cli.ExitFailure, err)
 	}
-	return res, 0
-}
-
-// readConfigArg reads --config: a JSON object, or @file holding one.
-func readConfigArg(arg string) (json.RawMessage, error) {
-	if arg == "" {
-		return json.RawMessage("{}"), nil
-	}
-	raw := []byte(arg)
-	if arg[0] == '@' {
-		b, err := os.ReadFile(arg[1:])
-		if err != nil {
-			return nil, fmt.Errorf("read config: %w", err)
-		}
-		raw = b
-	}
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &obj); err != nil {
-		return nil, fmt.Errorf("config must be a JSON object: %w", err)
-	}
-	return raw, nil
+	return res, cli.ExitOK
 }

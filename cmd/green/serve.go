@@ -2,16 +2,15 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"time"
 
 	"github.com/coordbench/coordbench/a2aserve"
 	"github.com/coordbench/coordbench/green"
 	"github.com/coordbench/coordbench/groundtruth"
+	"github.com/coordbench/coordbench/internal/cli"
 	"github.com/coordbench/coordbench/scenario"
 	"github.com/coordbench/coordbench/scenario/coordination"
 )
@@ -53,58 +52,54 @@ func (f *scenarioFlags) build() (map[string]scenario.Scenario, map[string]string
 	}, green.SciCodeOptions{DataDir: f.scicodeDir})
 }
 
-// serve runs the A2A server until ctx ends (SIGINT or SIGTERM), then shuts
-// down gracefully within --shutdown-timeout.
-func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("green serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	host := fs.String("host", green.DefaultHost, "address to listen on (0.0.0.0 for every interface)")
-	port := fs.Int("port", green.DefaultPort, "port to listen on (0 picks a free one)")
-	cardURL := fs.String("card-url", "", "URL the agent card advertises (default http://HOST:PORT/)")
-	otlpAddr := fs.String("otlp-addr", "", "optional second listener for the OTLP/HTTP receiver, e.g. :4318 (it is on the main listener at /v1/traces in any case)")
-	progress := fs.Duration("progress-interval", green.DefaultProgressInterval, "longest silence of a running assessment before a working update")
-	shutdown := fs.Duration("shutdown-timeout", green.DefaultShutdownTimeout, "how long a shutdown waits for open requests")
-	maxTasks := fs.Int("max-tasks", a2aserve.DefaultMaxTasks, "finished A2A tasks (assessment results) kept for tasks/get and ListTasks; the oldest go first")
-	taskMaxAge := fs.Duration("task-max-age", a2aserve.DefaultTaskMaxAge, "how long a finished A2A task is kept after its last update")
+// serve is `green serve`: the A2A server until ctx ends (SIGINT or
+// SIGTERM), then a graceful shutdown within --shutdown-timeout.
+func serve(ctx context.Context, c *cli.Command, args []string) int {
+	o, code, ok := serveFlags(c, args)
+	if !ok {
+		return code
+	}
+	return runServer(ctx, c, o)
+}
+
+// serveFlags reads the flags into the server's options.
+func serveFlags(c *cli.Command, args []string) (green.ServerOptions, int, bool) {
+	var o green.ServerOptions
+	c.Flags.StringVar(&o.Host, "host", green.DefaultHost, "address to listen on (0.0.0.0 for every interface)")
+	c.Flags.IntVar(&o.Port, "port", green.DefaultPort, "port to listen on (0 picks a free one)")
+	c.Flags.StringVar(&o.CardURL, "card-url", "", "URL the agent card advertises (default http://HOST:PORT/)")
+	c.Flags.StringVar(&o.OTLPAddr, "otlp-addr", "", "optional second listener for the OTLP/HTTP receiver, e.g. :4318 (it is on the main listener at /v1/traces in any case)")
+	c.Flags.DurationVar(&o.ProgressInterval, "progress-interval", green.DefaultProgressInterval, "longest silence of a running assessment before a working update")
+	c.Flags.DurationVar(&o.ShutdownTimeout, "shutdown-timeout", green.DefaultShutdownTimeout, "how long a shutdown waits for open requests")
+	c.Flags.IntVar(&o.TaskLimits.MaxTasks, "max-tasks", a2aserve.DefaultMaxTasks, "finished A2A tasks (assessment results) kept for tasks/get and ListTasks; the oldest go first")
+	c.Flags.DurationVar(&o.TaskLimits.MaxAge, "task-max-age", a2aserve.DefaultTaskMaxAge, "how long a finished A2A task is kept after its last update")
 	var sf scenarioFlags
-	sf.register(fs)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
+	sf.register(c.Flags)
+	positional, code, ok := c.Parse(args)
+	if !ok {
+		return o, code, false
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "green serve: unexpected arguments %q\n", fs.Args())
-		fs.Usage()
-		return 2
+	if len(positional) > 0 {
+		return o, c.UsageError("unexpected arguments %q", positional), false
 	}
-	scenarios, unavailable := sf.build()
-	judge := judgeFromEnv("green serve")
-	srv, err := green.NewServer(ctx, green.ServerOptions{
-		Host:             *host,
-		Port:             *port,
-		CardURL:          *cardURL,
-		OTLPAddr:         *otlpAddr,
-		Scenarios:        scenarios,
-		Unavailable:      unavailable,
-		Judge:            &judge,
-		ProgressInterval: *progress,
-		ShutdownTimeout:  *shutdown,
-		TaskLimits:       a2aserve.TaskStoreLimits{MaxTasks: *maxTasks, MaxAge: *taskMaxAge},
-	})
+	o.Scenarios, o.Unavailable = sf.build()
+	judge := judgeFromEnv(c.Name)
+	o.Judge = &judge
+	return o, 0, true
+}
+
+func runServer(ctx context.Context, c *cli.Command, o green.ServerOptions) int {
+	srv, err := green.NewServer(ctx, o)
 	if err != nil {
-		fmt.Fprintf(stderr, "green serve: %v\n", err)
-		return 1
+		return c.Fail(cli.ExitFailure, err)
 	}
 	if serveReady != nil {
 		serveReady(srv)
 	}
 	start := time.Now()
 	if err := srv.Serve(ctx); err != nil {
-		fmt.Fprintf(stderr, "green serve: %v\n", err)
-		return 1
+		return c.Fail(cli.ExitFailure, err)
 	}
-	fmt.Fprintf(stderr, "green serve: stopped after %s\n", time.Since(start).Round(time.Second))
-	return 0
+	fmt.Fprintf(c.Stderr, "%s: stopped after %s\n", c.Name, time.Since(start).Round(time.Second))
+	return cli.ExitOK
 }

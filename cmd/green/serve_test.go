@@ -95,7 +95,7 @@ func TestServeBadFlags(t *testing.T) {
 		}
 	}
 	var stdout, stderr bytes.Buffer
-	if c := run([]string{"serve", "-h"}, &stdout, &stderr); c != 0 || !bytes.Contains(stderr.Bytes(), []byte("-card-url")) {
-		t.Errorf("serve -h: exit %d, %s", c, stderr.String())
+	if c := run([]string{"serve", "-h"}, &stdout, &stderr); c != 0 || !bytes.Contains(stdout.Bytes(), []byte("-card-url")) {
+		t.Errorf("serve -h: exit %d, %s", c, stdout.String())
 	}
 }

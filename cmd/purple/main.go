@@ -8,9 +8,10 @@
 //	       [--solver-mode M] [--scicode-dir DIR] [fault flags]
 //
 // AgentBeats starts it as `purple --host 0.0.0.0 --port 9009 --card-url
-// http://<name>:9009`; the rest are this agent's own. Exit status: 0 after a
-// shutdown by SIGINT or SIGTERM, 1 on a failure while serving, 2 on bad
-// usage.
+// http://<name>:9009`; the rest are this agent's own. Flags go anywhere
+// (internal/cli); -h prints the usage with examples. Exit status: 0 after a
+// shutdown by SIGINT or SIGTERM (or -h), 1 on a failure while serving, 2 on
+// bad usage.
 //
 // The command is the only place that reads the process's environment for
 // the agent's options ($OTEL_SERVICE_NAME for --name, $COORDBENCH_SOLVER_MODE
@@ -21,9 +22,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
-	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -32,13 +30,27 @@ import (
 	"syscall"
 
 	"github.com/coordbench/coordbench/a2aserve"
+	"github.com/coordbench/coordbench/internal/cli"
 	"github.com/coordbench/coordbench/purple"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	os.Exit(run(ctx, os.Args[1:], os.Getenv, os.Stderr))
+	os.Exit(run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr))
+}
+
+// command is purple's command line: its usage and examples.
+func command(stdout, stderr io.Writer) *cli.Command {
+	c := cli.New("purple", "[--host HOST] [--port PORT] [--card-url URL] [--name NAME] [--role ROLE] [--peer [NAME=]URL ...] [flags]",
+		"Serve coordbench's base purple agent over A2A (1.0 and 0.3) until SIGINT or SIGTERM: a reviewer,\n"+
+			"a coordinator that asks its peers, or a solver; faults on demand.", stdout, stderr)
+	c.Examples = []string{
+		"purple --port 9019 --role reviewer --name reviewer-1",
+		"purple --port 9018 --role coordinator --name coordinator --peer reviewer-1=http://127.0.0.1:9019/",
+		"purple --port 9020 --role reviewer --name slow-reviewer --delay 2s --failure-rate 0.5",
+	}
+	return c
 }
 
 // peerList collects repeated --peer flags.
@@ -49,28 +61,26 @@ func (p *peerList) Set(v string) error { *p = append(*p, v); return nil }
 
 // run is the command: flags and environment to options, then the agent
 // until ctx ends.
-func run(ctx context.Context, args []string, getenv func(string) string, stderr io.Writer) int {
-	o, code := options(args, getenv, stderr)
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	c := command(stdout, stderr)
+	o, code := options(c, args, getenv)
 	if code >= 0 {
 		return code
 	}
 	srv, err := purple.NewServer(ctx, o)
 	if err != nil {
-		fmt.Fprintf(stderr, "purple: %v\n", err)
-		return 2
+		return c.Fail(cli.ExitUsage, err)
 	}
 	if err := srv.Serve(ctx); err != nil {
-		fmt.Fprintf(stderr, "purple: %v\n", err)
-		return 1
+		return c.Fail(cli.ExitFailure, err)
 	}
-	return 0
+	return cli.ExitOK
 }
 
 // options reads the flags (their defaults from getenv) into the agent's
 // options. A code of 0 or more means stop there and exit with it.
-func options(args []string, getenv func(string) string, stderr io.Writer) (purple.Options, int) {
-	fs := flag.NewFlagSet("purple", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+func options(c *cli.Command, args []string, getenv func(string) string) (purple.Options, int) {
+	fs := c.Flags
 	var o purple.Options
 	var f purple.Faults
 	var solver purple.SolverOptions
@@ -102,27 +112,22 @@ func options(args []string, getenv func(string) string, stderr io.Writer) (purpl
 	fs.BoolVar(&f.NoSpans, "no-spans", false, "fault: emit no spans at all (no OTLP, no extension steps)")
 	faultTasks := fs.String("fault-tasks", "", "apply the faults only to these task ids (comma-separated; default every request)")
 	verbose := fs.Bool("v", false, "log at debug level")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return o, 0
-		}
-		return o, 2
+	positional, code, ok := c.Parse(args)
+	if !ok {
+		return o, code
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "purple: unexpected arguments %q\n", fs.Args())
-		fs.Usage()
-		return o, 2
+	if len(positional) > 0 {
+		return o, c.UsageError("unexpected arguments %q", positional)
 	}
 	level := slog.LevelInfo
 	if *verbose {
 		level = slog.LevelDebug
 	}
-	o.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	o.Logger = slog.New(slog.NewTextHandler(c.Stderr, &slog.HandlerOptions{Level: level}))
 
 	peers, err := purple.ParsePeers(strings.Join(append([]string{*peersFlag}, peerFlags...), ","))
 	if err != nil {
-		fmt.Fprintf(stderr, "purple: %v\n", err)
-		return o, 2
+		return o, c.Fail(cli.ExitUsage, err)
 	}
 	o.Peers = peers
 	for _, id := range strings.Split(*faultTasks, ",") {
@@ -133,8 +138,7 @@ func options(args []string, getenv func(string) string, stderr io.Writer) (purpl
 	o.Faults = f
 	solver.Mode = purple.SolverMode(strings.ToLower(strings.TrimSpace(*solverMode)))
 	if err := solver.Validate(); err != nil {
-		fmt.Fprintf(stderr, "purple: %v\n", err)
-		return o, 2
+		return o, c.Fail(cli.ExitUsage, err)
 	}
 	o.Roles = purple.StandardRoles(solver)
 	return o, -1

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"net"
 	"net/http"
 	"strconv"
@@ -28,7 +29,7 @@ func TestServe(t *testing.T) {
 	var stderr bytes.Buffer
 	go func() {
 		done <- run(ctx, []string{"--host", "127.0.0.1", "--port", itoa(port), "--card-url", "http://coordinator:9009",
-			"--name", "coordinator", "--role", "coordinator", "--peer", "http://reviewer-1:9009"}, noEnv, &stderr)
+			"--name", "coordinator", "--role", "coordinator", "--peer", "http://reviewer-1:9009"}, noEnv, io.Discard, &stderr)
 	}()
 	base := "http://127.0.0.1:" + itoa(port)
 	var card map[string]any
@@ -65,25 +66,37 @@ func TestServe(t *testing.T) {
 	}
 }
 
-// TestUsage: bad flags and values exit 2 with a message; -h exits 0.
+// TestUsage: bad flags and values exit 2 with one message naming the
+// command once; -h and --help print the usage with examples to stdout and
+// exit 0.
 func TestUsage(t *testing.T) {
+	for _, arg := range []string{"-h", "--help"} {
+		var stdout, stderr bytes.Buffer
+		code := run(t.Context(), []string{"--port", "0", arg}, noEnv, &stdout, &stderr)
+		if code != 0 || stderr.Len() != 0 || !strings.HasPrefix(stdout.String(), "usage: purple ") ||
+			!strings.Contains(stdout.String(), "-role") || !strings.Contains(stdout.String(), "Examples:\n  purple --port") {
+			t.Errorf("%s: exit %d, stderr %q, stdout:\n%s", arg, code, stderr.String(), stdout.String())
+		}
+	}
 	for _, tc := range []struct {
 		args []string
 		code int
 		msg  string
 	}{
-		{[]string{"-h"}, 0, "-role"},
-		{[]string{"--bogus"}, 2, "flag provided but not defined"},
-		{[]string{"--role", "critic", "--port", "0"}, 2, `unknown role "critic"`},
-		{[]string{"--peers", "a=ftp://x", "--port", "0"}, 2, "want name=http"},
-		{[]string{"--delegation", "mesh", "--port", "0"}, 2, `delegation "mesh"`},
-		{[]string{"--failure-rate", "2", "--port", "0"}, 2, "failure rate 2"},
-		{[]string{"extra"}, 2, "unexpected arguments"},
-		{[]string{"--solver-mode", "guess", "--port", "0"}, 2, `solver mode "guess"`},
+		{[]string{"--bogus"}, 2, "purple: flag provided but not defined: -bogus\nusage: purple"},
+		{[]string{"--role", "critic", "--port", "0"}, 2, `purple: unknown role "critic"`},
+		{[]string{"--peers", "a=ftp://x", "--port", "0"}, 2, `purple: peer "a=ftp://x": want name=http`},
+		{[]string{"--delegation", "mesh", "--port", "0"}, 2, `purple: delegation "mesh"`},
+		{[]string{"--failure-rate", "2", "--port", "0"}, 2, "purple: failure rate 2"},
+		{[]string{"extra", "--port", "0"}, 2, `purple: unexpected arguments ["extra"]`},
+		{[]string{"--solver-mode", "guess", "--port", "0"}, 2, `purple: solver mode "guess"`},
 	} {
-		var stderr bytes.Buffer
-		if code := run(t.Context(), tc.args, noEnv, &stderr); code != tc.code || !strings.Contains(stderr.String(), tc.msg) {
+		var stdout, stderr bytes.Buffer
+		if code := run(t.Context(), tc.args, noEnv, &stdout, &stderr); code != tc.code || !strings.HasPrefix(stderr.String(), tc.msg) {
 			t.Errorf("%v: exit %d, want %d with %q:\n%s", tc.args, code, tc.code, tc.msg, stderr.String())
+		}
+		if strings.Contains(stderr.String(), "purple: purple") {
+			t.Errorf("%v: doubled prefix:\n%s", tc.args, stderr.String())
 		}
 	}
 }
@@ -93,7 +106,7 @@ func TestUsage(t *testing.T) {
 func TestEnvironment(t *testing.T) {
 	env := map[string]string{"COORDBENCH_SOLVER_MODE": "Repair", "COORDBENCH_SCICODE_DIR": "/data/scicode", "OTEL_SERVICE_NAME": "solver-1"}
 	var stderr bytes.Buffer
-	o, code := options([]string{"--role", "solver"}, func(k string) string { return env[k] }, &stderr)
+	o, code := options(command(io.Discard, &stderr), []string{"--role", "solver"}, func(k string) string { return env[k] })
 	if code >= 0 {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}
@@ -101,7 +114,7 @@ func TestEnvironment(t *testing.T) {
 		t.Errorf("options %+v", o)
 	}
 	env["COORDBENCH_SOLVER_MODE"] = "guess"
-	if _, code := options(nil, func(k string) string { return env[k] }, &stderr); code != 2 || !strings.Contains(stderr.String(), `solver mode "guess"`) {
+	if _, code := options(command(io.Discard, &stderr), nil, func(k string) string { return env[k] }); code != 2 || !strings.Contains(stderr.String(), `solver mode "guess"`) {
 		t.Errorf("a bad mode in the environment: exit %d\n%s", code, stderr.String())
 	}
 }

@@ -28,6 +28,7 @@ var allowed = map[string][]string{
 	"internal/textutil":     {},
 	"internal/testenv":      {},
 	"internal/stats":        {},
+	"internal/cli":          {},
 	"otelmap":               {"tracedata"},
 	"otelmap/assemble":      {"otelmap", "tracedata"},
 	"evals":                 {"tracedata", "internal/textutil"},
