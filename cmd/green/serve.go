@@ -10,6 +10,7 @@ import (
 
 	"github.com/coordbench/coordbench/green"
 	"github.com/coordbench/coordbench/scenario"
+	"github.com/coordbench/coordbench/scenario/scicode"
 )
 
 // serveReady, when set (by tests), is called with the server once it
@@ -29,7 +30,7 @@ func (f *scenarioFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.groundTruth, "ground-truth", "", "coordination scenario ground truth file (default $"+green.EnvGroundTruth+", else data/ground_truth.json)")
 	fs.StringVar(&f.peerRead, "peerread", "", "PeerRead data directory (default $"+green.EnvPeerReadDir+", else ../shared/data/peerread when present)")
 	fs.BoolVar(&f.titlesOnly, "titles-only", false, "send paper titles only, even when PeerRead is present")
-	fs.StringVar(&f.scicodeDir, "scicode-dir", "", "SciCode data directory: problems_*.jsonl and the HDF5 targets (default $"+green.EnvSciCodeDir+", else ../shared/data/scicode when present)")
+	fs.StringVar(&f.scicodeDir, "scicode-dir", "", "SciCode data directory: problems_*.jsonl and the HDF5 targets (default $"+scicode.EnvDir+", else ../shared/data/scicode when present)")
 }
 
 func (f *scenarioFlags) build() (map[string]scenario.Scenario, map[string]string) {
@@ -37,7 +38,7 @@ func (f *scenarioFlags) build() (map[string]scenario.Scenario, map[string]string
 		GroundTruthPath: f.groundTruth,
 		PeerReadDir:     f.peerRead,
 		TitlesOnly:      f.titlesOnly,
-	}, green.SciCodeOptions{DataDir: f.scicodeDir})
+	}, scicode.Options{DataDir: f.scicodeDir})
 }
 
 // serve runs the A2A server until ctx ends (SIGINT or SIGTERM), then shuts
