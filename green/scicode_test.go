@@ -3,6 +3,7 @@ package green
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,24 +14,23 @@ import (
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
-	"go.opentelemetry.io/otel/trace/noop"
 
-	"github.com/coordbench/coordbench/internal/testenv"
+	"github.com/coordbench/coordbench/sandbox"
 	"github.com/coordbench/coordbench/scenario"
+	"github.com/coordbench/coordbench/scenario/scicode"
 	"github.com/coordbench/coordbench/tracedata"
 )
 
 // newSciCodeForTest builds the scenario on the test data, skipping (or
 // failing with CI=true) without the data or a Python with the scientific
 // stack.
-func newSciCodeForTest(t *testing.T, runner RunnerOptions) *SciCodeScenario {
+func newSciCodeForTest(t *testing.T, sb sandbox.Options) *scicode.Scenario {
 	t.Helper()
 	dir := sciCodeTestDir(t)
-	runner.Logger = quietLogger
-	s, err := NewSciCodeScenario(t.Context(), SciCodeOptions{DataDir: dir, Runner: runner, Logger: quietLogger})
+	s, err := scicode.New(t.Context(), scicode.Options{DataDir: dir, Sandbox: sb, Logger: quietLogger})
 	if err != nil {
-		if strings.Contains(err.Error(), "no Python") {
-			testenv.Missing(t, "%v", err)
+		if errors.Is(err, sandbox.ErrNoPython) || errors.Is(err, errors.ErrUnsupported) {
+			sciCodeUnavailable(t, err.Error())
 		}
 		t.Fatal(err)
 	}
@@ -63,11 +63,11 @@ func (l *sciSolverLog) all() []sciMessage {
 // split's reference code: "oracle" answers with it; "repair" answers with
 // a stub first and with the reference after feedback; "prose" answers
 // without code.
-func sciCodeTestSolver(t *testing.T, split *SciCodeSplit, mode string, log *sciSolverLog) func(context.Context, testPurpleInput) (string, error) {
+func sciCodeTestSolver(t *testing.T, split *scicode.Split, mode string, log *sciSolverLog) func(context.Context, testPurpleInput) (string, error) {
 	return func(_ context.Context, in testPurpleInput) (string, error) {
 		var d map[string]any
 		for _, m := range in.Data {
-			if k, _ := m["kind"].(string); k == sciStepKind || k == sciFeedbackKind {
+			if k, _ := m["kind"].(string); k == scicode.StepKind || k == scicode.FeedbackKind {
 				d = m
 			}
 		}
@@ -85,7 +85,7 @@ func sciCodeTestSolver(t *testing.T, split *SciCodeSplit, mode string, log *sciS
 		if !ok {
 			return "", fmt.Errorf("unknown problem %q", pid)
 		}
-		var step *SciCodeStep
+		var step *scicode.Step
 		for i := range p.Steps {
 			if p.Steps[i].Number == num {
 				step = &p.Steps[i]
@@ -97,7 +97,7 @@ func sciCodeTestSolver(t *testing.T, split *SciCodeSplit, mode string, log *sciS
 		switch {
 		case mode == "prose":
 			return "I would approach this by thinking hard about the physics.", nil
-		case mode == "repair" && kind == sciStepKind:
+		case mode == "repair" && kind == scicode.StepKind:
 			return "Here is a first draft.\n```python\n" + step.FunctionHeader + "\n    return None\n```\n", nil
 		}
 		return "```python\n" + step.Reference + "\n```", nil
@@ -110,8 +110,8 @@ func sciCodeTestSolver(t *testing.T, split *SciCodeSplit, mode string, log *sciS
 // and passes on the second; the result carries SciCode's scores next to the
 // coordination metrics.
 func TestSciCodeScenarioRepair(t *testing.T) {
-	s := newSciCodeForTest(t, RunnerOptions{Timeout: oracleStepTimeout})
-	split, _ := s.Split(SciCodeValidation)
+	s := newSciCodeForTest(t, sandbox.Options{Timeout: oracleStepTimeout})
+	split, _ := s.Split(scicode.SplitValidation)
 	log := &sciSolverLog{}
 	purple := startTestPurple(t, testPurpleOptions{Name: "scicode-solver", ReplyFunc: sciCodeTestSolver(t, split, "repair", log)})
 	e, _ := newExecutorForTest(t, map[string]scenario.Scenario{scenario.SciCode: s}, time.Minute)
@@ -128,23 +128,23 @@ func TestSciCodeScenarioRepair(t *testing.T) {
 		if o == nil || !o.Success || o.Score != 1 {
 			t.Fatalf("problem %s: %+v", tr.TaskID, o)
 		}
-		steps := o.Details["steps"].([]SciCodeStepResult)
+		steps := o.Details["steps"].([]scicode.StepResult)
 		for _, st := range steps {
-			if !st.Passed || st.Turns != 2 || len(st.Attempts) != 2 || st.ContextCode != contextSolver {
+			if !st.Passed || st.Turns != 2 || len(st.Attempts) != 2 || st.ContextCode != "solver" {
 				t.Errorf("step %s: %+v", st.Step, st)
 				continue
 			}
-			if first := st.Attempts[0].Reason; first != ReasonCrashed && first != ReasonTestFailed {
+			if first := st.Attempts[0].Reason; first != scicode.ReasonCrashed && first != scicode.ReasonTestFailed {
 				t.Errorf("step %s: first turn %q (%s), want a failure", st.Step, first, st.Attempts[0].Detail)
 			}
-			if st.Attempts[1].Reason != ReasonPassed || st.Attempts[1].AnswerSource != AnswerFromFence {
+			if st.Attempts[1].Reason != scicode.ReasonPassed || st.Attempts[1].AnswerSource != scicode.AnswerFromFence {
 				t.Errorf("step %s: second turn %+v", st.Step, st.Attempts[1])
 			}
 		}
 		if o.Details["turns_used"] != 2*len(steps) || o.Details["sub_step_pass_rate"] != 1.0 || o.Details["solved"] != true {
 			t.Errorf("problem %s details: turns %v, rate %v, solved %v", tr.TaskID, o.Details["turns_used"], o.Details["sub_step_pass_rate"], o.Details["solved"])
 		}
-		sb, ok := o.Details["sandbox"].(*SandboxInfo)
+		sb, ok := o.Details["sandbox"].(*sandbox.Info)
 		if !ok || !sb.ProcessGroup || len(sb.Rlimits) == 0 || !sb.ScrubbedEnv || !sb.PrivateTmp || sb.OutputCapBytes == 0 || sb.Network == "" {
 			t.Errorf("problem %s sandbox block: %+v", tr.TaskID, o.Details["sandbox"])
 		}
@@ -162,7 +162,7 @@ func TestSciCodeScenarioRepair(t *testing.T) {
 	// One context per problem: the first message starts it, every later
 	// message of the problem (the feedback turns too) continues it.
 	msgs := log.all()
-	if i := slices.IndexFunc(msgs, func(m sciMessage) bool { return m.Kind == sciFeedbackKind }); i >= 0 {
+	if i := slices.IndexFunc(msgs, func(m sciMessage) bool { return m.Kind == scicode.FeedbackKind }); i >= 0 {
 		t.Logf("a feedback message:\n%s", msgs[i].Text)
 	}
 	for _, tr := range res.Tasks {
@@ -175,7 +175,7 @@ func TestSciCodeScenarioRepair(t *testing.T) {
 			t.Errorf("problem %s step %s turn %d came in context %s, not %s", m.Problem, m.Step, m.Turn, m.ContextID, c)
 		}
 		contexts[m.Problem] = m.ContextID
-		if m.Kind == sciFeedbackKind {
+		if m.Kind == scicode.FeedbackKind {
 			if m.Turn != 2 || !strings.Contains(m.Text, "did not pass (turn 1 of 2)") || !strings.Contains(m.Text, "Traceback") {
 				t.Errorf("feedback for %s: turn %d, text:\n%s", m.Step, m.Turn, m.Text)
 			}
@@ -191,7 +191,7 @@ func TestSciCodeScenarioRepair(t *testing.T) {
 	// earlier ones.
 	p29, _ := split.Problem("29")
 	for _, m := range msgs {
-		if m.Step == "29.3" && m.Kind == sciStepKind && !strings.Contains(m.Text, strings.TrimSpace(p29.Steps[1].Reference)) {
+		if m.Step == "29.3" && m.Kind == scicode.StepKind && !strings.Contains(m.Text, strings.TrimSpace(p29.Steps[1].Reference)) {
 			t.Errorf("step 29.3's prompt lacks step 29.2's code:\n%s", m.Text)
 		}
 	}
@@ -206,96 +206,12 @@ func TestSciCodeScenarioRepair(t *testing.T) {
 	}
 }
 
-// TestSciCodeScenarioFailures: a solver that answers without code, one
-// that fails, and one that cannot be reached cost the steps, with the
-// reason recorded, and later steps get the reference code.
-func TestSciCodeScenarioFailures(t *testing.T) {
-	s := newSciCodeForTest(t, RunnerOptions{Timeout: oracleStepTimeout})
-	split, _ := s.Split(SciCodeValidation)
-	prose := startTestPurple(t, testPurpleOptions{Name: "prose", ReplyFunc: sciCodeTestSolver(t, split, "prose", &sciSolverLog{})})
-	failing := startTestPurple(t, testPurpleOptions{Name: "failing", Fault: faultFail})
-	for _, tc := range []struct {
-		name, url, reason string
-		turns             int
-	}{
-		{"no code", prose.URL, ReasonNoCode, 3},
-		{"failed task", failing.URL, ReasonNoAnswer, 1},
-		{"nobody there", refusedURL(t), ReasonNoAnswer, 1},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			req := mustParse(t, `{"participants": {"solver": %q}, "config": {"scenario": "scicode", "problem_ids": "19"}}`, tc.url)
-			tasks, err := s.Tasks(req)
-			if err != nil || len(tasks) != 1 {
-				t.Fatalf("Tasks: %v, %v", tasks, err)
-			}
-			m := NewMessenger(noop.NewTracerProvider(), nil, MessengerOptions{Logger: quietLogger, CallTimeout: 30 * time.Second})
-			defer m.Close()
-			o, err := s.Run(t.Context(), &scenario.TaskEnv{Messenger: m, Request: req}, tasks[0])
-			if err != nil {
-				t.Fatal(err)
-			}
-			if o.Success || o.Score != 0 {
-				t.Errorf("outcome %+v", o)
-			}
-			steps := o.Details["steps"].([]SciCodeStepResult)
-			if len(steps) != 2 {
-				t.Fatalf("%d steps", len(steps))
-			}
-			for _, st := range steps {
-				if st.Passed || st.Reason != tc.reason || st.Turns != tc.turns || st.ContextCode != contextReference {
-					t.Errorf("step %s: %+v", st.Step, st)
-				}
-			}
-			if f := o.Details["failures"].(map[string]int); f[tc.reason] != 2 {
-				t.Errorf("failures %v", f)
-			}
-			if !strings.Contains(o.Summary, "0 of 2 sub-steps passed") {
-				t.Errorf("summary %q", o.Summary)
-			}
-		})
-	}
-}
-
-// TestSciCodeScenarioDeadline: when the problem's time runs out while the
-// solver hangs, Run returns at once with what was done, the steps not
-// reached marked not run.
-func TestSciCodeScenarioDeadline(t *testing.T) {
-	s := newSciCodeForTest(t, RunnerOptions{})
-	hang := startTestPurple(t, testPurpleOptions{Name: "hang", Fault: faultHang})
-	req := mustParse(t, `{"participants": {"solver": %q}, "config": {"scenario": "scicode", "problem_ids": ["78"]}}`, hang.URL)
-	tasks, err := s.Tasks(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := NewMessenger(noop.NewTracerProvider(), nil, MessengerOptions{Logger: quietLogger})
-	defer m.Close()
-	ctx, cancel := context.WithTimeout(t.Context(), time.Second)
-	defer cancel()
-	start := time.Now()
-	o, err := s.Run(ctx, &scenario.TaskEnv{Messenger: m, Request: req}, tasks[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	if d := time.Since(start); d > 30*time.Second {
-		t.Errorf("Run took %s after the deadline", d)
-	}
-	steps := o.Details["steps"].([]SciCodeStepResult)
-	if o.Success || len(steps) != 3 || o.Details["ended_early"] == nil {
-		t.Fatalf("outcome %+v", o)
-	}
-	for _, st := range steps {
-		if st.Reason != ReasonNotRun {
-			t.Errorf("step %s: %+v", st.Step, st)
-		}
-	}
-}
-
 // TestSciCodeServerLegacyTags runs the SciCode green agent the way the
 // original SciCode green agent is run: a 0.3 client sends the legacy tag
 // format naming a 0.3 white agent, which answers with the reference code.
 func TestSciCodeServerLegacyTags(t *testing.T) {
-	s := newSciCodeForTest(t, RunnerOptions{Timeout: oracleStepTimeout})
-	split, _ := s.Split(SciCodeValidation)
+	s := newSciCodeForTest(t, sandbox.Options{Timeout: oracleStepTimeout})
+	split, _ := s.Split(scicode.SplitValidation)
 	log := &sciSolverLog{}
 	white := startTestPurple(t, testPurpleOptions{Name: "white", Legacy: true, ReplyFunc: sciCodeTestSolver(t, split, "oracle", log)})
 	g := startGreen(t, ServerOptions{Scenarios: map[string]scenario.Scenario{scenario.SciCode: s}, ProgressInterval: time.Minute})
@@ -317,7 +233,7 @@ func TestSciCodeServerLegacyTags(t *testing.T) {
 	for _, tk := range res["tasks"].([]any) {
 		o := tk.(map[string]any)["outcome"].(map[string]any)
 		d := o["details"].(map[string]any)
-		if d["split"] != SciCodeValidation || d["max_num_steps"] != 2.0 || d["solved"] != true {
+		if d["split"] != scicode.SplitValidation || d["max_num_steps"] != 2.0 || d["solved"] != true {
 			t.Errorf("task %v details %v", tk.(map[string]any)["task_id"], d)
 		}
 	}
@@ -326,205 +242,37 @@ func TestSciCodeServerLegacyTags(t *testing.T) {
 	}
 }
 
-// TestSciCodeRequestConfig: the scenario's keys in both request formats,
-// and the errors that name what is wrong.
-func TestSciCodeRequestConfig(t *testing.T) {
-	s := newSciCodeForTest(t, RunnerOptions{})
-	ids := func(tasks []scenario.Task) []string {
-		var out []string
-		for _, t := range tasks {
-			out = append(out, t.ID)
-		}
-		return out
-	}
-	for _, tc := range []struct {
-		name, req string
-		want      []string
-		turns     int
-		bg        bool
-		timeout   time.Duration
-	}{
-		{"all", `{"participants": {"s": "http://x/"}, "config": {"scenario": "scicode"}}`,
-			[]string{"10", "1", "3", "4", "6", "7", "19", "78", "29", "38", "44", "47", "49", "51", "70"}, 3, false, 0},
-		{"ids as numbers and strings", `{"participants": {"s": "http://x/"}, "config": {"scenario": "scicode", "problem_ids": [70, "1"], "max_num_steps": 5, "with_background": true, "step_timeout_seconds": 30}}`,
-			[]string{"1", "70"}, 5, true, 30 * time.Second},
-		{"task_ids and num_tasks", `{"participants": {"s": "http://x/"}, "config": {"scenario": "scicode", "task_ids": ["7", "3", "6"], "num_tasks": 2, "split": "validation"}}`,
-			[]string{"3", "6"}, 3, false, 0},
-		{"shard", `{"participants": {"s": "http://x/"}, "config": {"scenario": "scicode", "problem_ids": "1 3 4 6", "num_shards": 2, "shard_index": 1}}`,
-			[]string{"3", "6"}, 3, false, 0},
-		{"legacy tags", "<white_agent_url>http://x/</white_agent_url><problem_id>13 10</problem_id>\n<split>dev</split><max_num_steps>4</max_num_steps>",
-			nil, 0, false, 0},
-		{"legacy dev", "<white_agent_url>http://x/</white_agent_url><scicode_problem_id>10</scicode_problem_id><split>dev</split><max_num_steps>4</max_num_steps>",
-			[]string{"10"}, 4, false, 0},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			req, err := ParseRequest(tc.req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			tasks, err := s.Tasks(req)
-			if tc.want == nil {
-				if err == nil || !strings.Contains(err.Error(), `"13"`) || !strings.Contains(err.Error(), "are not in the validation split") {
-					t.Errorf("error %v, want one naming problem 13", err)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := ids(tasks); !slices.Equal(got, tc.want) {
-				t.Errorf("tasks %v, want %v", got, tc.want)
-			}
-			cfg := tasks[0].Data.(*SciCodeTask).Config
-			if cfg.MaxTurns != tc.turns || cfg.WithBackground != tc.bg || cfg.StepTimeout != tc.timeout || cfg.Split != SciCodeValidation {
-				t.Errorf("config %+v", cfg)
-			}
-			if req.Config.TaskTimeout() != DefaultSciCodeTaskTimeout || req.Config.Deadline() != DefaultSciCodeDeadline {
-				t.Errorf("task timeout %s, deadline %s", req.Config.TaskTimeout(), req.Config.Deadline())
-			}
-		})
-	}
-	for _, tc := range []struct{ req, want string }{
-		{`{"participants": {"s": "http://x/"}, "config": {"scenario": "scicode", "split": "train"}}`, `unknown SciCode split "train"`},
-		{`{"participants": {"s": "http://x/"}, "config": {"scenario": "scicode", "max_num_steps": 0}}`, "config.max_num_steps must be a whole number from 1 to 20"},
-		{`{"participants": {"s": "http://x/"}, "config": {"scenario": "scicode", "with_background": "yes"}}`, "config.with_background must be true or false"},
-		{`{"participants": {"s": "http://x/"}, "config": {"scenario": "scicode", "step_timeout_seconds": -1}}`, "config.step_timeout_seconds must be"},
-		{`{"participants": {"s": "http://x/"}, "config": {"scenario": "scicode", "problem_ids": [{"id": 1}]}}`, "config.problem_ids"},
-		{`{"participants": {"a": "http://x/", "b": "http://y/"}, "config": {"scenario": "scicode"}}`, "no config.entry_role"},
-		{`{"participants": {"s": "http://x/"}, "config": {"scenario": "scicode", "split": "test"}}`, "test_data.h5"},
-	} {
-		req, err := ParseRequest(tc.req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, err = s.Tasks(req)
-		if err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("%s: error %v, want %q", tc.req, err, tc.want)
-		}
-		if _, ok := err.(*scenario.RequestError); !ok {
-			t.Errorf("%s: error %T, want a *scenario.RequestError", tc.req, err)
-		}
-	}
-}
-
-// TestSciCodeDataMissing: a data directory without the data says what is
-// missing, and where.
-func TestSciCodeDataMissing(t *testing.T) {
-	empty := t.TempDir()
-	if _, err := LoadSciCodeSplit(empty, "validation"); err == nil || !strings.Contains(err.Error(), "problems_dev.jsonl") || !strings.Contains(err.Error(), empty) {
-		t.Errorf("empty directory: %v", err)
-	}
-	src := sciCodeTestDir(t)
-	b, err := os.ReadFile(filepath.Join(src, "problems_dev.jsonl"))
+// sciCodeTestDir is ../shared/data/scicode relative to the module root.
+// Without it the SciCode tests skip (or fail with CI=true).
+func sciCodeTestDir(t testing.TB) string {
+	t.Helper()
+	dir, err := filepath.Abs(filepath.Join("..", "..", "shared", "data", "scicode"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(empty, "problems_dev.jsonl"), b, 0o644); err != nil {
-		t.Fatal(err)
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		sciCodeUnavailable(t, fmt.Sprintf("SciCode data set not at %s: %v", dir, err))
 	}
-	if _, err := LoadSciCodeSplit(empty, "dev"); err == nil || !strings.Contains(err.Error(), "test_data_dev.h5") {
-		t.Errorf("no targets: %v", err)
-	}
-	if _, err := LoadSciCodeSplit(filepath.Join(empty, "nope"), "dev"); err == nil || !strings.Contains(err.Error(), EnvSciCodeDir) {
-		t.Errorf("no directory: %v", err)
-	}
-	if _, err := NewSciCodeScenario(t.Context(), SciCodeOptions{DataDir: filepath.Join(empty, "nope"), Logger: quietLogger}); err == nil || !strings.Contains(err.Error(), "no split can be loaded") {
-		t.Errorf("scenario without data: %v", err)
-	}
-	t.Setenv(EnvSciCodeDir, filepath.Join(empty, "nope"))
-	if _, err := DefaultSciCodeDir(); err == nil || !strings.Contains(err.Error(), EnvSciCodeDir) {
-		t.Errorf("$%s naming nothing: %v", EnvSciCodeDir, err)
-	}
-	bad := filepath.Join(empty, "problems_test.jsonl")
-	if err := os.WriteFile(bad, []byte(`{"problem_id": "1", "sub_steps": [{"step_number": "2.1", "function_header": "def f():"}]}`+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := readSciCodeProblems(bad); err == nil || !strings.Contains(err.Error(), `step_number "2.1"`) {
-		t.Errorf("bad step number: %v", err)
-	}
+	return dir
 }
 
-// TestSciCodeSplitLoads: the validation split as the data README describes
-// it: 15 problems, 50 sub-steps, reference code for each.
-func TestSciCodeSplitLoads(t *testing.T) {
-	split := sciCodeTestSplit(t)
-	if len(split.Problems) != 15 || split.Steps() != 50 || filepath.Base(split.TargetsPath) != "test_data_dev.h5" {
-		t.Errorf("%d problems, %d steps, targets %s", len(split.Problems), split.Steps(), split.TargetsPath)
+// sciCodeUnavailable skips, or fails under CI=true.
+// TODO(testenv): use internal/testenv once it exists.
+func sciCodeUnavailable(t testing.TB, msg string) {
+	t.Helper()
+	if os.Getenv("CI") == "true" {
+		t.Fatal(msg)
 	}
-	for _, p := range split.Problems {
-		for _, st := range p.Steps {
-			if st.Reference == "" || st.FunctionName() == "" || !st.Scored() {
-				t.Errorf("step %s: reference %d bytes, function %q, %d tests", st.Number, len(st.Reference), st.FunctionName(), len(st.TestCases))
-			}
-		}
-	}
-	test, err := readSciCodeProblems(filepath.Join(sciCodeTestDir(t), "problems_test.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	total, scored := 0, 0
-	for _, p := range test {
-		for _, st := range p.Steps {
-			total++
-			if st.Scored() {
-				scored++
-			}
-		}
-	}
-	if len(test) != 65 || scored != 288 || total != 291 {
-		t.Errorf("test split: %d problems, %d of %d steps scored; want 65, 288 of 291", len(test), scored, total)
-	}
+	t.Skip(msg)
 }
 
-// TestExtractSciCodeAnswer: the three answer forms, and what is not code.
-func TestExtractSciCodeAnswer(t *testing.T) {
-	for _, tc := range []struct {
-		name, text string
-		data       []map[string]any
-		code, src  string
-	}{
-		{"data part", "see data", []map[string]any{{"code": "def f():\n    return 1"}}, "def f():\n    return 1\n", AnswerFromData},
-		{"json text", `{"code": "def f():\n    return 2"}`, nil, "def f():\n    return 2\n", AnswerFromJSON},
-		{"fenced json", "Here:\n```json\n{\"code\": \"x = 1\"}\n```", nil, "x = 1\n", AnswerFromJSON},
-		{"code tags", "Answer: <code>\ndef f():\n    return 3\n</code> done", nil, "def f():\n    return 3\n", AnswerFromCodeTag},
-		{"code tags around a fence", "<code>```python\nx = 4\n```</code>", nil, "x = 4\n", AnswerFromCodeTag},
-		{"python fence first", "Plan.\n```text\nnot code\n```\n```python\ndef f():\n    return 5\n```\nUsage:\n```python\nf()\n```", nil, "def f():\n    return 5\n", AnswerFromFence},
-		{"any fence", "```\ny = 6\n```", nil, "y = 6\n", AnswerFromFence},
-		{"crlf", "```py\r\nz = 7\r\n```", nil, "z = 7\n", AnswerFromFence},
-		{"prose", "I think the answer is 42.", nil, "", ""},
-		{"empty json code", `{"code": "  "}`, nil, "", ""},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			code, src := ExtractSciCodeAnswer(tc.text, tc.data)
-			if code != tc.code || src != tc.src {
-				t.Errorf("got %q from %q, want %q from %q", code, src, tc.code, tc.src)
-			}
-		})
-	}
-}
+// oracleStepTimeout is generous: the machine that runs the tests may be
+// shared.
+const oracleStepTimeout = 300 * time.Second
 
-// TestSciCodeScriptSections: the script is SciCode's, and its sections
-// name the lines a failure points at.
-func TestSciCodeScriptSections(t *testing.T) {
-	split := sciCodeTestSplit(t)
-	p, _ := split.Problem("19")
-	script, sections := BuildSciCodeScript(p, 1, []string{"def first():\n    return 1"}, "def second():\n    return 2\n")
-	lines := strings.Split(script, "\n")
-	want := []string{SectionDependencies, "step 19.1's code", SectionAnswer, SectionTargets, "test case 1 of 4", "test case 2 of 4", "test case 3 of 4", "test case 4 of 4"}
-	var got []string
-	for _, s := range sections {
-		got = append(got, s.Name)
+func tail(s string, n int) string {
+	if len(s) > n {
+		return "…" + s[len(s)-n:]
 	}
-	if !slices.Equal(got, want) {
-		t.Fatalf("sections %v, want %v", got, want)
-	}
-	if l := lines[sections[2].From-1]; l != "def second():" {
-		t.Errorf("the answer starts at line %d: %q", sections[2].From, l)
-	}
-	if l := lines[sections[4].From-1]; l != "target = targets[0]" {
-		t.Errorf("test case 1 starts with %q", l)
-	}
-	if !strings.Contains(script, "targets = process_hdf5_to_tuple('19.2', 4, 3)") {
-		t.Errorf("script:\n%s", script)
-	}
+	return s
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/coordbench/coordbench/otelmap"
 	"github.com/coordbench/coordbench/scenario"
 	"github.com/coordbench/coordbench/scenario/coordination"
+	"github.com/coordbench/coordbench/scenario/scicode"
 )
 
 // The A2A server (DESIGN §7): one listener serves the agent card, JSON-RPC
@@ -338,12 +339,12 @@ func ListenAndServe(ctx context.Context, opts ServerOptions) error {
 
 // DefaultScenarios builds the scenarios a green agent serves: coordination
 // (from the ground truth and PeerRead, as opts locate them) and scicode
-// (from scicode.DataDir, else the data DefaultSciCodeDir finds, with the
-// sandboxed runner's defaults unless scicode says otherwise; see
-// docs/scicode.md). A scenario
+// (from sciOpts.DataDir, else the data scicode.DefaultDir finds, with the
+// sandbox's defaults unless sciOpts says otherwise; see docs/scicode.md).
+// A scenario
 // that cannot be built is listed in unavailable with the reason, so a
 // request for it is rejected saying why rather than failing later.
-func DefaultScenarios(opts coordination.Options, scicode SciCodeOptions) (scenarios map[string]scenario.Scenario, unavailable map[string]string) {
+func DefaultScenarios(opts coordination.Options, sciOpts scicode.Options) (scenarios map[string]scenario.Scenario, unavailable map[string]string) {
 	scenarios, unavailable = map[string]scenario.Scenario{}, map[string]string{}
 	if c, err := coordination.New(opts); err != nil {
 		slog.Warn("scenario coordination is not available", "err", err)
@@ -351,7 +352,7 @@ func DefaultScenarios(opts coordination.Options, scicode SciCodeOptions) (scenar
 	} else {
 		scenarios[scenario.Coordination] = c
 	}
-	if sc, err := NewSciCodeScenario(context.Background(), scicode); err != nil {
+	if sc, err := scicode.New(context.Background(), sciOpts); err != nil {
 		slog.Warn("scenario scicode is not available", "err", err)
 		unavailable[scenario.SciCode] = err.Error()
 	} else {

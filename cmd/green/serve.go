@@ -13,6 +13,7 @@ import (
 	"github.com/coordbench/coordbench/internal/cli"
 	"github.com/coordbench/coordbench/scenario"
 	"github.com/coordbench/coordbench/scenario/coordination"
+	"github.com/coordbench/coordbench/scenario/scicode"
 )
 
 // serveReady, when set (by tests), is called with the server once it
@@ -32,7 +33,7 @@ func (f *scenarioFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.groundTruth, "ground-truth", "", "coordination scenario ground truth file (default $"+groundtruth.EnvFile+", else the built-in one)")
 	fs.StringVar(&f.peerRead, "peerread", "", "PeerRead data directory (default $"+coordination.EnvPeerReadDir+", else ../shared/data/peerread when present)")
 	fs.BoolVar(&f.titlesOnly, "titles-only", false, "send paper titles only, even when PeerRead is present")
-	fs.StringVar(&f.scicodeDir, "scicode-dir", "", "SciCode data directory: problems_*.jsonl and the HDF5 targets (default $"+green.EnvSciCodeDir+", else ../shared/data/scicode when present)")
+	fs.StringVar(&f.scicodeDir, "scicode-dir", "", "SciCode data directory: problems_*.jsonl and the HDF5 targets (default $"+scicode.EnvDir+", else ../shared/data/scicode when present)")
 }
 
 func (f *scenarioFlags) build() (map[string]scenario.Scenario, map[string]string) {
@@ -40,7 +41,7 @@ func (f *scenarioFlags) build() (map[string]scenario.Scenario, map[string]string
 	if err != nil {
 		// The coordination scenario is then unavailable with this reason;
 		// the built-in ground truth is not silently used instead.
-		scenarios, unavailable := green.DefaultScenarios(coordination.Options{}, green.SciCodeOptions{DataDir: f.scicodeDir})
+		scenarios, unavailable := green.DefaultScenarios(coordination.Options{}, scicode.Options{DataDir: f.scicodeDir})
 		delete(scenarios, scenario.Coordination)
 		unavailable[scenario.Coordination] = err.Error()
 		return scenarios, unavailable
@@ -49,7 +50,7 @@ func (f *scenarioFlags) build() (map[string]scenario.Scenario, map[string]string
 		GroundTruth: gt,
 		PeerReadDir: f.peerRead,
 		TitlesOnly:  f.titlesOnly,
-	}, green.SciCodeOptions{DataDir: f.scicodeDir})
+	}, scicode.Options{DataDir: f.scicodeDir})
 }
 
 // serve is `green serve`: the A2A server until ctx ends (SIGINT or

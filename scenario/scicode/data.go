@@ -1,4 +1,4 @@
-package green
+package scicode
 
 import (
 	"bufio"
@@ -20,77 +20,82 @@ import (
 // ../shared/data/scicode (relative to the working directory or the module
 // root) as the fallback that tests and CI use.
 
-// EnvSciCodeDir names the SciCode data directory (problems_dev.jsonl,
+// EnvDir names the SciCode data directory (problems_dev.jsonl,
 // problems_test.jsonl, test_data.h5 or test_data_dev.h5).
-const EnvSciCodeDir = "COORDBENCH_SCICODE_DIR"
+const EnvDir = "COORDBENCH_SCICODE_DIR"
 
-// sciCodeRelDir is where tests, CI and local runs keep the data set.
-var sciCodeRelDir = filepath.Join("..", "shared", "data", "scicode")
+// relDir is where tests, CI and local runs keep the data set, relative to
+// the working directory or the module root.
+const relDir = "../shared/data/scicode"
 
 // SciCode splits, as the Hugging Face data set names them.
 const (
-	SciCodeValidation = "validation"
-	SciCodeTest       = "test"
+	SplitValidation = "validation"
+	SplitTest       = "test"
 )
 
-// Files of a SciCode data directory. The upstream targets file holds every
+// problemFiles and targetFiles name the files of a split in a SciCode data
+// directory, in order of preference. The upstream targets file holds every
 // problem of both splits; test_data_dev.h5 holds the validation split's
 // targets only, regenerated from the reference code (see the data README).
-var (
-	sciCodeProblemFiles = map[string][]string{
-		SciCodeValidation: {"problems_dev.jsonl", "problems_validation.jsonl"},
-		SciCodeTest:       {"problems_test.jsonl"},
+func problemFiles(split string) []string {
+	if split == SplitTest {
+		return []string{"problems_test.jsonl"}
 	}
-	sciCodeTargetFiles = map[string][]string{
-		SciCodeValidation: {"test_data.h5", "test_data_dev.h5"},
-		SciCodeTest:       {"test_data.h5"},
-	}
-)
+	return []string{"problems_dev.jsonl", "problems_validation.jsonl"}
+}
 
-// maxSciCodeLine bounds one JSONL line (one problem): the largest
+func targetFiles(split string) []string {
+	if split == SplitTest {
+		return []string{"test_data.h5"}
+	}
+	return []string{"test_data.h5", "test_data_dev.h5"}
+}
+
+// maxLine bounds one JSONL line (one problem): the largest
 // upstream problem is about 100 KB.
-const maxSciCodeLine = 16 << 20
+const maxLine = 16 << 20
 
-// DefaultSciCodeDir finds the SciCode data directory: $COORDBENCH_SCICODE_DIR
+// DefaultDir finds the SciCode data directory: $COORDBENCH_SCICODE_DIR
 // when set (an error when it names no directory), else
 // ../shared/data/scicode relative to the working directory, else relative
 // to the module root. The error says where it looked.
-func DefaultSciCodeDir() (string, error) {
-	dir, err := scenario.LocateData(EnvSciCodeDir, sciCodeRelDir, true)
+func DefaultDir() (string, error) {
+	dir, err := scenario.LocateData(EnvDir, filepath.FromSlash(relDir), true)
 	if err != nil {
 		return "", fmt.Errorf("scicode data: %w", err)
 	}
 	return dir, nil
 }
 
-// NormalizeSciCodeSplit maps the names a request may use to a split:
+// NormalizeSplit maps the names a request may use to a split:
 // "validation" (also "dev", "val", "valid") and "test". The empty name is
 // the validation split, the one with reference code.
-func NormalizeSciCodeSplit(s string) (string, error) {
+func NormalizeSplit(s string) (string, error) {
 	switch strings.ToLower(strings.TrimSpace(s)) {
 	case "", "validation", "dev", "val", "valid":
-		return SciCodeValidation, nil
+		return SplitValidation, nil
 	case "test":
-		return SciCodeTest, nil
+		return SplitTest, nil
 	}
-	return "", fmt.Errorf("unknown SciCode split %q: want %q (also dev) or %q", s, SciCodeValidation, SciCodeTest)
+	return "", fmt.Errorf("unknown SciCode split %q: want %q (also dev) or %q", s, SplitValidation, SplitTest)
 }
 
-// SciCodeProblem is one problem of SciCode's JSONL. Fields this version
+// Problem is one problem of SciCode's JSONL. Fields this version
 // does not use (general_solution, ...) are ignored.
-type SciCodeProblem struct {
-	ID           string        `json:"problem_id"`
-	Name         string        `json:"problem_name"`
-	Description  string        `json:"problem_description_main"`
-	Background   string        `json:"problem_background_main"`
-	IO           string        `json:"problem_io"`
-	Dependencies string        `json:"required_dependencies"`
-	GeneralTests []string      `json:"general_tests"`
-	Steps        []SciCodeStep `json:"sub_steps"`
+type Problem struct {
+	ID           string   `json:"problem_id"`
+	Name         string   `json:"problem_name"`
+	Description  string   `json:"problem_description_main"`
+	Background   string   `json:"problem_background_main"`
+	IO           string   `json:"problem_io"`
+	Dependencies string   `json:"required_dependencies"`
+	GeneralTests []string `json:"general_tests"`
+	Steps        []Step   `json:"sub_steps"`
 }
 
-// SciCodeStep is one sub-step of a problem.
-type SciCodeStep struct {
+// Step is one sub-step of a problem.
+type Step struct {
 	// Number is the step's id, "<problem>.<k>" ("10.3"); it names the
 	// step's group in the targets file.
 	Number         string   `json:"step_number"`
@@ -106,28 +111,28 @@ type SciCodeStep struct {
 
 // Scored reports whether the step has test cases. SciCode's test split has
 // three steps without (13.6, 62.1, 76.3): their code is given, not scored.
-func (s *SciCodeStep) Scored() bool { return len(s.TestCases) > 0 }
+func (s *Step) Scored() bool { return len(s.TestCases) > 0 }
 
-// SciCodeSplit is one split as loaded: its problems and the targets file.
-type SciCodeSplit struct {
+// Split is one split as loaded: its problems and the targets file.
+type Split struct {
 	Name     string
 	Dir      string
-	Problems []*SciCodeProblem
+	Problems []*Problem
 	// ProblemsPath is the JSONL read; TargetsPath the HDF5 file of the
 	// targets.
 	ProblemsPath string
 	TargetsPath  string
-	byID         map[string]*SciCodeProblem
+	byID         map[string]*Problem
 }
 
 // Problem returns the problem with the given id.
-func (s *SciCodeSplit) Problem(id string) (*SciCodeProblem, bool) {
+func (s *Split) Problem(id string) (*Problem, bool) {
 	p, ok := s.byID[id]
 	return p, ok
 }
 
 // IDs returns the problem ids in file order.
-func (s *SciCodeSplit) IDs() []string {
+func (s *Split) IDs() []string {
 	ids := make([]string, len(s.Problems))
 	for i, p := range s.Problems {
 		ids[i] = p.ID
@@ -136,7 +141,7 @@ func (s *SciCodeSplit) IDs() []string {
 }
 
 // Steps counts the split's scored sub-steps.
-func (s *SciCodeSplit) Steps() int {
+func (s *Split) Steps() int {
 	n := 0
 	for _, p := range s.Problems {
 		for i := range p.Steps {
@@ -148,42 +153,42 @@ func (s *SciCodeSplit) Steps() int {
 	return n
 }
 
-// LoadSciCodeSplit reads a split from dir: its problems and the location of
+// LoadSplit reads a split from dir: its problems and the location of
 // its targets. Each missing piece is named in the error with what to do
 // about it, so "the data is not there" never shows up later as failing
 // tests.
-func LoadSciCodeSplit(dir, split string) (*SciCodeSplit, error) {
-	name, err := NormalizeSciCodeSplit(split)
+func LoadSplit(dir, split string) (*Split, error) {
+	name, err := NormalizeSplit(split)
 	if err != nil {
 		return nil, fmt.Errorf("scicode data: %w", err)
 	}
 	fi, err := os.Stat(dir)
 	if err != nil {
-		return nil, fmt.Errorf("scicode data: directory %s: %w (set $%s to the SciCode data directory)", dir, err, EnvSciCodeDir)
+		return nil, fmt.Errorf("scicode data: directory %s: %w (set $%s to the SciCode data directory)", dir, err, EnvDir)
 	}
 	if !fi.IsDir() {
 		return nil, fmt.Errorf("scicode data: %s is not a directory", dir)
 	}
-	problemsPath, ok := firstFile(dir, sciCodeProblemFiles[name])
+	problemsPath, ok := firstFile(dir, problemFiles(name))
 	if !ok {
 		return nil, fmt.Errorf("scicode data: the %s split's problems (%s) are not in %s",
-			name, strings.Join(sciCodeProblemFiles[name], " or "), dir)
+			name, strings.Join(problemFiles(name), " or "), dir)
 	}
-	targetsPath, ok := firstFile(dir, sciCodeTargetFiles[name])
+	targetsPath, ok := firstFile(dir, targetFiles(name))
 	if !ok {
 		hint := ""
-		if name == SciCodeTest {
+		if name == SplitTest {
 			hint = "; the test split's targets exist only in SciCode's test_data.h5 (about 1 GB, linked from the SciCode repository's README)"
 		}
 		return nil, fmt.Errorf("scicode data: the %s split's targets (%s) are not in %s%s",
-			name, strings.Join(sciCodeTargetFiles[name], " or "), dir, hint)
+			name, strings.Join(targetFiles(name), " or "), dir, hint)
 	}
-	problems, err := readSciCodeProblems(problemsPath)
+	problems, err := ReadProblems(problemsPath)
 	if err != nil {
 		return nil, err
 	}
-	s := &SciCodeSplit{Name: name, Dir: dir, Problems: problems, ProblemsPath: problemsPath,
-		TargetsPath: targetsPath, byID: make(map[string]*SciCodeProblem, len(problems))}
+	s := &Split{Name: name, Dir: dir, Problems: problems, ProblemsPath: problemsPath,
+		TargetsPath: targetsPath, byID: make(map[string]*Problem, len(problems))}
 	for _, p := range problems {
 		s.byID[p.ID] = p
 	}
@@ -200,20 +205,20 @@ func firstFile(dir string, names []string) (string, bool) {
 	return "", false
 }
 
-// sciCodeStepNumber is "<problem id>.<k>".
-var sciCodeStepNumber = regexp.MustCompile(`^[A-Za-z0-9_-]+\.[0-9]+$`)
+// stepNumber is "<problem id>.<k>".
+var stepNumber = regexp.MustCompile(`^[A-Za-z0-9_-]+\.[0-9]+$`)
 
-// readSciCodeProblems reads and checks a JSONL file: unique problem ids,
+// ReadProblems reads and checks a JSONL file: unique problem ids,
 // steps numbered "<id>.<k>" and unique, a function header per step.
-func readSciCodeProblems(path string) ([]*SciCodeProblem, error) {
+func ReadProblems(path string) ([]*Problem, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("scicode data: %w", err)
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 1<<20), maxSciCodeLine)
-	var problems []*SciCodeProblem
+	sc.Buffer(make([]byte, 0, 1<<20), maxLine)
+	var problems []*Problem
 	seen := map[string]bool{}
 	var errs []error
 	line := 0
@@ -223,7 +228,7 @@ func readSciCodeProblems(path string) ([]*SciCodeProblem, error) {
 		if raw == "" {
 			continue
 		}
-		var p SciCodeProblem
+		var p Problem
 		if err := json.Unmarshal([]byte(raw), &p); err != nil {
 			errs = append(errs, fmt.Errorf("line %d: %w", line, err))
 			continue
@@ -251,7 +256,7 @@ func readSciCodeProblems(path string) ([]*SciCodeProblem, error) {
 	return problems, nil
 }
 
-func (p *SciCodeProblem) validate() error {
+func (p *Problem) validate() error {
 	if strings.TrimSpace(p.ID) == "" {
 		return errors.New("no problem_id")
 	}
@@ -261,7 +266,7 @@ func (p *SciCodeProblem) validate() error {
 	seen := map[string]bool{}
 	for i := range p.Steps {
 		s := &p.Steps[i]
-		if !sciCodeStepNumber.MatchString(s.Number) || !strings.HasPrefix(s.Number, p.ID+".") {
+		if !stepNumber.MatchString(s.Number) || !strings.HasPrefix(s.Number, p.ID+".") {
 			return fmt.Errorf("sub-step %d: step_number %q is not %q followed by a number", i+1, s.Number, p.ID+".")
 		}
 		if seen[s.Number] {
@@ -275,14 +280,14 @@ func (p *SciCodeProblem) validate() error {
 	return nil
 }
 
-// sciCodeFuncName finds the function or class a header defines, as
+// funcName finds the function or class a header defines, as
 // SciCode's harness does.
-var sciCodeFuncName = regexp.MustCompile(`\b(?:def|class)\s+(\w+)\s*[(:]`)
+var funcName = regexp.MustCompile(`\b(?:def|class)\s+(\w+)\s*[(:]`)
 
 // FunctionName is the name the step's header defines ("" when it defines
 // none).
-func (s *SciCodeStep) FunctionName() string {
-	if m := sciCodeFuncName.FindStringSubmatch(s.FunctionHeader); m != nil {
+func (s *Step) FunctionName() string {
+	if m := funcName.FindStringSubmatch(s.FunctionHeader); m != nil {
 		return m[1]
 	}
 	return ""

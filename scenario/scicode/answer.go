@@ -1,4 +1,4 @@
-package green
+package scicode
 
 import (
 	"encoding/json"
@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// Where ExtractSciCodeAnswer found the code.
+// Where ExtractAnswer found the code.
 const (
 	AnswerFromData    = "data"
 	AnswerFromJSON    = "json"
@@ -19,7 +19,7 @@ var (
 	fencedBlock = regexp.MustCompile("(?s)```[ \\t]*([A-Za-z0-9_+-]*)[^\\n]*\\n(.*?)```")
 )
 
-// ExtractSciCodeAnswer finds the code in a solver's answer, in this order:
+// ExtractAnswer finds the code in a solver's answer, in this order:
 // a data part {"code": "..."}; the text as JSON {"code": "..."} (bare or in
 // a fenced json block); the first <code>...</code>; the first fenced Python
 // block (```python, ```py), else the first fenced block of any other kind.
@@ -27,7 +27,7 @@ var (
 // blocks the first Python one wins, as in SciCode's own extraction (a later
 // block is usually an example of use). The empty string means no code was
 // found.
-func ExtractSciCodeAnswer(text string, data []map[string]any) (code, source string) {
+func ExtractAnswer(text string, data []map[string]any) (code, source string) {
 	for _, d := range data {
 		if c, ok := d["code"].(string); ok && strings.TrimSpace(c) != "" {
 			return cleanCode(c), AnswerFromData

@@ -1,8 +1,12 @@
-package green
+package scicode
 
 import (
+	"embed"
 	"fmt"
+	"io/fs"
 	"strings"
+
+	"github.com/coordbench/coordbench/sandbox"
 )
 
 // Section names of a SciCode test script.
@@ -12,7 +16,11 @@ const (
 	SectionTargets      = "reading the targets"
 )
 
-// BuildSciCodeScript builds the test script of step index k of p as
+// targetsFD is where the script finds the targets file: the first of the
+// sandbox's Request.Files.
+const targetsFD = 3
+
+// BuildScript builds the test script of step index k of p as
 // SciCode's harness does: the problem's dependencies, the code of the
 // previous steps in order (previous[i] is step i's; empty ones are left
 // out), this step's code, the targets of the step, then for each test case
@@ -20,7 +28,7 @@ const (
 // in one namespace, so a later test case may use what an earlier one
 // defined, and all share one random stream. The targets are read from file
 // descriptor 3 (see Runner). The sections say which lines came from where.
-func BuildSciCodeScript(p *SciCodeProblem, k int, previous []string, code string) (string, []ScriptSection) {
+func BuildScript(p *Problem, k int, previous []string, code string) (string, []sandbox.Section) {
 	b := &scriptBuilder{}
 	step := &p.Steps[k]
 	b.add(SectionDependencies, p.Dependencies)
@@ -44,7 +52,7 @@ func BuildSciCodeScript(p *SciCodeProblem, k int, previous []string, code string
 type scriptBuilder struct {
 	sb       strings.Builder
 	line     int // lines written so far
-	sections []ScriptSection
+	sections []sandbox.Section
 }
 
 func (b *scriptBuilder) add(name, text string) {
@@ -54,8 +62,24 @@ func (b *scriptBuilder) add(name, text string) {
 		b.line++
 	}
 	n := strings.Count(text, "\n") + 1
-	b.sections = append(b.sections, ScriptSection{Name: name, From: b.line + 1, To: b.line + n})
+	b.sections = append(b.sections, sandbox.Section{Name: name, From: b.line + 1, To: b.line + n})
 	b.sb.WriteString(text)
 	b.sb.WriteString("\n")
 	b.line += n
+}
+
+// helperFS holds the Python package that SciCode's test scripts import
+// (scicode.compare.cmp, scicode.parse.parse), put on the sandbox's
+// PYTHONPATH.
+//
+//go:embed py/scicode/__init__.py py/scicode/compare/__init__.py py/scicode/compare/cmp.py py/scicode/parse/__init__.py py/scicode/parse/parse.py
+var helperFS embed.FS
+
+// helpers is the tree to put on PYTHONPATH: the scicode package.
+func helpers() fs.FS {
+	sub, err := fs.Sub(helperFS, "py")
+	if err != nil {
+		panic(err) // "py" is embedded above
+	}
+	return sub
 }

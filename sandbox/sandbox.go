@@ -1,0 +1,477 @@
+package sandbox
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"math"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Defaults of Options. The timeout is generous for scientific code; the
+// CPU limit follows the timeout.
+const (
+	DefaultTimeout      = 300 * time.Second
+	DefaultMemoryBytes  = 4 << 30
+	DefaultMaxProcesses = 64
+	DefaultMaxFileBytes = 64 << 20
+	DefaultMaxOpenFiles = 256
+	DefaultOutputCap    = 256 << 10
+	DefaultScratchBytes = 256 << 20
+	// DefaultUID is the identity code runs as when the caller is root:
+	// nobody.
+	DefaultUID = 65534
+)
+
+// ErrNoPython is wrapped by the error of a probe that found no interpreter
+// importing Options.Modules.
+var ErrNoPython = errors.New("sandbox: no suitable Python")
+
+// EnvPython names the interpreter the runner uses when Options.Python is
+// empty.
+const EnvPython = "COORDBENCH_SCICODE_PYTHON"
+
+// Isolation modes of Options.Isolation.
+const (
+	// IsolationAuto uses namespaces where the probe finds them working.
+	IsolationAuto = "auto"
+	// IsolationNamespace requires them: without, every run fails.
+	IsolationNamespace = "namespace"
+	// IsolationNone runs without namespaces.
+	IsolationNone = "none"
+)
+
+// Network values of Info.
+const (
+	NetworkNamespace   = "namespace"
+	NetworkNotIsolated = "not isolated"
+)
+
+// Reasons of Result.Reason: how the code's process ended.
+const (
+	// ReasonExited: the code exited with status 0 within every limit.
+	ReasonExited = "exited"
+	// ReasonCrashed: a non-zero exit status, an uncaught exception or a
+	// signal that is not a limit's.
+	ReasonCrashed = "crashed"
+	// ReasonTimeout: the wall-clock limit; the process group was killed.
+	ReasonTimeout = "timeout"
+	// ReasonLimit: a resource limit; Result.Limit names it.
+	ReasonLimit = "limit"
+)
+
+// Limits of Result.Limit.
+const (
+	LimitCPU       = "cpu"
+	LimitMemory    = "memory"
+	LimitProcesses = "processes"
+	LimitFileSize  = "file_size"
+	LimitOpenFiles = "open_files"
+	LimitOutput    = "output"
+	LimitScratch   = "scratch"
+)
+
+const (
+	// setupFailed is the boot script's exit status when it could not set
+	// the sandbox up.
+	setupFailed = 120
+	setupMarker = "coordbench-sandbox: setup failed:"
+	// probeTimeout bounds each probe run; drainTimeout bounds the wait for
+	// the output pipe to close once the group is dead.
+	probeTimeout = 60 * time.Second
+	drainTimeout = 2 * time.Second
+)
+
+// Options configure a Runner. The zero value uses every default.
+type Options struct {
+	// Python is the interpreter; empty means $COORDBENCH_SCICODE_PYTHON,
+	// else the first of Candidates that imports Modules.
+	Python string
+	// Candidates default to /usr/bin/python3, then python3 on PATH.
+	Candidates []string
+	// Modules are the modules the interpreter must import (the probe
+	// reports their versions); none by default.
+	Modules []string
+	// Lib is a file tree put on the code's PYTHONPATH, read-only to it.
+	Lib fs.FS
+	// Timeout bounds one run (default 300 s); Request.Timeout overrides it.
+	Timeout time.Duration
+	// CPUSeconds is RLIMIT_CPU (default: the timeout, rounded up).
+	CPUSeconds int
+	// MemoryBytes is RLIMIT_AS (default 4 GiB).
+	MemoryBytes int64
+	// MaxProcesses is RLIMIT_NPROC (default 64). It binds only a non-root
+	// identity: see UID.
+	MaxProcesses int
+	// MaxFileBytes is RLIMIT_FSIZE (default 64 MiB).
+	MaxFileBytes int64
+	// MaxOpenFiles is RLIMIT_NOFILE (default 256).
+	MaxOpenFiles int
+	// OutputCap bounds stdout and stderr together (default 256 KiB).
+	OutputCap int
+	// ScratchBytes is the size of the work directory's tmpfs when the file
+	// system is locked down (default 256 MiB).
+	ScratchBytes int64
+	// Isolation is IsolationAuto (default), IsolationNamespace or
+	// IsolationNone.
+	Isolation string
+	// UID and GID are the identity code runs as when the caller runs as
+	// root (default 65534, nobody). KeepUser runs it as root instead, which
+	// leaves RLIMIT_NPROC without effect.
+	UID, GID uint32
+	KeepUser bool
+	// TempDir is where private directories are made (default os.TempDir()).
+	TempDir string
+	// Logger defaults to a logger that discards.
+	Logger *slog.Logger
+}
+
+func (o Options) withDefaults() Options {
+	if o.Timeout <= 0 {
+		o.Timeout = DefaultTimeout
+	}
+	if o.MemoryBytes <= 0 {
+		o.MemoryBytes = DefaultMemoryBytes
+	}
+	if o.MaxProcesses <= 0 {
+		o.MaxProcesses = DefaultMaxProcesses
+	}
+	if o.MaxFileBytes <= 0 {
+		o.MaxFileBytes = DefaultMaxFileBytes
+	}
+	if o.MaxOpenFiles <= 0 {
+		o.MaxOpenFiles = DefaultMaxOpenFiles
+	}
+	if o.OutputCap <= 0 {
+		o.OutputCap = DefaultOutputCap
+	}
+	if o.ScratchBytes <= 0 {
+		o.ScratchBytes = DefaultScratchBytes
+	}
+	if o.Isolation == "" {
+		o.Isolation = IsolationAuto
+	}
+	if o.UID == 0 {
+		o.UID = DefaultUID
+	}
+	if o.GID == 0 {
+		o.GID = DefaultUID
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return o
+}
+
+func (o Options) validate() error {
+	switch o.Isolation {
+	case IsolationAuto, IsolationNamespace, IsolationNone:
+		return nil
+	}
+	return fmt.Errorf("sandbox: isolation %q: want %q, %q or %q", o.Isolation, IsolationAuto, IsolationNamespace, IsolationNone)
+}
+
+// cpuSeconds is the CPU limit of a run with the given timeout.
+func (o Options) cpuSeconds(timeout time.Duration) int {
+	if o.CPUSeconds > 0 {
+		return o.CPUSeconds
+	}
+	return max(1, int((timeout+time.Second-1)/time.Second))
+}
+
+// Info says which protections are in force for a run.
+type Info struct {
+	ProcessGroup   bool     `json:"process_group"`
+	Rlimits        []string `json:"rlimits"`
+	ScrubbedEnv    bool     `json:"scrubbed_env"`
+	PrivateTmp     bool     `json:"private_tmp"`
+	OutputCapBytes int      `json:"output_cap_bytes"`
+	// Network is "namespace" (no interface the code could use) or "not
+	// isolated".
+	Network string `json:"network"`
+	// Filesystem is "read-only except the work directory" or "permissions
+	// only".
+	Filesystem   string `json:"filesystem"`
+	PIDNamespace bool   `json:"pid_namespace"`
+	// User is who the code runs as.
+	User string `json:"user"`
+	// TimeoutSeconds is the wall-clock limit of one run.
+	TimeoutSeconds float64  `json:"timeout_seconds"`
+	Python         string   `json:"python,omitempty"`
+	Notes          []string `json:"notes,omitempty"`
+}
+
+// Section is a range of script lines (1-based, inclusive) and what they
+// are, so that a failure can say where it happened.
+type Section struct {
+	Name string `json:"name"`
+	From int    `json:"from"`
+	To   int    `json:"to"`
+}
+
+// Request is one script to run.
+type Request struct {
+	// Name names the script file (Name.py, characters other than letters,
+	// digits, '.', '_' and '-' replaced), so tracebacks name it.
+	Name   string
+	Script string
+	// Sections map the script's lines to their origin.
+	Sections []Section
+	// Files are opened read-only by the runner and passed to the script as
+	// file descriptors 3, 4, …
+	Files []string
+	// Timeout overrides Options.Timeout.
+	Timeout time.Duration
+}
+
+// Result is what one script did.
+type Result struct {
+	// Reason is ReasonExited, ReasonCrashed, ReasonTimeout or ReasonLimit;
+	// Limit names the limit hit.
+	Reason string `json:"reason"`
+	Limit  string `json:"limit,omitempty"`
+	// Detail is one line: the exception (with the section it was raised
+	// in) or what the runner saw.
+	Detail string `json:"detail,omitempty"`
+	// Exception is the last traceback's exception line, Section the
+	// section of the script's outermost frame in it.
+	Exception string `json:"exception,omitempty"`
+	Section   string `json:"section,omitempty"`
+	ExitCode  int    `json:"exit_code"`
+	Signal    string `json:"signal,omitempty"`
+	// Output is stdout and stderr as captured (at most OutputCap bytes),
+	// with the private directory's path removed; OutputBytes counts all.
+	Output          string  `json:"-"`
+	OutputBytes     int64   `json:"output_bytes"`
+	OutputTruncated bool    `json:"output_truncated,omitempty"`
+	DurationMS      float64 `json:"duration_ms"`
+	CPUMS           float64 `json:"cpu_ms"`
+	MaxRSSKB        int64   `json:"max_rss_kb,omitempty"`
+	// Sandbox is what was in force.
+	Sandbox *Info `json:"-"`
+	// ProcessGroup and Dir are the run's process group and private
+	// directory, both gone when Run returns; tests use them to check that
+	// nothing was left behind.
+	ProcessGroup int    `json:"-"`
+	Dir          string `json:"-"`
+}
+
+// Exited reports whether the code exited with status 0 within every limit.
+func (r *Result) Exited() bool { return r.Reason == ReasonExited }
+
+// FailureLine is the result in one line, for logs and notes.
+func (r *Result) FailureLine() string {
+	if r.Detail != "" {
+		return r.Reason + ": " + r.Detail
+	}
+	if t := strings.TrimSpace(lastLine(r.Output)); t != "" {
+		return r.Reason + ": " + t
+	}
+	return r.Reason
+}
+
+// scriptFileChars are the characters a script's file name may not hold.
+var scriptFileChars = regexp.MustCompile(`[^A-Za-z0-9._-]`)
+
+// ScriptFile is the file name a request's script gets ("10.1" → "10.1.py").
+func ScriptFile(name string) string {
+	n := scriptFileChars.ReplaceAllString(name, "_")
+	if n == "" || strings.HasPrefix(n, ".") {
+		n = "script" + n
+	}
+	return n + ".py"
+}
+
+// env is the whole environment of the child.
+func env(lib, work string) []string {
+	return []string{
+		"PATH=/usr/local/bin:/usr/bin:/bin",
+		"HOME=" + work,
+		"TMPDIR=" + work,
+		"LANG=C.UTF-8",
+		"PYTHONDONTWRITEBYTECODE=1",
+		"PYTHONPATH=" + lib,
+		"OPENBLAS_NUM_THREADS=1",
+		"OMP_NUM_THREADS=1",
+		"MKL_NUM_THREADS=1",
+	}
+}
+
+// classify turns the end of a run into a reason, from what the runner saw
+// (its own kills, the wait status, the CPU time) and the traceback.
+func (o Options) classify(res *Result, killedFor string, timeout time.Duration, req Request) {
+	exc, frames := parseTraceback(res.Output, ScriptFile(req.Name))
+	res.Exception = exc
+	if len(frames) > 0 {
+		res.Section = sectionOf(req.Sections, frames[0])
+	}
+	res.Detail = exc
+	limit := func(l, detail string) {
+		res.Reason, res.Limit = ReasonLimit, l
+		if res.Detail == "" {
+			res.Detail = detail
+		}
+	}
+	cpu := o.cpuSeconds(timeout)
+	switch {
+	case killedFor == LimitOutput:
+		res.Reason, res.Limit = ReasonLimit, LimitOutput
+		res.Detail = fmt.Sprintf("more than %d bytes of output; the process group was killed", o.OutputCap)
+	case killedFor == ReasonTimeout:
+		res.Reason = ReasonTimeout
+		res.Detail = fmt.Sprintf("no result within %s; the process group was killed", timeout)
+	case res.ExitCode == 0 && res.Signal == "":
+		res.Reason, res.Detail, res.Section = ReasonExited, "", ""
+	case res.Signal == "SIGXCPU" || (res.Signal == "SIGKILL" && res.CPUMS >= 1000*float64(cpu)-500):
+		limit(LimitCPU, fmt.Sprintf("more than %d s of CPU time (killed by %s)", cpu, res.Signal))
+	case res.Signal == "SIGXFSZ":
+		limit(LimitFileSize, "a file larger than "+byteSize(o.MaxFileBytes))
+	case res.Signal != "":
+		res.Reason = ReasonCrashed
+		if res.Detail == "" {
+			res.Detail = "killed by " + res.Signal
+		}
+	case strings.Contains(exc, "MemoryError") || strings.Contains(exc, "Cannot allocate memory"):
+		limit(LimitMemory, "")
+	case strings.Contains(exc, "Resource temporarily unavailable") && (strings.Contains(exc, "BlockingIOError") || strings.Contains(exc, "fork")):
+		limit(LimitProcesses, "")
+	case strings.Contains(exc, "File too large"):
+		limit(LimitFileSize, "")
+	case strings.Contains(exc, "No space left on device"):
+		limit(LimitScratch, "")
+	case strings.Contains(exc, "Too many open files"):
+		limit(LimitOpenFiles, "")
+	default:
+		res.Reason = ReasonCrashed
+		if res.Detail == "" {
+			res.Detail = fmt.Sprintf("exit status %d", res.ExitCode)
+		}
+	}
+	if res.Section != "" && res.Detail != "" && res.Reason != ReasonExited && res.Reason != ReasonTimeout && res.Limit != LimitOutput {
+		res.Detail += " (in " + res.Section + ")"
+	}
+}
+
+// tracebackFrame matches a frame line of a Python traceback.
+var tracebackFrame = regexp.MustCompile(`^\s*File "([^"]+)", line (\d+)`)
+
+// parseTraceback returns the exception line of the last traceback in out
+// (or of a syntax error) and the lines of the script file named in it,
+// outermost first.
+func parseTraceback(out, scriptFile string) (exc string, lines []int) {
+	text := out
+	if i := strings.LastIndex(text, "Traceback (most recent call last):"); i >= 0 {
+		text = text[i:]
+	}
+	all := strings.Split(strings.TrimRight(text, "\n"), "\n")
+	for _, l := range all {
+		if m := tracebackFrame.FindStringSubmatch(l); m != nil && filepath.Base(m[1]) == scriptFile {
+			if n, err := strconv.Atoi(m[2]); err == nil {
+				lines = append(lines, n)
+			}
+		}
+	}
+	// The exception is the last line that starts in column 0 and looks
+	// like "Name: message" or "Name"; without a traceback, only a name
+	// that reads as an exception counts.
+	traced := len(lines) > 0 || strings.HasPrefix(text, "Traceback")
+	for i := len(all) - 1; i >= 0; i-- {
+		l := all[i]
+		if l == "" || l[0] == ' ' || l[0] == '\t' || l[0] == '^' {
+			continue
+		}
+		if (traced && pythonRaised.MatchString(l)) || pythonException.MatchString(l) {
+			return clipText(strings.TrimSpace(l), 300), lines
+		}
+		break
+	}
+	return "", lines
+}
+
+var (
+	pythonRaised    = regexp.MustCompile(`^[A-Za-z_][\w.]*(: .*|:)?$`)
+	pythonException = regexp.MustCompile(`^[A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt|Warning|Iteration)\b`)
+)
+
+func sectionOf(sections []Section, line int) string {
+	for _, s := range sections {
+		if line >= s.From && line <= s.To {
+			return s.Name
+		}
+	}
+	return ""
+}
+
+// cappedOutput keeps the first limit bytes of the output, counts the rest,
+// and closes over once the output passes limit.
+type cappedOutput struct {
+	limit int
+	buf   bytes.Buffer
+	total int64
+	over  chan struct{}
+	once  sync.Once
+}
+
+// drain reads r until EOF or its deadline.
+func (c *cappedOutput) drain(r io.Reader) {
+	b := make([]byte, 32<<10)
+	for {
+		n, err := r.Read(b)
+		if n > 0 {
+			c.total += int64(n)
+			if room := c.limit - c.buf.Len(); room > 0 {
+				c.buf.Write(b[:min(n, room)])
+			}
+			if c.total > int64(c.limit) {
+				c.once.Do(func() { close(c.over) })
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+func byteSize(n int64) string {
+	switch {
+	case n >= 1<<30 && n%(1<<30) == 0:
+		return fmt.Sprintf("%dGiB", n>>30)
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%dMiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%dKiB", n>>10)
+	}
+	return fmt.Sprintf("%dB", n)
+}
+
+func lastLine(s string) string {
+	s = strings.TrimRight(s, "\n")
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		return s[i+1:]
+	}
+	return s
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// clipText keeps the first n runes of s, marking a cut.
+func clipText(s string, n int) string {
+	count := 0
+	for i := range s {
+		if count == n {
+			return s[:i] + "…[truncated]"
+		}
+		count++
+	}
+	return s
+}
+
+func round3(x float64) float64 { return math.Round(x*1000) / 1000 }

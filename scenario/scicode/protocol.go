@@ -1,0 +1,312 @@
+package scicode
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/coordbench/coordbench/a2acall"
+	"github.com/coordbench/coordbench/sandbox"
+	"github.com/coordbench/coordbench/scenario"
+)
+
+// walker is one problem under way.
+type walker struct {
+	s           *Scenario
+	env         *scenario.TaskEnv
+	send        scenario.Sender
+	t           *TaskData
+	role, url   string
+	timeout     time.Duration
+	callTimeout time.Duration
+
+	contextID string
+	agent     string
+	// context[i] is the code later steps see for step i.
+	context []string
+	steps   []StepResult
+	sandbox *sandbox.Info
+	started time.Time
+	ended   string // why the walk stopped early
+}
+
+const (
+	contextSolver        = "solver"
+	contextReference     = "reference"
+	contextSolverUnsound = "solver_unverified"
+	contextNone          = "none"
+)
+
+func (w *walker) walk(ctx context.Context) {
+	p := w.t.Problem
+	w.started = time.Now()
+	w.context = make([]string, len(p.Steps))
+	for k := range p.Steps {
+		if ctx.Err() != nil {
+			w.ended = context.Cause(ctx).Error()
+			for ; k < len(p.Steps); k++ {
+				w.steps = append(w.steps, StepResult{Step: p.Steps[k].Number, Scored: p.Steps[k].Scored(),
+					Reason: ReasonNotRun, Detail: w.ended, ContextCode: contextNone})
+			}
+			return
+		}
+		w.steps = append(w.steps, w.step(ctx, k))
+		r := &w.steps[k]
+		if w.env.Progress != nil {
+			w.env.Progress(fmt.Sprintf("%s: sub-step %s (%d of %d) %s after %s", p.ID, r.Step, k+1, len(p.Steps), r.Reason, plural(r.Turns, "turn", "turns")))
+		}
+	}
+}
+
+// step runs the turns of step k and decides what later steps see of it.
+func (w *walker) step(ctx context.Context, k int) StepResult {
+	p, step := w.t.Problem, &w.t.Problem.Steps[k]
+	started := time.Now()
+	r := StepResult{Step: step.Number, Scored: step.Scored(), Attempts: []Attempt{}}
+	prompt := w.prompt(k)
+	text, data := prompt, w.stepData(k, 1)
+	var lastCode string
+	for turn := 1; turn <= w.t.Config.MaxTurns; turn++ {
+		if ctx.Err() != nil {
+			if turn == 1 {
+				r.Reason, r.Detail = ReasonNotRun, context.Cause(ctx).Error()
+			}
+			break
+		}
+		r.Turns = turn
+		a := Attempt{Turn: turn}
+		callStart := time.Now()
+		reply, err := w.send.Send(ctx, a2acall.SendRequest{URL: w.url, Text: text, Data: data, ContextID: w.contextID, Timeout: w.callTimeout})
+		a.CallMS = msSince(callStart)
+		if reply != nil {
+			if w.contextID == "" && reply.ContextID != "" {
+				w.contextID = reply.ContextID
+			}
+			if reply.AgentName != "" {
+				w.agent = reply.AgentName
+			}
+		}
+		if err != nil {
+			// A participant that does not answer is not asked again for
+			// this step: a hang would cost every turn's call timeout.
+			a.Reason, a.Detail = ReasonNoAnswer, err.Error()
+			if ctx.Err() != nil {
+				a.Reason = ReasonNotRun
+			}
+			r.Attempts = append(r.Attempts, a)
+			break
+		}
+		code, source := ExtractAnswer(reply.Text, reply.Data)
+		a.AnswerSource = source
+		if code == "" {
+			a.Reason, a.Detail = ReasonNoCode, "no code in <code>…</code>, a fenced block, or JSON {\"code\": …}"
+			r.Attempts = append(r.Attempts, a)
+			text, data = w.feedback(k, turn, a, nil), w.feedbackData(k, turn, a, "")
+			continue
+		}
+		lastCode = code
+		if !step.Scored() {
+			a.Reason = ReasonUnscored
+			r.Attempts = append(r.Attempts, a)
+			break
+		}
+		res, err := w.s.Test(ctx, TestRequest{Split: w.t.Split, Problem: p, Step: k, Previous: w.context, Code: code, Timeout: w.timeout})
+		if err != nil {
+			if ctx.Err() != nil {
+				a.Reason, a.Detail = ReasonNotRun, "the test did not finish: "+context.Cause(ctx).Error()
+			} else {
+				a.Reason, a.Detail = ReasonRunner, err.Error()
+				w.s.log.Error("scicode: the runner failed", "problem", p.ID, "step", step.Number, "err", err)
+			}
+			r.Attempts = append(r.Attempts, a)
+			break
+		}
+		if w.sandbox == nil {
+			w.sandbox = res.Run.Sandbox
+		}
+		a.Reason, a.Limit, a.Detail, a.Section = res.Reason, res.Limit, res.Detail, res.Section
+		run := res.Run
+		a.TestMS, a.CPUMS, a.ExitCode, a.Signal, a.OutputBytes = run.DurationMS, run.CPUMS, run.ExitCode, run.Signal, run.OutputBytes
+		r.TestMS = round(r.TestMS+run.DurationMS, 3)
+		r.Attempts = append(r.Attempts, a)
+		if res.Passed {
+			r.Passed = true
+			break
+		}
+		text, data = w.feedback(k, turn, a, res), w.feedbackData(k, turn, a, res.Feedback)
+	}
+	if n := len(r.Attempts); n > 0 {
+		last := r.Attempts[n-1]
+		r.Reason, r.Limit, r.Detail = last.Reason, last.Limit, last.Detail
+	} else if r.Reason == "" {
+		r.Reason = ReasonNotRun
+	}
+	switch {
+	case r.Passed, !step.Scored() && lastCode != "":
+		w.context[k], r.ContextCode = lastCode, contextSolver
+	case step.Reference != "":
+		w.context[k], r.ContextCode = step.Reference, contextReference
+	case lastCode != "":
+		w.context[k], r.ContextCode = lastCode, contextSolverUnsound
+	default:
+		r.ContextCode = contextNone
+	}
+	r.TimeMS = msSince(started)
+	return r
+}
+
+// prompt is the first message of step k: the problem, the previous steps
+// with the code they are given, this step, its header and return line, the
+// dependencies, and how to answer.
+func (w *walker) prompt(k int) string {
+	p, step, bg := w.t.Problem, &w.t.Problem.Steps[k], w.t.Config.WithBackground
+	var b strings.Builder
+	fmt.Fprintf(&b, "SciCode problem %s (%s), sub-step %s (%d of %d).\n\n", p.ID, p.Name, step.Number, k+1, len(p.Steps))
+	b.WriteString("You will write the Python code of one step of a scientific computing problem. ")
+	b.WriteString("The steps build on each other: the code of the previous steps is given and will run before yours.\n\n")
+	b.WriteString("PROBLEM\n")
+	b.WriteString(strings.TrimSpace(p.Description))
+	b.WriteString("\n")
+	if bg && strings.TrimSpace(p.Background) != "" {
+		b.WriteString("\nBackground:\n" + strings.TrimSpace(p.Background) + "\n")
+	}
+	if k > 0 {
+		b.WriteString("\nPREVIOUS STEPS AND THEIR CODE\n")
+		for i := range k {
+			prev := &p.Steps[i]
+			fmt.Fprintf(&b, "\nStep %s: %s\n", prev.Number, strings.TrimSpace(prev.Description))
+			if bg && strings.TrimSpace(prev.Background) != "" {
+				b.WriteString(strings.TrimSpace(prev.Background) + "\n")
+			}
+			if c := strings.TrimSpace(w.context[i]); c != "" {
+				b.WriteString("```python\n" + c + "\n```\n")
+			}
+		}
+	}
+	fmt.Fprintf(&b, "\nNEXT STEP %s\n%s\n", step.Number, strings.TrimSpace(step.Description))
+	if bg && strings.TrimSpace(step.Background) != "" {
+		b.WriteString("\nBackground:\n" + strings.TrimSpace(step.Background) + "\n")
+	}
+	b.WriteString("\nFunction header and return line:\n```python\n" + strings.TrimRight(step.FunctionHeader, "\n") + "\n\n" + strings.TrimSpace(step.ReturnLine) + "\n```\n")
+	b.WriteString("\nDEPENDENCIES\nUse only these; they are imported before your code, do not repeat them:\n```python\n" + strings.TrimSpace(p.Dependencies) + "\n```\n")
+	b.WriteString("\nANSWER\nWrite the complete code of this step's function (keep the header as given). ")
+	b.WriteString("Do not repeat the previous steps' code or the dependencies, and do not add example usage or tests. ")
+	b.WriteString("Answer with the code in one ```python fenced block (or between <code> and </code>, or as JSON {\"code\": \"...\"}).\n")
+	return b.String()
+}
+
+// stepData is the data part of step k's first message: the ids an agent
+// needs to look the step up, and the step's parts.
+func (w *walker) stepData(k, turn int) map[string]any {
+	p, step := w.t.Problem, &w.t.Problem.Steps[k]
+	return map[string]any{
+		"kind":            StepKind,
+		"problem_id":      p.ID,
+		"problem_name":    p.Name,
+		"step_number":     step.Number,
+		"step_index":      k + 1,
+		"num_steps":       len(p.Steps),
+		"turn":            turn,
+		"max_turns":       w.t.Config.MaxTurns,
+		"split":           w.t.Split.Name,
+		"with_background": w.t.Config.WithBackground,
+		"function_name":   step.FunctionName(),
+		"function_header": step.FunctionHeader,
+		"return_line":     step.ReturnLine,
+		"dependencies":    p.Dependencies,
+		"answer_formats":  []any{"```python fenced block", "<code>…</code>", `JSON {"code": "..."}`},
+	}
+}
+
+// feedback is the message after a failed turn: what failed, where, the
+// test output (trimmed), and the request to answer again.
+func (w *walker) feedback(k, turn int, a Attempt, res *Verdict) string {
+	step := &w.t.Problem.Steps[k]
+	var b strings.Builder
+	fmt.Fprintf(&b, "Your answer for sub-step %s did not pass (turn %d of %d): ", step.Number, turn, w.t.Config.MaxTurns)
+	switch a.Reason {
+	case ReasonNoCode:
+		b.WriteString("no code was found in it.\n")
+	case ReasonTestFailed:
+		fmt.Fprintf(&b, "%s failed.\n", orDefault(a.Section, "a test case"))
+	case ReasonTimeout:
+		fmt.Fprintf(&b, "the tests did not finish within %s.\n", w.timeout)
+	case ReasonLimit:
+		fmt.Fprintf(&b, "the code hit the %s limit.\n", strings.ReplaceAll(a.Limit, "_", " "))
+	default:
+		b.WriteString("the code raised an error.\n")
+	}
+	if a.Detail != "" {
+		b.WriteString(a.Detail + "\n")
+	}
+	if res != nil && res.Feedback != "" {
+		b.WriteString("\nTest output (the end):\n```\n" + res.Feedback + "\n```\n")
+	}
+	fmt.Fprintf(&b, "\nAnswer again with the complete corrected code of the step's function %s, in one ```python fenced block (or <code>…</code>, or JSON {\"code\": \"...\"}).\n",
+		orDefault(step.FunctionName(), "(as in the header)"))
+	return b.String()
+}
+
+func (w *walker) feedbackData(k, turn int, a Attempt, output string) map[string]any {
+	d := w.stepData(k, turn+1)
+	d["kind"] = FeedbackKind
+	d["feedback"] = true
+	d["failure"] = a.Reason
+	if a.Limit != "" {
+		d["limit"] = a.Limit
+	}
+	if a.Detail != "" {
+		d["detail"] = a.Detail
+	}
+	if a.Section != "" {
+		d["section"] = a.Section
+	}
+	if output != "" {
+		d["output"] = output
+	}
+	return d
+}
+
+// trimTestOutput keeps the end of the output, where the traceback is,
+// starting at a line, within n bytes.
+func trimTestOutput(out string, n int) string {
+	out = strings.TrimSpace(out)
+	if i := strings.LastIndex(out, "Traceback (most recent call last):"); i > 0 && len(out)-i <= n {
+		out = out[i:]
+	}
+	if len(out) <= n {
+		return out
+	}
+	cut := len(out) - n
+	if j := strings.IndexByte(out[cut:], '\n'); j >= 0 && j < n/2 {
+		cut += j + 1
+	}
+	for cut < len(out) && out[cut]&0xC0 == 0x80 {
+		cut++
+	}
+	return "…\n" + out[cut:]
+}
+
+func msSince(t time.Time) float64 { return round(float64(time.Since(t).Microseconds())/1000, 3) }
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+func round(x float64, n int) float64 {
+	p := math.Pow(10, float64(n))
+	return math.Round(x*p) / p
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
+}

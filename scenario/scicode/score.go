@@ -1,0 +1,195 @@
+package scicode
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/coordbench/coordbench/evals"
+	"github.com/coordbench/coordbench/sandbox"
+)
+
+// Reasons a step or an attempt ends (StepResult.Reason, Attempt.Reason,
+// Verdict.Reason).
+const (
+	ReasonPassed     = "passed"
+	ReasonTestFailed = "test_failed"
+	ReasonCrashed    = "crashed"
+	ReasonTimeout    = "timeout"
+	ReasonLimit      = "limit"
+	ReasonNoCode     = "no_code"
+	ReasonNoAnswer   = "no_answer"
+	ReasonNotRun     = "not_run"
+	ReasonRunner     = "runner_error"
+	ReasonUnscored   = "unscored"
+)
+
+// TestRequest is one answer's code to test as one step.
+type TestRequest struct {
+	Split   *Split
+	Problem *Problem
+	// Step is the index of the step in Problem.Steps.
+	Step int
+	// Previous[i] is the code step i is given as (empty ones are left out).
+	Previous []string
+	Code     string
+	// Timeout overrides the sandbox's.
+	Timeout time.Duration
+}
+
+// Verdict is what testing one answer found.
+type Verdict struct {
+	Passed bool
+	// Reason is ReasonPassed, ReasonTestFailed, ReasonCrashed,
+	// ReasonTimeout or ReasonLimit; Limit names the limit.
+	Reason, Limit string
+	// Detail is one line: what failed and where; Section is where ("test
+	// case 2 of 3", "the step's code").
+	Detail, Section string
+	// Feedback is the end of the test output that the solver may see.
+	Feedback string
+	// Run is what the sandbox saw.
+	Run *sandbox.Result
+}
+
+// Test runs the answer's code for one step in the sandbox, as SciCode's
+// harness would, and decides the verdict. The error is the runner's own
+// failure (the caller's context ending among them), never the code's.
+func (s *Scenario) Test(ctx context.Context, req TestRequest) (*Verdict, error) {
+	if req.Split == nil || req.Problem == nil || req.Step < 0 || req.Step >= len(req.Problem.Steps) {
+		return nil, errors.New("scicode: test: no such step")
+	}
+	step := &req.Problem.Steps[req.Step]
+	script, sections := BuildScript(req.Problem, req.Step, req.Previous, req.Code)
+	res, err := s.runner.Run(ctx, sandbox.Request{Name: step.Number, Script: script, Sections: sections,
+		Files: []string{req.Split.TargetsPath}, Timeout: req.Timeout})
+	if err != nil {
+		return nil, fmt.Errorf("scicode: step %s: %w", step.Number, err)
+	}
+	v := &Verdict{Reason: res.Reason, Limit: res.Limit, Detail: res.Detail, Section: res.Section, Run: res}
+	switch {
+	case res.Reason == sandbox.ReasonExited:
+		v.Passed, v.Reason = true, ReasonPassed
+	case res.Reason == sandbox.ReasonCrashed && strings.HasPrefix(res.Exception, "AssertionError") && strings.HasPrefix(res.Section, "test case"):
+		v.Reason = ReasonTestFailed
+	}
+	if !v.Passed {
+		v.Feedback = trimTestOutput(res.Output, feedbackChars)
+	}
+	return v, nil
+}
+
+// StepResult is one sub-step in the result.
+type StepResult struct {
+	Step   string `json:"step"`
+	Scored bool   `json:"scored"`
+	Passed bool   `json:"passed"`
+	// Reason is the last attempt's: passed, test_failed, crashed, timeout,
+	// limit, no_code, no_answer, runner_error, not_run, unscored.
+	Reason string `json:"reason"`
+	Limit  string `json:"limit,omitempty"`
+	Detail string `json:"detail,omitempty"`
+	Turns  int    `json:"turns"`
+	// TimeMS is the step's wall time (calls and tests); TestMS the part in
+	// the runner.
+	TimeMS float64 `json:"time_ms"`
+	TestMS float64 `json:"test_ms"`
+	// ContextCode says what later steps were given as this step's code:
+	// "solver" (its passing code), "reference" (the split's reference, the
+	// step not being solved), "solver_unverified" (its last code, where
+	// the split has no reference) or "none".
+	ContextCode string    `json:"context_code"`
+	Attempts    []Attempt `json:"attempts"`
+}
+
+// Attempt is one turn of a step.
+type Attempt struct {
+	Turn    int    `json:"turn"`
+	Reason  string `json:"reason"`
+	Limit   string `json:"limit,omitempty"`
+	Detail  string `json:"detail,omitempty"`
+	Section string `json:"section,omitempty"`
+	// AnswerSource is where the code was found: data, json, code_tag,
+	// fenced.
+	AnswerSource string  `json:"answer_source,omitempty"`
+	CallMS       float64 `json:"call_ms"`
+	TestMS       float64 `json:"test_ms,omitempty"`
+	CPUMS        float64 `json:"cpu_ms,omitempty"`
+	ExitCode     int     `json:"exit_code,omitempty"`
+	Signal       string  `json:"signal,omitempty"`
+	OutputBytes  int64   `json:"output_bytes,omitempty"`
+}
+
+// outcome scores the walk as SciCode does: the share of scored sub-steps
+// passed, and the problem solved when all pass.
+func (w *walker) outcome() *evals.Outcome {
+	p := w.t.Problem
+	scored, passed, turns := 0, 0, 0
+	failures := map[string]int{}
+	for _, r := range w.steps {
+		turns += r.Turns
+		if !r.Scored {
+			continue
+		}
+		scored++
+		if r.Passed {
+			passed++
+		} else {
+			failures[r.Reason]++
+		}
+	}
+	rate := 0.0
+	if scored > 0 {
+		rate = float64(passed) / float64(scored)
+	}
+	solved := scored > 0 && passed == scored
+	sb := w.sandbox
+	if sb == nil {
+		sb = w.s.runner.Info(w.timeout)
+	}
+	details := map[string]any{
+		"problem_id":         p.ID,
+		"problem_name":       p.Name,
+		"split":              w.t.Split.Name,
+		"targets":            filepath.Base(w.t.Split.TargetsPath),
+		"with_background":    w.t.Config.WithBackground,
+		"max_num_steps":      w.t.Config.MaxTurns,
+		"entry_role":         w.role,
+		"sub_steps":          scored,
+		"sub_steps_passed":   passed,
+		"sub_step_pass_rate": round(rate, 4),
+		"solved":             solved,
+		"turns_used":         turns,
+		"failures":           failures,
+		"steps":              w.steps,
+		"sandbox":            sb,
+		"time_ms":            msSince(w.started),
+	}
+	if w.contextID != "" {
+		details["context_id"] = w.contextID
+	}
+	if w.agent != "" {
+		details["agent"] = w.agent
+	}
+	if w.ended != "" {
+		details["ended_early"] = w.ended
+	}
+	summary := fmt.Sprintf("problem %s (%s): %d of %d sub-steps passed", p.ID, p.Name, passed, scored)
+	if solved {
+		summary += ", solved"
+	}
+	summary += fmt.Sprintf(", %s", plural(turns, "turn", "turns"))
+	if len(failures) > 0 {
+		var parts []string
+		for _, k := range slices.Sorted(maps.Keys(failures)) {
+			parts = append(parts, fmt.Sprintf("%s %d", k, failures[k]))
+		}
+		summary += "; failed: " + strings.Join(parts, ", ")
+	}
+	return &evals.Outcome{Success: solved, Score: rate, Summary: summary, Details: details}
+}
