@@ -28,6 +28,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/coordbench/coordbench/a2acall"
 	"github.com/coordbench/coordbench/evals"
 	"github.com/coordbench/coordbench/green"
 	"github.com/coordbench/coordbench/groundtruth"
@@ -247,7 +248,7 @@ func startGreen(ctx context.Context, coord scenario.Scenario, opts *Options) (*l
 			Scenarios: map[string]scenario.Scenario{scenario.Coordination: coord},
 			Getenv:    opts.Getenv,
 			Logger:    opts.Logger,
-			Messenger: green.MessengerOptions{Logger: opts.Logger},
+			Messenger: a2acall.Options{Logger: opts.Logger},
 		},
 		CallTimeout: assessmentTimeout,
 		Logger:      opts.Logger,

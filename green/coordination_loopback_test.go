@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coordbench/coordbench/a2acall"
 	"github.com/coordbench/coordbench/evals"
 	"github.com/coordbench/coordbench/otelmap"
 	"github.com/coordbench/coordbench/otelmap/assemble"
@@ -32,7 +33,7 @@ func TestCoordinationLoopback(t *testing.T) {
 	if ct.Scenario.Topology.Pattern != "fan_out" {
 		t.Fatalf("entry %s is %s; the team below is a fan_out", fanOut.ID, ct.Scenario.Topology.Pattern)
 	}
-	g := newTestGreen(t, MessengerOptions{CallTimeout: 30 * time.Second})
+	g := newTestGreen(t, a2acall.Options{CallTimeout: 30 * time.Second})
 
 	reviewer := func(name string, rec int) *testPurple {
 		return startTestPurple(t, testPurpleOptions{Name: name, Store: g.store, Extension: name == "reviewer-2",

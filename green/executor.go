@@ -17,6 +17,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/coordbench/coordbench/a2acall"
 	"github.com/coordbench/coordbench/evals"
 	"github.com/coordbench/coordbench/internal/textutil"
 	"github.com/coordbench/coordbench/otelmap"
@@ -88,7 +89,7 @@ type ExecutorOptions struct {
 	ProgressInterval time.Duration
 	// Messenger is the base of each assessment's Messenger options; the
 	// request's call_timeout_seconds sets CallTimeout.
-	Messenger MessengerOptions
+	Messenger a2acall.Options
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 }
@@ -297,7 +298,7 @@ func (e *Executor) assess(ctx context.Context, req *scenario.Request, progress f
 		span.SetAttributes(otelmap.AttrA2ATaskID.String(a2aTaskID))
 	}
 
-	messenger := NewMessenger(e.opts.TracerProvider, e.opts.Store, e.messengerOptions(req))
+	messenger := a2acall.New(e.opts.TracerProvider, e.opts.Store, e.messengerOptions(req))
 	defer func() {
 		if err := messenger.Close(); err != nil {
 			e.log.Warn("assessment: close messenger", "assessment", a.id, "err", err)
@@ -376,7 +377,7 @@ func (e *Executor) assess(ctx context.Context, req *scenario.Request, progress f
 	return res, nil
 }
 
-func (e *Executor) messengerOptions(req *scenario.Request) MessengerOptions {
+func (e *Executor) messengerOptions(req *scenario.Request) a2acall.Options {
 	opts := e.opts.Messenger
 	opts.CallTimeout = req.Config.CallTimeout()
 	if opts.Logger == nil {
@@ -390,7 +391,7 @@ func (e *Executor) messengerOptions(req *scenario.Request) MessengerOptions {
 // participant that took no part as an isolated agent of the graph. A
 // participant whose card cannot be read is named by its role, with a
 // warning; its tasks will fail on their own.
-func (a *assessment) participantNames(ctx context.Context, m *Messenger) []string {
+func (a *assessment) participantNames(ctx context.Context, m *a2acall.Messenger) []string {
 	roles := sortedKeys(a.req.Participants)
 	names := make([]string, len(roles))
 	errs := make([]error, len(roles))

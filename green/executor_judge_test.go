@@ -10,6 +10,7 @@ import (
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
+	"github.com/coordbench/coordbench/a2acall"
 	"github.com/coordbench/coordbench/evals"
 	"github.com/coordbench/coordbench/otelmap"
 	"github.com/coordbench/coordbench/scenario"
@@ -41,7 +42,7 @@ func TestExecutorJudgeChatSpans(t *testing.T) {
 			Store:          store,
 			TracerProvider: tp,
 			Judge:          evals.JudgeConfig{APIKey: "test-key", BaseURL: llm.URL, Model: model, Timeout: 30 * time.Second},
-			Messenger:      MessengerOptions{Logger: quietLogger},
+			Messenger:      a2acall.Options{Logger: quietLogger},
 			Logger:         quietLogger,
 		})
 		if err != nil {

@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
+	"github.com/coordbench/coordbench/a2acall"
 	"github.com/coordbench/coordbench/evals"
 	"github.com/coordbench/coordbench/otelmap"
 	"github.com/coordbench/coordbench/report"
@@ -40,7 +41,7 @@ func newExecutorForTest(t *testing.T, scenarios map[string]scenario.Scenario, pr
 		Store:            store,
 		TracerProvider:   tp,
 		ProgressInterval: progress,
-		Messenger:        MessengerOptions{Logger: quietLogger},
+		Messenger:        a2acall.Options{Logger: quietLogger},
 		Logger:           quietLogger,
 	})
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/coordbench/coordbench/a2acall"
 	"github.com/coordbench/coordbench/otelmap"
 )
 
@@ -16,12 +17,12 @@ import (
 // and the spans it rebuilds from the Traceability Extension, land in one
 // store, as in the assessor.
 type testGreen struct {
-	m      *Messenger
+	m      *a2acall.Messenger
 	store  *otelmap.Store
 	tracer trace.Tracer
 }
 
-func newTestGreen(t *testing.T, opts MessengerOptions) *testGreen {
+func newTestGreen(t *testing.T, opts a2acall.Options) *testGreen {
 	t.Helper()
 	store := otelmap.NewStore(otelmap.Limits{})
 	tp := sdktrace.NewTracerProvider(
@@ -32,7 +33,7 @@ func newTestGreen(t *testing.T, opts MessengerOptions) *testGreen {
 	if opts.Logger == nil {
 		opts.Logger = quietLogger
 	}
-	g := &testGreen{m: NewMessenger(tp, store, opts), store: store, tracer: tp.Tracer("test")}
+	g := &testGreen{m: a2acall.New(tp, store, opts), store: store, tracer: tp.Tracer("test")}
 	t.Cleanup(func() {
 		_ = g.m.Close()
 		_ = tp.Shutdown(context.Background())

@@ -28,6 +28,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/coordbench/coordbench/a2acall"
 	"github.com/coordbench/coordbench/otelmap"
 	"github.com/coordbench/coordbench/otelmap/assemble"
 	"github.com/coordbench/coordbench/tracedata"
@@ -110,7 +111,7 @@ type testPurpleInput struct {
 	ContextID string
 	TaskID    string
 	// PeerReplies are the peers' answers, in the order of Peers.
-	PeerReplies []*Reply
+	PeerReplies []*a2acall.Reply
 }
 
 // seenRequest is one HTTP request a test purple received.
@@ -130,8 +131,8 @@ type testPurple struct {
 	srv       *httptest.Server
 	tp        *sdktrace.TracerProvider
 	tracer    trace.Tracer
-	store     *otelmap.Store // the agent's own spans, for its extension answers
-	messenger *Messenger     // to its peers
+	store     *otelmap.Store     // the agent's own spans, for its extension answers
+	messenger *a2acall.Messenger // to its peers
 	stop      chan struct{}
 	closeOnce sync.Once
 
@@ -168,7 +169,7 @@ func startTestPurple(t testing.TB, opts testPurpleOptions) *testPurple {
 	p.tp = sdktrace.NewTracerProvider(tpOpts...)
 	p.tracer = p.tp.Tracer("coordbench/green/testpurple")
 	if len(opts.Peers) > 0 {
-		p.messenger = NewMessenger(p.tp, p.store, MessengerOptions{CallTimeout: 30 * time.Second, Logger: quietLogger})
+		p.messenger = a2acall.New(p.tp, p.store, a2acall.Options{CallTimeout: 30 * time.Second, Logger: quietLogger})
 	}
 
 	p.srv = httptest.NewUnstartedServer(nil)
@@ -177,7 +178,7 @@ func startTestPurple(t testing.TB, opts testPurpleOptions) *testPurple {
 	p.URL = base + opts.Path
 
 	inner := http.NewServeMux()
-	inner.Handle("GET "+wellKnownCardPath, p.cardHandler())
+	inner.Handle("GET "+a2acall.WellKnownCardPath, p.cardHandler())
 	inner.Handle("/", p.a2aHandler())
 	var h http.Handler = inner
 	if opts.Path != "" {
@@ -233,7 +234,7 @@ func (p *testPurple) Calls() []seenRequest {
 func (p *testPurple) CardFetches() int {
 	n := 0
 	for _, r := range p.Requests() {
-		if r.Method == http.MethodGet && strings.HasSuffix(r.Path, wellKnownCardPath) {
+		if r.Method == http.MethodGet && strings.HasSuffix(r.Path, a2acall.WellKnownCardPath) {
 			n++
 		}
 	}
@@ -420,14 +421,14 @@ func (e *purpleExecutor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext
 			otelmap.AttrGenAIAgentName.String(p.Name),
 			otelmap.AttrCallType.String(string(tracedata.CallAgent)),
 			otelmap.AttrGenAIConversationID.String(ec.ContextID),
-			otelmap.AttrGenAIInputMessages.String(genAIContent("user", in.Text, nil, "")),
+			otelmap.AttrGenAIInputMessages.String(a2acall.GenAIContent("user", in.Text, nil, "")),
 		))
 		text, err := e.work(wctx, in)
 		if err != nil {
 			inv.RecordError(err)
 			inv.SetStatus(codes.Error, err.Error())
 		} else {
-			inv.SetAttributes(otelmap.AttrGenAIOutputMessages.String(genAIContent("assistant", text, nil, "stop")))
+			inv.SetAttributes(otelmap.AttrGenAIOutputMessages.String(a2acall.GenAIContent("assistant", text, nil, "stop")))
 		}
 		inv.End()
 		meta := e.extensionMeta(ec, inv.SpanContext())
@@ -496,7 +497,7 @@ func (e *purpleExecutor) work(ctx context.Context, in testPurpleInput) (string, 
 		chat.End()
 	}
 	for _, peer := range p.opts.Peers {
-		r, err := p.messenger.Send(ctx, SendRequest{URL: peer, Text: in.Text})
+		r, err := p.messenger.Send(ctx, a2acall.SendRequest{URL: peer, Text: in.Text})
 		if err != nil {
 			return "", fmt.Errorf("%s: %w", p.Name, err)
 		}

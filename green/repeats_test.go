@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/coordbench/coordbench/a2acall"
 	"github.com/coordbench/coordbench/evals"
 	"github.com/coordbench/coordbench/internal/stats"
 	"github.com/coordbench/coordbench/report"
@@ -42,7 +43,7 @@ func (s *varyingScenario) Run(ctx context.Context, env *scenario.TaskEnv, task s
 	for _, u := range env.Request.Participants {
 		url = u
 	}
-	if _, err := env.Messenger.Send(ctx, SendRequest{URL: url, Text: fmt.Sprintf("do %s, run %d", task.ID, n+1)}); err != nil {
+	if _, err := env.Messenger.Send(ctx, a2acall.SendRequest{URL: url, Text: fmt.Sprintf("do %s, run %d", task.ID, n+1)}); err != nil {
 		return &evals.Outcome{Summary: err.Error()}, nil
 	}
 	score := s.scores[n%len(s.scores)]

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coordbench/coordbench/a2acall"
 	"github.com/coordbench/coordbench/scenario"
 )
 
@@ -77,7 +78,7 @@ func TestParseRequestDefaults(t *testing.T) {
 	if c.ScenarioName() != scenario.Coordination {
 		t.Errorf("scenario = %q, want the default %q", c.ScenarioName(), scenario.Coordination)
 	}
-	if c.CallTimeout() != DefaultCallTimeout || c.TaskTimeout() != scenario.DefaultTaskTimeout || c.Deadline() != scenario.DefaultDeadline {
+	if c.CallTimeout() != a2acall.DefaultCallTimeout || c.TaskTimeout() != scenario.DefaultTaskTimeout || c.Deadline() != scenario.DefaultDeadline {
 		t.Errorf("timeouts = %v %v %v", c.CallTimeout(), c.TaskTimeout(), c.Deadline())
 	}
 	if c.SettleQuiet() != scenario.DefaultSettleQuiet || c.SettleMaxWait() != scenario.DefaultSettleMaxWait {

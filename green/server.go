@@ -16,6 +16,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"go.opentelemetry.io/otel/attribute"
 
+	"github.com/coordbench/coordbench/a2acall"
 	"github.com/coordbench/coordbench/a2aserve"
 	"github.com/coordbench/coordbench/evals"
 	"github.com/coordbench/coordbench/otelmap"
@@ -69,7 +70,7 @@ type ServerOptions struct {
 	// once, at NewServer, through Getenv (evals.JudgeConfigFromEnv).
 	Judge            *evals.JudgeConfig
 	ProgressInterval time.Duration
-	Messenger        MessengerOptions
+	Messenger        a2acall.Options
 	// StoreLimits and ReceiverLimits bound the trace store and the OTLP
 	// receiver.
 	StoreLimits    otelmap.Limits

@@ -20,6 +20,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
 	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
 
+	"github.com/coordbench/coordbench/a2acall"
 	"github.com/coordbench/coordbench/evals"
 	"github.com/coordbench/coordbench/report"
 	"github.com/coordbench/coordbench/scenario"
@@ -739,7 +740,7 @@ func (routeScenario) Run(ctx context.Context, env *scenario.TaskEnv, task scenar
 	if role == "panic" {
 		panic("route: deliberate panic")
 	}
-	reply, err := env.Messenger.Send(ctx, SendRequest{URL: env.Request.Participants[role], Text: "do " + task.ID})
+	reply, err := env.Messenger.Send(ctx, a2acall.SendRequest{URL: env.Request.Participants[role], Text: "do " + task.ID})
 	if err != nil {
 		return &evals.Outcome{Summary: role + " failed: " + err.Error(), Details: map[string]any{"error": err.Error()}}, nil
 	}
