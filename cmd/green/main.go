@@ -40,6 +40,8 @@ const usage = `usage:
   green demo
 
 With no subcommand, or with flags only, green serves A2A (green serve -h lists the flags).
+Authentication is off unless a token is configured: see docs/green-agent.md
+($COORDBENCH_A2A_TOKEN, --a2a-token-file, --otlp-token-file, --participant-tokens-file).
 `
 
 func run(args []string, stdout, stderr io.Writer) int {

@@ -16,6 +16,7 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 
+	"github.com/coordbench/coordbench/a2aserve"
 	"github.com/coordbench/coordbench/green"
 	"github.com/coordbench/coordbench/otelmap"
 	"github.com/coordbench/coordbench/report"
@@ -55,6 +56,8 @@ func runAssessment(ctx context.Context, args []string, stdout, stderr io.Writer)
 	progress := fs.Duration("progress-interval", green.DefaultProgressInterval, "longest silence before a progress line")
 	var sf scenarioFlags
 	sf.register(fs)
+	var af authFlags
+	af.register(fs, false)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -69,6 +72,11 @@ func runAssessment(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if len(participants) == 0 {
 		fmt.Fprintf(stderr, "green run: no --participant ROLE=URL given\n")
 		fs.Usage()
+		return 2
+	}
+	auth, err := af.load(false)
+	if err != nil {
+		fmt.Fprintf(stderr, "green run: %v\n", err)
 		return 2
 	}
 	config, err := readConfigArg(*configArg)
@@ -89,7 +97,7 @@ func runAssessment(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return 2
 	}
 
-	res, code := assessInProcess(ctx, req, &sf, *otlpAddr, *progress, stderr)
+	res, code := assessInProcess(ctx, req, &sf, auth, *otlpAddr, *progress, stderr)
 	if res == nil {
 		return code
 	}
@@ -113,7 +121,7 @@ func runAssessment(ctx context.Context, args []string, stdout, stderr io.Writer)
 // recorded in process; exported too when the OTLP environment says so),
 // the optional receiver and the executor, and runs req. It returns the
 // result, or nil and the exit code.
-func assessInProcess(ctx context.Context, req *scenario.Request, sf *scenarioFlags, otlpAddr string, progress time.Duration, stderr io.Writer) (*report.Result, int) {
+func assessInProcess(ctx context.Context, req *scenario.Request, sf *scenarioFlags, auth authConfig, otlpAddr string, progress time.Duration, stderr io.Writer) (*report.Result, int) {
 	store := otelmap.NewStore(otelmap.Limits{})
 	providers, err := otelmap.NewProviders(ctx, otelmap.ProviderOptions{
 		ServiceName: green.DefaultServiceName,
@@ -139,8 +147,16 @@ func assessInProcess(ctx context.Context, req *scenario.Request, sf *scenarioFla
 			fmt.Fprintf(stderr, "green run: OTLP listen: %v\n", err)
 			return nil, 1
 		}
+		var otlpAuth *a2aserve.TokenAuth
+		if auth.otlpToken != "" {
+			if otlpAuth, err = a2aserve.NewTokenAuth(auth.otlpToken, "coordbench-green-otlp"); err != nil {
+				fmt.Fprintf(stderr, "green run: OTLP token: %v\n", err)
+				_ = ln.Close()
+				return nil, 2
+			}
+		}
 		mux := http.NewServeMux()
-		mux.Handle(otelmap.TracesPath, otelmap.NewReceiver(store, otelmap.ReceiverLimits{}))
+		mux.Handle(otelmap.TracesPath, otlpAuth.Require(otelmap.NewReceiver(store, otelmap.ReceiverLimits{})))
 		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 		served := make(chan error, 1)
 		go func() { served <- srv.Serve(ln) }()
@@ -165,6 +181,7 @@ func assessInProcess(ctx context.Context, req *scenario.Request, sf *scenarioFla
 		MeterProvider:    providers.Meter,
 		Judge:            judgeFromEnv("green run"),
 		ProgressInterval: progress,
+		Messenger:        green.MessengerOptions{Credentials: auth.participants},
 	})
 	if err != nil {
 		fmt.Fprintf(stderr, "green run: %v\n", err)

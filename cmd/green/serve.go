@@ -65,6 +65,8 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	shutdown := fs.Duration("shutdown-timeout", green.DefaultShutdownTimeout, "how long a shutdown waits for open requests")
 	var sf scenarioFlags
 	sf.register(fs)
+	var af authFlags
+	af.register(fs, true)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -74,6 +76,11 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "green serve: unexpected arguments %q\n", fs.Args())
 		fs.Usage()
+		return 2
+	}
+	auth, err := af.load(true)
+	if err != nil {
+		fmt.Fprintf(stderr, "green serve: %v\n", err)
 		return 2
 	}
 	scenarios, unavailable := sf.build()
@@ -88,6 +95,9 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		Judge:            &judge,
 		ProgressInterval: *progress,
 		ShutdownTimeout:  *shutdown,
+		A2AToken:         auth.a2aToken,
+		OTLPToken:        auth.otlpToken,
+		Messenger:        green.MessengerOptions{Credentials: auth.participants},
 	})
 	if err != nil {
 		fmt.Fprintf(stderr, "green serve: %v\n", err)

@@ -14,9 +14,12 @@
 //
 // The command is the only place that reads the process's environment for
 // the agent's options ($OTEL_SERVICE_NAME for --name, $COORDBENCH_SOLVER_MODE
-// and $COORDBENCH_SCICODE_DIR for the solver roles); the OpenTelemetry and
+// and $COORDBENCH_SCICODE_DIR for the solver roles, $COORDBENCH_A2A_TOKEN,
+// $COORDBENCH_A2A_TOKEN_FILE and $COORDBENCH_PEER_TOKENS_FILE for
+// authentication: docs/purple-agent.md); the OpenTelemetry and
 // AGENTBEATS_LLM_* variables reach the agent as purple.Options.Getenv's
-// default, the process's environment.
+// default, the process's environment (an OTLP endpoint that requires a
+// token gets it from OTEL_EXPORTER_OTLP_HEADERS).
 package main
 
 import (
@@ -31,6 +34,8 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/coordbench/coordbench/a2acall"
+	"github.com/coordbench/coordbench/a2aserve"
 	"github.com/coordbench/coordbench/purple"
 )
 
@@ -39,6 +44,9 @@ func main() {
 	defer stop()
 	os.Exit(run(ctx, os.Args[1:], os.Getenv, os.Stderr))
 }
+
+// envPeerTokensFile names the default of --peer-tokens-file.
+const envPeerTokensFile = "COORDBENCH_PEER_TOKENS_FILE"
 
 // peerList collects repeated --peer flags.
 type peerList []string
@@ -97,6 +105,10 @@ func options(args []string, getenv func(string) string, stderr io.Writer) (purpl
 	fs.BoolVar(&f.Malformed, "malformed", false, "fault: answer without a decision")
 	fs.BoolVar(&f.Crash, "crash", false, "fault: cut the connection in the middle of the response")
 	fs.BoolVar(&f.NoSpans, "no-spans", false, "fault: emit no spans at all (no OTLP, no extension steps)")
+	a2aTokenFile := fs.String("a2a-token-file", getenv(a2aserve.EnvA2ATokenFile),
+		"file holding the token every A2A request must carry (default $"+a2aserve.EnvA2ATokenFile+"; or the token itself in $"+a2aserve.EnvA2AToken+"; none: open)")
+	peerTokensFile := fs.String("peer-tokens-file", getenv(envPeerTokensFile),
+		"file of credentials for peers that require them, one \"URL-prefix token\" a line (default $"+envPeerTokensFile+")")
 	faultTasks := fs.String("fault-tasks", "", "apply the faults only to these task ids (comma-separated; default every request)")
 	verbose := fs.Bool("v", false, "log at debug level")
 	if err := fs.Parse(args); err != nil {
@@ -122,6 +134,14 @@ func options(args []string, getenv func(string) string, stderr io.Writer) (purpl
 		return o, 2
 	}
 	o.Peers = peers
+	if o.A2AToken, err = a2aserve.ReadToken(getenv, a2aserve.EnvA2AToken, *a2aTokenFile); err != nil {
+		fmt.Fprintf(stderr, "purple: A2A token: %v\n", err)
+		return o, 2
+	}
+	if o.PeerCredentials, err = a2acall.LoadCredentials(*peerTokensFile); err != nil {
+		fmt.Fprintf(stderr, "purple: peer tokens: %v\n", err)
+		return o, 2
+	}
 	for _, id := range strings.Split(*faultTasks, ",") {
 		if id = strings.TrimSpace(id); id != "" {
 			f.Tasks = append(f.Tasks, id)
