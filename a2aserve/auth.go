@@ -187,7 +187,9 @@ func (a *TokenAuth) reject(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(http.StatusUnauthorized)
-	_ = json.NewEncoder(w).Encode(map[string]any{
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(map[string]any{
 		"jsonrpc": "2.0", "id": nil,
 		"error": map[string]any{"code": -31401, "message": msg},
 	})
