@@ -86,9 +86,9 @@ func checkToken(token string) error {
 }
 
 // tokenEqual tells whether the token presented is the one expected, whose
-// SHA-256 digest want is. Comparing digests with crypto/subtle takes the
-// same time whatever the presented token's length and content: neither
-// the length nor a common prefix leaks.
+// SHA-256 digest want is. It compares fixed-size digests with
+// crypto/subtle, so its time depends neither on the expected token's
+// length nor on how much of it the presented one shares.
 func tokenEqual(presented string, want *[sha256.Size]byte) bool {
 	got := sha256.Sum256([]byte(presented))
 	return subtle.ConstantTimeCompare(got[:], want[:]) == 1
