@@ -106,6 +106,9 @@ type agentOptions struct {
 	// Store, when set, also receives every span the agent records, as if
 	// it exported them by OTLP to the caller.
 	Store *otelmap.Store
+	// Token, when set, is required on every A2A call (a2aserve.TokenAuth);
+	// the card stays public.
+	Token string
 }
 
 // seenRequest is one HTTP request a test agent received.
@@ -170,8 +173,17 @@ func startAgent(t testing.TB, opts agentOptions) *testAgent {
 	p.srv.Listener = &wireListener{Listener: p.srv.Listener, p: p}
 	p.URL = "http://" + p.srv.Listener.Addr().String() + opts.Path
 
+	var auth *a2aserve.TokenAuth
+	if opts.Token != "" {
+		var err error
+		if auth, err = a2aserve.NewTokenAuth(opts.Token, opts.Name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	card := p.card()
+	auth.Declare(card)
 	mux, err := a2aserve.NewHandler(a2aserve.Options{
-		Card:           p.card(),
+		Card:           card,
 		Executor:       &agentExecutor{p: p},
 		TracerProvider: p.tp,
 		Logger:         quietLogger,
@@ -180,9 +192,9 @@ func startAgent(t testing.TB, opts agentOptions) *testAgent {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var h http.Handler = mux
+	h := auth.RequireA2A(mux)
 	if opts.Legacy {
-		h = p.legacyCard(mux)
+		h = p.legacyCard(h)
 	}
 	p.srv.Config.Handler = p.recordRequests(h)
 	// The crash fault makes the server complain about hijacked writes.

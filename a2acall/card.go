@@ -101,7 +101,12 @@ func (m *Messenger) connect(ctx context.Context, base string) (*participant, err
 	// interface, so the protocol version used is the one the spans report.
 	use := *card
 	use.SupportedInterfaces = []*a2a.AgentInterface{&chosen}
-	client, err := m.factory.CreateFromCard(ctx, &use)
+	factory := m.factory
+	if cred, ok := m.credentialFor(base, chosen.URL); ok {
+		// This client alone carries the credential, on every call it makes.
+		factory = a2aclient.WithAdditionalOptions(m.factory, a2aclient.WithCallInterceptors(credentialInterceptor{cred: cred}))
+	}
+	client, err := factory.CreateFromCard(ctx, &use)
 	if err != nil {
 		return nil, fmt.Errorf("client for %s: %w", chosen.URL, err)
 	}

@@ -73,6 +73,10 @@ type Options struct {
 	// so that a caller that exports its spans can forward its callees'
 	// steps to its own backend.
 	OnExtensionSpans func(ctx context.Context, spans []otelmap.Span)
+	// Credentials, when set, give the calls to participants that require
+	// them a header (a bearer token, an API key): see Credentials. Agent
+	// card fetches carry none.
+	Credentials *Credentials
 	// Logger receives warnings (malformed extension payloads, close errors);
 	// nil means slog.Default().
 	Logger *slog.Logger
@@ -118,6 +122,11 @@ func New(tp trace.TracerProvider, store *otelmap.Store, opts Options) *Messenger
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
+	}
+	if err := opts.Credentials.Validate(); err != nil {
+		// Credentials a prefix of which cannot match are still usable for
+		// the rest; ParseCredentials refuses them outright.
+		opts.Logger.Warn("a2acall: credentials", "err", err)
 	}
 	base := http.DefaultTransport.(*http.Transport).Clone()
 	client := &http.Client{Transport: newHTTPTransport(tp, base, opts.NoTransportSpans)}

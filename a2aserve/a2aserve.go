@@ -109,6 +109,9 @@ func NewHandler(opts Options) (*http.ServeMux, error) {
 	if err != nil {
 		return nil, fmt.Errorf("a2aserve: agent card: %w", err)
 	}
+	if cardJSON, err = withSchemesOfBothVersions(cardJSON, opts.Card); err != nil { // auth.go
+		return nil, fmt.Errorf("a2aserve: agent card: %w", err)
+	}
 	handler := &terminalAware{
 		RequestHandler: a2asrv.NewHandler(opts.Executor,
 			a2asrv.WithLogger(opts.Logger),

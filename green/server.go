@@ -85,6 +85,15 @@ type ServerOptions struct {
 	// Getenv reads the OpenTelemetry environment, and the judge's when
 	// Judge is nil; nil means os.Getenv.
 	Getenv func(string) string
+	// A2AToken, when set, is required on every A2A request, as a bearer
+	// token or an X-API-Key (a2aserve.TokenAuth), and the card declares
+	// both schemes; the card and the health check stay public. OTLPToken,
+	// when set, is required likewise on the OTLP receiver, on the main
+	// listener and on OTLPAddr. Empty means open (AgentBeats runs the
+	// agent unauthenticated). The participants' credentials are
+	// Messenger.Credentials. See docs/green-agent.md.
+	A2AToken  string
+	OTLPToken string
 	// ShutdownTimeout bounds the graceful shutdown (default 10 s).
 	ShutdownTimeout time.Duration
 	// SSEKeepAlive, when positive, writes an SSE comment on a silent
@@ -106,6 +115,8 @@ type Server struct {
 	card      *a2a.AgentCard
 	tasks     *a2aserve.TaskStore
 	handler   http.Handler
+	// a2aAuth and otlpAuth are nil when off (auth.go).
+	a2aAuth, otlpAuth *a2aserve.TokenAuth
 
 	ln     net.Listener
 	otlpLn net.Listener
@@ -159,6 +170,9 @@ func NewServer(ctx context.Context, opts ServerOptions) (*Server, error) {
 
 func (s *Server) build(ctx context.Context) error {
 	opts := s.opts
+	if err := s.newAuth(); err != nil {
+		return err
+	}
 	s.store = otelmap.NewStore(opts.StoreLimits)
 	s.receiver = otelmap.NewReceiver(s.store, opts.ReceiverLimits)
 	// The provider records into the store through a TaskTraceRecorder, so
@@ -212,6 +226,7 @@ func (s *Server) build(ctx context.Context) error {
 		_ = providers.Shutdown(ctx)
 		return fmt.Errorf("server: %w", err)
 	}
+	s.a2aAuth.Declare(s.card)
 	s.handler, err = s.newHandler()
 	if err != nil {
 		_ = providers.Shutdown(ctx)
@@ -221,8 +236,9 @@ func (s *Server) build(ctx context.Context) error {
 }
 
 // newHandler serves the card, a health check and JSON-RPC of both protocol
-// versions (a2aserve), and the OTLP receiver. Only the JSON-RPC requests are
-// traced: a span per OTLP export would be a trace per export.
+// versions (a2aserve), and the OTLP receiver, each behind its token when
+// one is set (auth.go). Only the JSON-RPC requests are traced: a span per
+// OTLP export would be a trace per export.
 func (s *Server) newHandler() (http.Handler, error) {
 	mux, err := a2aserve.NewHandler(a2aserve.Options{
 		Card:           s.card,
@@ -236,8 +252,7 @@ func (s *Server) newHandler() (http.Handler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("server: %w", err)
 	}
-	mux.Handle(otelmap.TracesPath, s.receiver)
-	return mux, nil
+	return s.protect(mux), nil
 }
 
 // Addr is the main listener's address.
@@ -284,7 +299,7 @@ func (s *Server) serve(ctx context.Context) error {
 	var also []a2aserve.Endpoint
 	if s.otlpLn != nil {
 		otlpMux := http.NewServeMux()
-		otlpMux.Handle(otelmap.TracesPath, s.receiver)
+		otlpMux.Handle(otelmap.TracesPath, s.otlpHandler())
 		also = append(also, a2aserve.Endpoint{Listener: s.otlpLn, Handler: otlpMux})
 	}
 	attrs := []any{"url", s.card.SupportedInterfaces[0].URL, "listen", s.ln.Addr().String(),
@@ -292,6 +307,7 @@ func (s *Server) serve(ctx context.Context) error {
 	if s.otlpLn != nil {
 		attrs = append(attrs, "otlp_listener", s.otlpLn.Addr().String())
 	}
+	attrs = append(attrs, "a2a_auth", s.a2aAuth != nil, "otlp_auth", s.otlpAuth != nil)
 	s.log.Info("green agent serving", attrs...)
 
 	err := a2aserve.Serve(ctx, s.ln, s.handler, a2aserve.ServeOptions{

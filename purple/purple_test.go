@@ -46,8 +46,12 @@ type harness struct {
 	close    func()
 }
 
-func newHarness(t *testing.T) *harness {
+func newHarness(t *testing.T, opts ...a2acall.Options) *harness {
 	t.Helper()
+	mo := a2acall.Options{CallTimeout: 20 * time.Second, Logger: quiet}
+	if len(opts) > 0 {
+		mo.Credentials = opts[0].Credentials
+	}
 	store := otelmap.NewStore(otelmap.Limits{})
 	srv := httptest.NewServer(otelmap.NewReceiver(store, otelmap.ReceiverLimits{}))
 	tp := sdktrace.NewTracerProvider(
@@ -55,7 +59,7 @@ func newHarness(t *testing.T) *harness {
 		sdktrace.WithSpanProcessor(otelmap.NewRecorder(store)),
 	)
 	h := &harness{store: store, receiver: srv.URL, tracer: tp.Tracer("test"),
-		m: a2acall.New(tp, store, a2acall.Options{CallTimeout: 20 * time.Second, Logger: quiet})}
+		m: a2acall.New(tp, store, mo)}
 	var once sync.Once
 	h.close = func() {
 		once.Do(func() {

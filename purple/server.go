@@ -93,6 +93,18 @@ type Options struct {
 	Getenv func(string) string
 	// PeerTimeout bounds one call to a peer (default 120 s).
 	PeerTimeout time.Duration
+	// A2AToken, when set, is required on every A2A request, as a bearer
+	// token or an X-API-Key (a2aserve.TokenAuth); the card declares both
+	// schemes and stays public. Empty means open.
+	A2AToken string
+	// PeerCredentials give the calls to peers that require them a header
+	// (a bearer token, an API key), by peer URL prefix.
+	PeerCredentials *a2acall.Credentials
+	// OTLPHeaders are sent with every export to OTLPEndpoint (e.g.
+	// Authorization: Bearer <token> for a green agent whose receiver
+	// requires its OTLP token). Without them that exporter, like the
+	// environment's, sends the headers of OTEL_EXPORTER_OTLP_HEADERS.
+	OTLPHeaders map[string]string
 	// Faults make the agent misbehave on purpose.
 	Faults Faults
 	// ShutdownTimeout bounds the graceful shutdown (default 10 s).
@@ -156,6 +168,9 @@ func (o *Options) withDefaults() error {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
+	if err := o.PeerCredentials.Validate(); err != nil {
+		return fmt.Errorf("peer credentials: %w", err)
+	}
 	if o.Description == "" {
 		o.Description = fmt.Sprintf("coordbench base purple agent %q, role %s: answers review requests "+
 			"in the coordination scenario's JSON form, alone or with its peers.", o.Name, o.Role)
@@ -175,6 +190,7 @@ type Server struct {
 	card      *a2a.AgentCard
 	tasks     *a2aserve.TaskStore
 	handler   http.Handler
+	a2aAuth   *a2aserve.TokenAuth // nil when open
 	faults    *faultState
 	ln        net.Listener
 
@@ -210,6 +226,13 @@ func NewServer(ctx context.Context, opts Options) (*Server, error) {
 
 func (s *Server) build(ctx context.Context) error {
 	opts := &s.opts
+	if opts.A2AToken != "" {
+		auth, err := a2aserve.NewTokenAuth(opts.A2AToken, "coordbench-purple")
+		if err != nil {
+			return fmt.Errorf("A2A token: %w", err)
+		}
+		s.a2aAuth = auth
+	}
 	tel, err := newTelemetry(ctx, opts)
 	if err != nil {
 		return fmt.Errorf("telemetry: %w", err)
@@ -231,6 +254,7 @@ func (s *Server) build(ctx context.Context) error {
 		CallTimeout:      opts.PeerTimeout,
 		NoTransportSpans: stepsOnly,
 		OnExtensionSpans: func(_ context.Context, spans []otelmap.Span) { tel.forward(spans) },
+		Credentials:      opts.PeerCredentials,
 		Logger:           s.log,
 	})
 	cardURL := opts.CardURL
@@ -238,6 +262,7 @@ func (s *Server) build(ctx context.Context) error {
 		cardURL = a2aserve.BaseURL(s.ln.Addr()) + "/"
 	}
 	s.card = s.newCard(cardURL)
+	s.a2aAuth.Declare(s.card)
 	if s.handler, err = s.newHandler(); err != nil {
 		_ = s.messenger.Close()
 		_ = tel.shutdown(ctx)
@@ -285,8 +310,8 @@ func (s *Server) newCard(u string) *a2a.AgentCard {
 }
 
 // newHandler serves the card and JSON-RPC of both protocol versions
-// (a2aserve); only the JSON-RPC POSTs are traced. The crash fault strikes
-// before a request is routed.
+// (a2aserve), behind the A2A token when one is set; only the JSON-RPC
+// POSTs are traced. The crash fault strikes before a request is routed.
 func (s *Server) newHandler() (http.Handler, error) {
 	tasks, err := a2aserve.NewTaskStore(s.opts.TaskLimits)
 	if err != nil {
@@ -312,10 +337,12 @@ func (s *Server) newHandler() (http.Handler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("purple: %w", err)
 	}
+	var h http.Handler = mux
 	if s.opts.FlushOnResponse {
-		return s.flushAfter(mux), nil
+		h = s.flushAfter(mux)
 	}
-	return mux, nil
+	// The token is checked before anything else; the card stays public.
+	return s.a2aAuth.RequireA2A(h), nil
 }
 
 // flushAfter exports the spans of each A2A request (its server spans ended
@@ -377,7 +404,7 @@ func (s *Server) serve(ctx context.Context) error {
 	}
 	s.log.Info("purple agent serving", "url", s.card.SupportedInterfaces[0].URL, "role", s.opts.Role,
 		"delegation", s.opts.Delegation, "peers", peers, "otlp", s.opts.OTLPEndpoint, "steps", s.returnsSteps(),
-		"llm", s.llm != nil)
+		"llm", s.llm != nil, "a2a_auth", s.a2aAuth != nil)
 	var sweep func()
 	if s.tel.store != nil {
 		sweep = s.tel.store.Sweep

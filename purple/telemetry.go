@@ -95,7 +95,11 @@ func newTelemetry(ctx context.Context, opts *Options) (*telemetry, error) {
 	}
 	var exporters []sdktrace.SpanExporter
 	if opts.OTLPEndpoint != "" {
-		exp, err := otlptracehttp.New(ctx, otlptracehttp.WithEndpointURL(tracesURL(opts.OTLPEndpoint)))
+		expOpts := []otlptracehttp.Option{otlptracehttp.WithEndpointURL(tracesURL(opts.OTLPEndpoint))}
+		if len(opts.OTLPHeaders) > 0 {
+			expOpts = append(expOpts, otlptracehttp.WithHeaders(opts.OTLPHeaders))
+		}
+		exp, err := otlptracehttp.New(ctx, expOpts...)
 		if err != nil {
 			return nil, fmt.Errorf("OTLP exporter to %s: %w", opts.OTLPEndpoint, err)
 		}

@@ -13,6 +13,8 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 
+	"github.com/coordbench/coordbench/a2acall"
+	"github.com/coordbench/coordbench/a2aserve"
 	"github.com/coordbench/coordbench/green"
 	"github.com/coordbench/coordbench/internal/cli"
 	"github.com/coordbench/coordbench/otelmap"
@@ -46,6 +48,7 @@ type runOptions struct {
 	otlpAddr  string
 	progress  time.Duration
 	output    string
+	auth      authConfig
 }
 
 // runAssessment is `green run`: one assessment against live participants,
@@ -69,6 +72,8 @@ func runFlags(c *cli.Command, args []string) (runOptions, int, bool) {
 	c.Flags.StringVar(&o.otlpAddr, "otlp-addr", "", "serve the OTLP/HTTP receiver (/v1/traces) on this address while the assessment runs, for participants that export spans, e.g. 127.0.0.1:4318")
 	c.Flags.DurationVar(&o.progress, "progress-interval", green.DefaultProgressInterval, "longest silence before a progress line")
 	o.scenarios.register(c.Flags)
+	var af authFlags
+	af.register(c.Flags, false)
 	positional, code, ok := c.Parse(args)
 	if !ok {
 		return o, code, false
@@ -78,6 +83,10 @@ func runFlags(c *cli.Command, args []string) (runOptions, int, bool) {
 	}
 	if len(participants) == 0 {
 		return o, c.UsageError("no --participant ROLE=URL given"), false
+	}
+	var err error
+	if o.auth, err = af.load(false); err != nil {
+		return o, c.Fail(cli.ExitUsage, err), false
 	}
 	config, err := readConfigArg(*configArg)
 	if err != nil {
@@ -144,8 +153,15 @@ func assessInProcess(ctx context.Context, c *cli.Command, o *runOptions) (*repor
 		if err != nil {
 			return nil, c.Fail(cli.ExitFailure, fmt.Errorf("OTLP listen: %w", err))
 		}
+		var otlpAuth *a2aserve.TokenAuth
+		if o.auth.otlpToken != "" {
+			if otlpAuth, err = a2aserve.NewTokenAuth(o.auth.otlpToken, "coordbench-green-otlp"); err != nil {
+				_ = ln.Close()
+				return nil, c.Fail(cli.ExitUsage, fmt.Errorf("OTLP token: %w", err))
+			}
+		}
 		mux := http.NewServeMux()
-		mux.Handle(otelmap.TracesPath, otelmap.NewReceiver(store, otelmap.ReceiverLimits{}))
+		mux.Handle(otelmap.TracesPath, otlpAuth.Require(otelmap.NewReceiver(store, otelmap.ReceiverLimits{})))
 		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 		served := make(chan error, 1)
 		go func() { served <- srv.Serve(ln) }()
@@ -170,6 +186,7 @@ func assessInProcess(ctx context.Context, c *cli.Command, o *runOptions) (*repor
 		MeterProvider:    providers.Meter,
 		Judge:            judgeFromEnv(c.Name),
 		ProgressInterval: o.progress,
+		Messenger:        a2acall.Options{Credentials: o.auth.participants},
 	})
 	if err != nil {
 		return nil, c.Fail(cli.ExitFailure, err)

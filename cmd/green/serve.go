@@ -76,6 +76,8 @@ func serveFlags(c *cli.Command, args []string) (green.ServerOptions, int, bool) 
 	c.Flags.DurationVar(&o.TaskLimits.MaxAge, "task-max-age", a2aserve.DefaultTaskMaxAge, "how long a finished A2A task is kept after its last update")
 	var sf scenarioFlags
 	sf.register(c.Flags)
+	var af authFlags
+	af.register(c.Flags, true)
 	positional, code, ok := c.Parse(args)
 	if !ok {
 		return o, code, false
@@ -86,6 +88,12 @@ func serveFlags(c *cli.Command, args []string) (green.ServerOptions, int, bool) 
 	o.Scenarios, o.Unavailable = sf.build()
 	judge := judgeFromEnv(c.Name)
 	o.Judge = &judge
+	auth, err := af.load(true)
+	if err != nil {
+		return o, c.Fail(cli.ExitUsage, err), false
+	}
+	o.A2AToken, o.OTLPToken = auth.a2aToken, auth.otlpToken
+	o.Messenger.Credentials = auth.participants
 	return o, 0, true
 }
 

@@ -22,6 +22,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -29,6 +30,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/coordbench/coordbench/a2acall"
 	"github.com/coordbench/coordbench/a2aserve"
 	"github.com/coordbench/coordbench/internal/cli"
 	"github.com/coordbench/coordbench/purple"
@@ -52,6 +54,9 @@ func command(stdout, stderr io.Writer) *cli.Command {
 	}
 	return c
 }
+
+// envPeerTokensFile names the default of --peer-tokens-file.
+const envPeerTokensFile = "COORDBENCH_PEER_TOKENS_FILE"
 
 // peerList collects repeated --peer flags.
 type peerList []string
@@ -110,6 +115,10 @@ func options(c *cli.Command, args []string, getenv func(string) string) (purple.
 	fs.BoolVar(&f.Malformed, "malformed", false, "fault: answer without a decision")
 	fs.BoolVar(&f.Crash, "crash", false, "fault: cut the connection in the middle of the response")
 	fs.BoolVar(&f.NoSpans, "no-spans", false, "fault: emit no spans at all (no OTLP, no extension steps)")
+	a2aTokenFile := fs.String("a2a-token-file", getenv(a2aserve.EnvA2ATokenFile),
+		"file holding the token every A2A request must carry (default $"+a2aserve.EnvA2ATokenFile+"; or the token itself in $"+a2aserve.EnvA2AToken+"; none: open)")
+	peerTokensFile := fs.String("peer-tokens-file", getenv(envPeerTokensFile),
+		"file of credentials for peers that require them, one \"URL-prefix token\" a line (default $"+envPeerTokensFile+")")
 	faultTasks := fs.String("fault-tasks", "", "apply the faults only to these task ids (comma-separated; default every request)")
 	verbose := fs.Bool("v", false, "log at debug level")
 	positional, code, ok := c.Parse(args)
@@ -130,6 +139,12 @@ func options(c *cli.Command, args []string, getenv func(string) string) (purple.
 		return o, c.Fail(cli.ExitUsage, err)
 	}
 	o.Peers = peers
+	if o.A2AToken, err = a2aserve.ReadToken(getenv, a2aserve.EnvA2AToken, *a2aTokenFile); err != nil {
+		return o, c.Fail(cli.ExitUsage, fmt.Errorf("A2A token: %w", err))
+	}
+	if o.PeerCredentials, err = a2acall.LoadCredentials(*peerTokensFile); err != nil {
+		return o, c.Fail(cli.ExitUsage, fmt.Errorf("peer tokens: %w", err))
+	}
 	for _, id := range strings.Split(*faultTasks, ",") {
 		if id = strings.TrimSpace(id); id != "" {
 			f.Tasks = append(f.Tasks, id)

@@ -43,6 +43,9 @@ type Options struct {
 	// Logger receives the harness's and the client's logs; nil discards
 	// them. (The agents log where their own options say.)
 	Logger *slog.Logger
+	// ClientCredentials are the client's, for a green agent that requires
+	// a token (Green.A2AToken).
+	ClientCredentials *a2acall.Credentials
 }
 
 // Harness is a green agent serving on loopback, the A2A client that asks
@@ -80,7 +83,7 @@ func Start(ctx context.Context, opts Options) (*Harness, error) {
 	h := &Harness{srv: srv, cancel: cancel, served: make(chan error, 1), log: opts.Logger,
 		// The client plays AgentBeats: a plain A2A client whose spans go
 		// nowhere.
-		client: a2acall.New(noop.NewTracerProvider(), nil, a2acall.Options{CallTimeout: opts.CallTimeout, Logger: opts.Logger})}
+		client: a2acall.New(noop.NewTracerProvider(), nil, a2acall.Options{CallTimeout: opts.CallTimeout, Logger: opts.Logger, Credentials: opts.ClientCredentials})}
 	go func() { h.served <- srv.Serve(sctx) }()
 	return h, nil
 }
