@@ -72,7 +72,7 @@ const (
 	send03 = `{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","messageId":"m1","role":"user","parts":[{"kind":"text","text":"hi"}]}}}`
 )
 
-func post(t *testing.T, u, body string, header http.Header) (*http.Response, string) {
+func authPost(t *testing.T, u, body string, header http.Header) (*http.Response, string) {
 	t.Helper()
 	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, u, strings.NewReader(body))
 	if err != nil {
@@ -120,7 +120,7 @@ func TestTokenAuthA2A(t *testing.T) {
 			{"right bearer, scheme in lower case", http.Header{"Authorization": {"bearer " + testToken}}, 200, ""},
 			{"right key", http.Header{APIKeyHeader: {testToken}}, 200, ""},
 		} {
-			resp, got := post(t, u, body, tc.header)
+			resp, got := authPost(t, u, body, tc.header)
 			if resp.StatusCode != tc.status {
 				t.Errorf("%s, %.40s: status %d, want %d: %s", tc.name, body, resp.StatusCode, tc.status, got)
 				continue
@@ -159,7 +159,7 @@ func TestTokenAuthA2A(t *testing.T) {
 	}
 	// Only the card's GET is public: other methods on its path, and GETs
 	// of other paths, need the token.
-	if resp, _ := post(t, u+".well-known/agent-card.json", send10, nil); resp.StatusCode != 401 {
+	if resp, _ := authPost(t, u+".well-known/agent-card.json", send10, nil); resp.StatusCode != 401 {
 		t.Errorf("POST to the card's path without a token: %d, want 401", resp.StatusCode)
 	}
 	if resp, err := http.Get(u + "tasks"); err != nil {
@@ -226,7 +226,7 @@ func TestTokenAuthCard(t *testing.T) {
 	if len(card.SecuritySchemes) != 0 || len(card.SecurityRequirements) != 0 {
 		t.Errorf("auth off, the card declares %v %v", card.SecuritySchemes, card.SecurityRequirements)
 	}
-	if resp, got := post(t, plain, send10, nil); resp.StatusCode != 200 {
+	if resp, got := authPost(t, plain, send10, nil); resp.StatusCode != 200 {
 		t.Errorf("auth off, a request without a token: %d %s", resp.StatusCode, got)
 	}
 }
@@ -266,7 +266,7 @@ func TestTokenAuthRequire(t *testing.T) {
 	if resp.StatusCode != 401 || resp.Header.Get("WWW-Authenticate") != `Bearer realm="otlp"` {
 		t.Errorf("GET / without a token: %d %q", resp.StatusCode, resp.Header.Get("WWW-Authenticate"))
 	}
-	if resp, _ := post(t, srv.URL+"/v1/traces", "", http.Header{"Authorization": {"Bearer " + testToken}}); resp.StatusCode != 200 {
+	if resp, _ := authPost(t, srv.URL+"/v1/traces", "", http.Header{"Authorization": {"Bearer " + testToken}}); resp.StatusCode != 200 {
 		t.Errorf("with the token: %d", resp.StatusCode)
 	}
 	var off *TokenAuth

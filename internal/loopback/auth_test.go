@@ -33,7 +33,7 @@ func TestAuthenticatedAssessment(t *testing.T) {
 			Scenarios: map[string]scenario.Scenario{scenario.Coordination: sc},
 			Getenv:    noDemoEnv, Logger: quietLogger,
 			A2AToken: greenToken, OTLPToken: otlpToken,
-			Messenger: green.MessengerOptions{Credentials: team},
+			Messenger: a2acall.Options{Credentials: team},
 		},
 		CallTimeout:       2 * time.Minute,
 		Logger:            quietLogger,
