@@ -151,6 +151,9 @@ type GraphResult struct {
 	// others.
 	NotEvaluated []string `json:"findings_not_evaluated,omitempty"`
 	Label        string   `json:"label"`
+	// Evidence says how far the trace supports the label; when it does not,
+	// Label is insufficient_evidence (evidence.go).
+	Evidence *Evidence `json:"evidence,omitempty"`
 	// Warnings name what was odd in the trace's graph (interactions with a
 	// non-positive count, agents named twice, edges to unknown agents).
 	Warnings []string `json:"warnings,omitempty"`
@@ -374,6 +377,7 @@ func EvaluateGraph(ctx context.Context, trace *tracedata.TraceData, in Inputs) (
 	}
 	res.Metrics = metrics
 	res.judge(g, cfg)
+	res.applyEvidence(trace, in)
 	return res, nil
 }
 

@@ -44,6 +44,10 @@ type TaskResult struct {
 	Steps        []tracedata.Step        `json:"steps"`
 	Coverage     tracedata.Coverage      `json:"coverage"`
 	Outcome      *evals.Outcome          `json:"outcome,omitempty"`
+	// LateSpans counts the spans that arrived for the task's trace after it
+	// was assessed (by the end of the assessment): evidence the verdict was
+	// made without.
+	LateSpans int `json:"late_spans,omitempty"`
 	// Evaluations are keyed by evaluator name and encoded as top-level keys
 	// of the task, so a new evaluator needs no change here.
 	Evaluations map[string]evals.Result `json:"-"`
