@@ -152,6 +152,8 @@ func assessInProcess(ctx context.Context, req *scenario.Request, sf *scenarioFla
 			}
 		}()
 		slog.Info("run: OTLP receiver listening", "url", "http://"+ln.Addr().String()+otelmap.TracesPath)
+	} else {
+		slog.Info("run: no --otlp-addr: participants' spans reach the assessment only as Traceability Extension steps")
 	}
 
 	scenarios, unavailable := sf.build()
