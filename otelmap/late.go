@@ -14,8 +14,7 @@ import (
 // assessor waited) are counted, per trace and in total, instead of
 // becoming a trace nobody assesses. A span id that was assessed already
 // (an exporter's retry) is not late; neither is a late span sent twice.
-// The in-process road is the assessor's own: its spans are never late
-// (Store.Add).
+// The assessor's own spans are never late (assessorsOwn).
 
 // assessedTrace is what the store remembers of an assessed trace.
 type assessedTrace struct {
@@ -80,4 +79,11 @@ func (s *Store) LateSpans(id trace.TraceID) int {
 		return len(a.lateIDs)
 	}
 	return 0
+}
+
+// assessorsOwn reports whether sp is the assessor's own span: recorded in
+// process, or carrying the assessor's resource (coordbench.role=assessor)
+// when its exporter sent it back through a collector.
+func assessorsOwn(sp *Span) bool {
+	return sp.Source == SourceInProcess || isAssessorResource(spanResource(sp))
 }

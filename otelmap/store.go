@@ -119,12 +119,12 @@ type AddResult struct {
 }
 
 // Add stores spans. Spans with an invalid trace or span id are rejected;
-// so are spans over a limit. Spans already held are skipped. Spans of
-// another road than the in-process one for a trace already assessed are
-// counted as late (AddResult.Late) and dropped; the assessor's own
-// in-process spans of such a trace (evaluator spans that end after
-// assembly, when its provider records everything) are stored as a trace
-// of their own, as before it was assessed.
+// so are spans over a limit. Spans already held are skipped. Spans of a
+// trace already assessed are counted as late (AddResult.Late) and
+// dropped, except the assessor's own (assessorsOwn: evaluator spans that
+// end after assembly, recorded in process or come back through a
+// collector), which are stored as a trace of their own, as before it was
+// assessed.
 func (s *Store) Add(spans []Span) AddResult {
 	var res AddResult
 	reject := func(reason string, counter *atomic.Uint64) {
@@ -145,7 +145,7 @@ func (s *Store) Add(spans []Span) AddResult {
 			reject("invalid trace or span id", &s.rejectedInvalid)
 			continue
 		}
-		if a := s.assessed[sp.TraceID]; a != nil && sp.Source != SourceInProcess {
+		if a := s.assessed[sp.TraceID]; a != nil && !assessorsOwn(sp) {
 			if a.late(sp.SpanID) {
 				res.Late++
 				s.late.Add(1)
