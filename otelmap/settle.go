@@ -110,12 +110,20 @@ func (s *Store) Settle(ctx context.Context, id trace.TraceID, opts SettleOptions
 	deadline := time.NewTimer(opts.MaxWait)
 	defer deadline.Stop()
 	rule := opts.Await.compile()
+	// The calls are checked on a copy of the spans, outside the store's
+	// lock, and at most once per checkSpacing times the last check's
+	// duration: a large trace arriving in many batches costs the wait a
+	// bounded share of a core, and never holds up the store.
 	var calls callCheck
 	checkedLen := -1
+	var notBefore time.Time
 	finish := func(complete bool) Settlement {
 		st := Settlement{Spans: s.Spans(id), Complete: complete, Waited: time.Since(started)}
 		if rule != nil {
-			c := rule.check(st.Spans)
+			c := calls
+			if len(st.Spans) != checkedLen {
+				c = rule.check(st.Spans)
+			}
 			st.Awaited = c.awaited
 			if !complete {
 				st.Unanswered, st.Silent = c.unanswered, c.silent
@@ -128,17 +136,17 @@ func (s *Store) Settle(ctx context.Context, id trace.TraceID, opts SettleOptions
 		t := s.traces[id]
 		var changed <-chan struct{}
 		var quietLeft time.Duration
-		ready := false
+		var snapshot []Span
+		ready, throttled := false, false
 		if t != nil {
 			changed = t.changed
 			ready = hasRoot(t.spans, opts.Root)
-			if ready && rule != nil {
-				// The spans only grow, so their number tells whether
-				// anything changed since the last check.
-				if len(t.spans) != checkedLen {
-					calls, checkedLen = rule.check(t.spans), len(t.spans)
+			if ready && rule != nil && len(t.spans) != checkedLen {
+				if time.Now().Before(notBefore) {
+					throttled = true
+				} else {
+					snapshot = slices.Clone(t.spans)
 				}
-				ready = len(calls.unanswered) == 0
 			}
 			since := t.lastArrival
 			if rule != nil {
@@ -148,29 +156,51 @@ func (s *Store) Settle(ctx context.Context, id trace.TraceID, opts SettleOptions
 		}
 		s.mu.Unlock()
 
+		if snapshot != nil {
+			began := time.Now()
+			calls, checkedLen = rule.check(snapshot), len(snapshot)
+			notBefore = time.Now().Add(checkSpacing * time.Since(began))
+			continue // look again: spans may have come during the check
+		}
+		if rule != nil {
+			ready = ready && !throttled && len(calls.unanswered) == 0
+		}
 		if ready && quietLeft <= 0 {
 			return finish(true), nil
 		}
-		var quiet <-chan time.Time
-		var quietTimer *time.Timer
+		var quiet, recheck <-chan time.Time
+		var quietTimer, recheckTimer *time.Timer
 		if ready {
 			quietTimer = time.NewTimer(quietLeft)
 			quiet = quietTimer.C
 		}
+		if throttled {
+			recheckTimer = time.NewTimer(time.Until(notBefore))
+			recheck = recheckTimer.C
+		}
 		select {
 		case <-ctx.Done():
 			stopTimer(quietTimer)
+			stopTimer(recheckTimer)
 			return finish(false), fmt.Errorf("wait for trace %s: %w", id, ctx.Err())
 		case <-deadline.C:
 			stopTimer(quietTimer)
+			stopTimer(recheckTimer)
 			return finish(false), nil
 		case <-changed: // nil channel when the trace is not held yet
 		case <-quiet:
+		case <-recheck:
 		case <-pollTick(t == nil):
 		}
 		stopTimer(quietTimer)
+		stopTimer(recheckTimer)
 	}
 }
+
+// checkSpacing: a settle wait checks a trace's calls at most once per this
+// many times the last check's duration, so checking takes at most about a
+// fifth of a core however fast batches arrive.
+const checkSpacing = 4
 
 // pollTick lets a waiter for a trace that does not exist yet look again
 // shortly, since there is no channel to wait on.
