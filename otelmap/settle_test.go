@@ -247,3 +247,24 @@ func TestAssessedTracesAreBounded(t *testing.T) {
 		t.Fatalf("after MaxAge: AddResult = %+v, want the span accepted as a new trace", r)
 	}
 }
+
+// TestSettleSilentNamesOnlyCalleesThatAnsweredNothing: a callee that
+// answered one call and not another does export; it is not silent.
+func TestSettleSilentNamesOnlyCalleesThatAnsweredNothing(t *testing.T) {
+	st := NewStore(Limits{})
+	second := []Span{
+		settleSpan(5, 1, trace.SpanKindClient, settleAssessorRes, SourceInProcess,
+			AttrGenAIOperationName.String(OpInvokeAgent), AttrGenAIAgentName.String("coordinator")),
+		settleSpan(6, 5, trace.SpanKindClient, settleAssessorRes, SourceInProcess, attribute.Int("http.response.status_code", 200)),
+	}
+	st.Add(append(append(assessorCall(), second...), settleSpan(10, 4, trace.SpanKindServer, settleCoordRes, SourceOTLP)))
+	res, err := st.Settle(t.Context(), trace.TraceID{settleTrace},
+		SettleOptions{Root: trace.SpanID{1}, Quiet: time.Millisecond, MaxWait: 50 * time.Millisecond, Await: settleAwait})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Complete || res.Awaited != 2 || len(res.Unanswered) != 1 || res.Unanswered[0].SpanID != (trace.SpanID{5}).String() || len(res.Silent) != 0 {
+		t.Fatalf("got complete=%v awaited=%d unanswered=%+v silent=%q, want the second call unanswered, nobody silent",
+			res.Complete, res.Awaited, res.Unanswered, res.Silent)
+	}
+}
