@@ -43,9 +43,13 @@ import (
 
 // Defaults of Options.
 const (
-	DefaultParallel      = 4
-	DefaultSettleQuiet   = 400 * time.Millisecond
-	DefaultSettleMaxWait = 10 * time.Second
+	DefaultParallel    = 4
+	DefaultSettleQuiet = 400 * time.Millisecond
+	// DefaultSettleMaxWait is short: every agent of the benchmark flushes
+	// its spans before it answers, so whatever will come has come when a
+	// task ends, and the wait only matters for agents that export nothing
+	// (which a trace waits for until this bound, on the first task).
+	DefaultSettleMaxWait = 3 * time.Second
 	DefaultCallTimeout   = 60 * time.Second
 	// assessmentTimeout bounds one scenario's assessment as the client
 	// waits for it.
@@ -68,7 +72,7 @@ type Options struct {
 	// Parallel is how many scenarios run at once (default 4).
 	Parallel int
 	// SettleQuiet and SettleMaxWait are the green agent's settle interval
-	// and bound (defaults 400 ms and 10 s).
+	// and bound (defaults 400 ms and 3 s).
 	SettleQuiet   time.Duration
 	SettleMaxWait time.Duration
 	// CallTimeout bounds the green agent's call to the entry agent and each

@@ -132,6 +132,7 @@ func TestFaultsCostOneTask(t *testing.T) {
 		"task_ids":             tasks,
 		"call_timeout_seconds": 4,
 		"settle_quiet_ms":      400,
+		"settle_max_wait_ms":   opts.SettleMaxWait.Milliseconds(), // reviewer-4 exports nothing
 		"evaluators":           map[string]bool{evals.JudgeName: false},
 	})
 	if err != nil {

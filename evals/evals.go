@@ -49,6 +49,10 @@ type Inputs struct {
 	// Participants are the agent names the request named, so an agent that
 	// took no part still counts (as an isolated node).
 	Participants []string
+	// Collection says how the trace's spans were collected (whether the
+	// wait for them ended complete); nil when unknown. It weighs in the
+	// evidence for the graph's verdict (JudgeEvidence).
+	Collection *Collection
 }
 
 // Outcome is the task's result as the scenario judged it.

@@ -168,6 +168,9 @@ type GraphResult struct {
 	Findings []GraphFinding `json:"findings"`
 	// Label is one of Labels.
 	Label string `json:"label"`
+	// Evidence says how far the trace supports the label; when it does not,
+	// Label is insufficient_evidence (evidence.go).
+	Evidence *Evidence `json:"evidence,omitempty"`
 	// Warnings name what was odd in the trace's graph (interactions with a
 	// non-positive count, agents named twice, edges to unknown agents).
 	Warnings []string `json:"warnings,omitempty"`
@@ -395,6 +398,7 @@ func EvaluateGraph(ctx context.Context, trace *tracedata.TraceData, in Inputs) (
 	if err := res.judge(ctx, g); err != nil {
 		return nil, fmt.Errorf("graph: %w", err)
 	}
+	res.applyEvidence(trace, in)
 	return res, nil
 }
 

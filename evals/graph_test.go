@@ -529,7 +529,7 @@ func TestGraphBetweennessMatchesGonum(t *testing.T) {
 }
 
 // FuzzGraph: any graph the bytes describe evaluates without panic to JSON
-// without NaN, with the label one of the five.
+// without NaN, with the label one of the five or insufficient_evidence.
 func FuzzGraph(f *testing.F) {
 	f.Add([]byte{0, 1, 1, 2, 2, 0}, uint8(3), false)
 	f.Add([]byte{0, 0, 0, 1}, uint8(1), true)

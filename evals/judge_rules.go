@@ -133,6 +133,8 @@ func ruleJudge(trace *tracedata.TraceData, in Inputs) ruleVerdict {
 	case g.Label == "sparse":
 		add("sparse", ruleSparse, "the graph evaluator labels the trace sparse")
 		v.Weaknesses = append(v.Weaknesses, judgeWithEvidence("few of the possible links between agents were used", g.matching("sparse", "density")))
+	case g.Label == LabelInsufficientEvidence:
+		v.Weaknesses = append(v.Weaknesses, "the trace holds too little evidence for a verdict on the shape of the collaboration (graph label insufficient_evidence)")
 	}
 
 	// Calls between agents.

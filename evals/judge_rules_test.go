@@ -191,6 +191,22 @@ func TestJudgeRulesIsolatedLabel(t *testing.T) {
 	}
 }
 
+// An insufficient_evidence label is named among the weaknesses and costs
+// nothing by itself.
+func TestJudgeRulesInsufficientEvidence(t *testing.T) {
+	in := judgeInputs()
+	in.Prior = map[string]Result{"graph": judgeFakeResult{"label": LabelInsufficientEvidence}}
+	v := judgeRule(t, judgeTrace(), in)
+	if !slices.ContainsFunc(v.Weaknesses, func(w string) bool { return strings.Contains(w, "too little evidence") }) {
+		t.Errorf("weaknesses %q", v.Weaknesses)
+	}
+	healthy := judgeInputs()
+	healthy.Prior = map[string]Result{"graph": judgeFakeResult{"label": LabelHealthy}}
+	if base := judgeRule(t, judgeTrace(), healthy); v.Score != base.Score {
+		t.Errorf("score %v with insufficient_evidence, %v with healthy (which costs nothing): want the same", v.Score, base.Score)
+	}
+}
+
 type judgeUnencodable struct{ C chan int }
 
 func (judgeUnencodable) Headline() map[string]float64 { return nil }

@@ -143,7 +143,7 @@ func NewExecutor(opts ExecutorOptions) (*Executor, error) {
 		opts:      opts,
 		tracer:    opts.TracerProvider.Tracer(instrumentationName),
 		telemetry: telemetry,
-		assessor:  &traceAssessor{store: opts.Store, evaluators: opts.Evaluators, telemetry: telemetry, recorder: opts.Recorder},
+		assessor:  &traceAssessor{store: opts.Store, evaluators: opts.Evaluators, telemetry: telemetry, recorder: opts.Recorder, log: opts.Logger},
 		log:       opts.Logger,
 		running:   map[a2a.TaskID]context.CancelCauseFunc{},
 	}, nil
@@ -178,6 +178,15 @@ type assessment struct {
 	// current says what runs now, since when, for the heartbeat.
 	current      string
 	currentSince time.Time
+	// await names the calls whose answer each task's trace waits for;
+	// silent the callees that sent no span for a whole task, which later
+	// tasks do not wait for (settleAwait).
+	await  *otelmap.Await
+	silent map[string]bool
+	// assessed are the traces of the tasks assessed so far, and lateSeen
+	// the late spans counted for them when the last task started settling.
+	assessed []trace.TraceID
+	lateSeen int
 
 	warnings []string
 }
@@ -315,6 +324,14 @@ func (e *Executor) assess(ctx context.Context, req *scenario.Request, progress f
 	a.progress(fmt.Sprintf("assessment started: scenario %s, %s%s, participants %s",
 		sc.Name(), textutil.Plural(len(tasks), "task", "tasks"), each, strings.Join(sortedKeys(req.Participants), ", ")))
 	participants := a.participantNames(actx, messenger)
+	// A task's trace is complete when every call the assessor made, and
+	// every call to a participant that a participant made, was answered by
+	// a span of the callee's (DESIGN §3, settling).
+	a.await = &otelmap.Await{Assessor: true, Agents: participants}
+	a.silent = map[string]bool{}
+	for _, role := range sortedKeys(req.Participants) {
+		a.await.Addresses = append(a.await.Addresses, req.Participants[role])
+	}
 
 	res := &report.Result{Schema: report.Schema, Domain: sc.Name(), Tasks: []report.TaskResult{}}
 	for _, role := range sortedKeys(req.Participants) {
@@ -368,6 +385,9 @@ func (e *Executor) assess(ctx context.Context, req *scenario.Request, progress f
 		}
 		a.warn(fmt.Sprintf("%v: %s of %d recorded as failed without running",
 			context.Cause(actx), textutil.Plural(skipped, noun, noun+"s"), total))
+	}
+	if w := lateSpans(e.opts.Store, res); w != "" {
+		a.warn(w)
 	}
 	scoreResult(res, a.started)
 	res.Warnings = append(res.Warnings, a.warnings...)
@@ -473,7 +493,7 @@ func (a *assessment) runTask(ctx, actx context.Context, env *scenario.TaskEnv, i
 	// deadline interrupted still gets a short grace to be assessed with
 	// what arrived.
 	a.setCurrent(label + " being evaluated")
-	settle := settleOptions{Quiet: cfg.SettleQuiet(), MaxWait: cfg.SettleMaxWait()}
+	settle := settleOptions{Quiet: cfg.SettleQuiet(), MaxWait: cfg.SettleMaxWait(), Await: a.settleAwait()}
 	evalCtx := actx
 	if actx.Err() != nil {
 		var gcancel context.CancelFunc
@@ -483,7 +503,14 @@ func (a *assessment) runTask(ctx, actx context.Context, env *scenario.TaskEnv, i
 		settle.Quiet = min(settle.Quiet, settle.MaxWait)
 	}
 	in := evals.Inputs{Outcome: outcome, Config: cfg.Config, Participants: participants}
-	tr, warning, aerr := e.assessor.assess(evalCtx, span, task.ID, settle, in)
+	tr, silent, warning, aerr := e.assessor.assess(evalCtx, span, task.ID, settle, in)
+	a.assessed = append(a.assessed, span.SpanContext().TraceID())
+	if len(silent) > 0 {
+		warning += fmt.Sprintf("; the later tasks of this assessment do not wait for %s", strings.Join(silent, ", "))
+		for _, c := range silent {
+			a.silent[c] = true
+		}
+	}
 	if aerr != nil {
 		if err := ctx.Err(); err != nil {
 			return report.TaskResult{}, context.Cause(ctx)
@@ -498,8 +525,35 @@ func (a *assessment) runTask(ctx, actx context.Context, env *scenario.TaskEnv, i
 		a.warn(warning)
 	}
 	e.log.Info("task assessed", "assessment", a.id, "task", task.ID, "trace_id", tr.TraceID,
-		"success", outcome.Success, "spans", tr.Coverage.Spans, "interactions", tr.Coverage.Interactions)
+		"success", outcome.Success, "spans", tr.Coverage.Spans, "interactions", tr.Coverage.Interactions,
+		"complete", tr.Coverage.Complete)
 	return tr, nil
+}
+
+// settleAwait is the Await for the next task's trace: the assessment's,
+// except the callees that sent no span for a whole earlier task (waiting
+// for a participant that exports nothing would cost every task the
+// maximum wait). When spans of earlier tasks have arrived late since, the
+// participants do export, only slowly: every one is waited for again.
+func (a *assessment) settleAwait() *otelmap.Await {
+	late := 0
+	for _, id := range a.assessed {
+		late += a.e.opts.Store.LateSpans(id)
+	}
+	if late > a.lateSeen {
+		a.lateSeen = late
+		if len(a.silent) > 0 {
+			a.e.log.Info("assessment: spans of earlier tasks arrived late; waiting for every participant again",
+				"assessment", a.id, "late_spans", late, "silent", strings.Join(sortedKeys(a.silent), ", "))
+			clear(a.silent)
+		}
+	}
+	if len(a.silent) == 0 {
+		return a.await
+	}
+	aw := *a.await
+	aw.Except = sortedKeys(a.silent)
+	return &aw
 }
 
 // scenarioStopGrace is how long a scenario may take to return once its

@@ -31,7 +31,7 @@ func TestExecutorJudgeChatSpans(t *testing.T) {
 	}))
 	t.Cleanup(llm.Close)
 	purple := startTestPurple(t, testPurpleOptions{Name: "solo"})
-	req := mustParse(t, `{"participants": {"solo": %q}, "config": {"scenario": "route", "task_ids": ["solo#1"], "settle_quiet_ms": 50}}`, purple.URL)
+	req := mustParse(t, `{"participants": {"solo": %q}, "config": {"scenario": "route", "task_ids": ["solo#1"], "settle_quiet_ms": 50, "settle_max_wait_ms": 500}}`, purple.URL)
 
 	newExecutor := func(model string) (*Executor, *otelmap.Store) {
 		store := otelmap.NewStore(otelmap.Limits{})

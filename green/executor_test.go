@@ -50,6 +50,10 @@ func newExecutorForTest(t *testing.T, scenarios map[string]scenario.Scenario, pr
 	return e, store
 }
 
+// mustParse parses a request. A test purple exports nothing unless it is
+// given a Store, so the requests to such agents set settle_max_wait_ms:
+// the first task of an assessment would otherwise wait the default
+// maximum for spans that never come (TestSettle* test the wait itself).
 func mustParse(t *testing.T, format string, args ...any) *scenario.Request {
 	t.Helper()
 	req, err := ParseRequest(fmt.Sprintf(format, args...))
@@ -83,7 +87,7 @@ func (p *progressLog) all() []string {
 func TestExecutorProgress(t *testing.T) {
 	e, _ := newExecutorForTest(t, map[string]scenario.Scenario{"route": routeScenario{}}, 50*time.Millisecond)
 	slow := startTestPurple(t, testPurpleOptions{Name: "slow", Delay: 600 * time.Millisecond})
-	req := mustParse(t, `{"participants": {"slow": %q}, "config": {"scenario": "route", "task_ids": ["slow#1"], "settle_quiet_ms": 50}}`, slow.URL)
+	req := mustParse(t, `{"participants": {"slow": %q}, "config": {"scenario": "route", "task_ids": ["slow#1"], "settle_quiet_ms": 50, "settle_max_wait_ms": 500}}`, slow.URL)
 	var log progressLog
 	res, err := e.Assess(t.Context(), req, log.add)
 	if err != nil {
@@ -151,7 +155,7 @@ func TestExecutorTaskFailures(t *testing.T) {
 	before := runtime.NumGoroutine()
 
 	req := mustParse(t, `{"participants": {"hang": %q, "good": %q, "panic": %q}, "config": {"scenario": "route",
-		"task_ids": ["panic#1", "hang#1", "good#1"], "task_timeout_seconds": 0.5, "settle_quiet_ms": 50}}`, hang.URL, good.URL, good.URL)
+		"task_ids": ["panic#1", "hang#1", "good#1"], "task_timeout_seconds": 0.5, "settle_quiet_ms": 50, "settle_max_wait_ms": 500}}`, hang.URL, good.URL, good.URL)
 	res, err := e.Assess(t.Context(), req, nil)
 	if err != nil {
 		t.Fatalf("Assess: %v", err)
@@ -259,7 +263,7 @@ func TestExecutorContextEnds(t *testing.T) {
 func TestParticipantNamesFromCards(t *testing.T) {
 	e, _ := newExecutorForTest(t, map[string]scenario.Scenario{"route": routeScenario{}}, time.Minute)
 	named := startTestPurple(t, testPurpleOptions{Name: "Reviewer Agent"})
-	req := mustParse(t, `{"participants": {"reviewer": %q, "ghost": %q}, "config": {"scenario": "route", "task_ids": ["reviewer#1"], "settle_quiet_ms": 50, "call_timeout_seconds": 2}}`,
+	req := mustParse(t, `{"participants": {"reviewer": %q, "ghost": %q}, "config": {"scenario": "route", "task_ids": ["reviewer#1"], "settle_quiet_ms": 50, "settle_max_wait_ms": 500, "call_timeout_seconds": 2}}`,
 		named.URL, refusedURL(t))
 	res, err := e.Assess(t.Context(), req, nil)
 	if err != nil {

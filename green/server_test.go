@@ -658,7 +658,7 @@ func TestServerFullAssessment(t *testing.T) {
 
 	t.Run("0.3 send", func(t *testing.T) {
 		c, rec := g.client03(t)
-		req := fmt.Sprintf(`{"participants": {"solver": %q}, "config": {"num_tasks": 1, "settle_quiet_ms": 100}}`, legacy.URL)
+		req := fmt.Sprintf(`{"participants": {"solver": %q}, "config": {"num_tasks": 1, "settle_quiet_ms": 100, "settle_max_wait_ms": 500}}`, legacy.URL)
 		out, err := c.SendMessage(t.Context(), userMessage(req))
 		if err != nil {
 			t.Fatalf("SendMessage: %v", err)
@@ -1071,7 +1071,7 @@ func TestServerNoGoroutineLeak(t *testing.T) {
 		c := g.client10(t)
 		_ = streamAll(t, t.Context(), c, "Hello")
 		s := summarize(streamAll(t, t.Context(), c, fmt.Sprintf(
-			`{"participants": {"good": %q}, "config": {"scenario": "route", "task_ids": ["good#1"], "settle_quiet_ms": 50}}`, good.URL)))
+			`{"participants": {"good": %q}, "config": {"scenario": "route", "task_ids": ["good#1"], "settle_quiet_ms": 50, "settle_max_wait_ms": 500}}`, good.URL)))
 		if s.final != a2a.TaskStateCompleted {
 			t.Fatalf("final state %s: %s", s.final, s.text)
 		}

@@ -3,7 +3,9 @@ package green
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"math"
+	"strings"
 	"sync"
 	"time"
 
@@ -49,36 +51,54 @@ type traceAssessor struct {
 	telemetry  *EvalTelemetry
 	// recorder, when set, stops recording the trace once it is assembled.
 	recorder *TaskTraceRecorder
+	log      *slog.Logger
 }
 
-// settleOptions say when a task's trace is complete (DESIGN §3, late
-// spans).
+// settleOptions say when a task's trace is complete (DESIGN §3, settling;
+// otelmap.SettleOptions): every call Await names answered, then Quiet
+// without new spans, at most MaxWait.
 type settleOptions struct {
 	Quiet   time.Duration
 	MaxWait time.Duration
+	Await   *otelmap.Await
 }
 
 // assess settles, assembles and evaluates the trace of task, whose span
 // has ended. Evaluator spans are children of the ended task span (ctx
 // gains it), so a backend shows the evaluation inside the task's trace;
 // they start after the trace was assembled, so they are never part of
-// what is assessed. warning is set when the trace did not settle in time.
-// Only ctx ending is an error.
-func (a *traceAssessor) assess(ctx context.Context, task trace.Span, taskID string, settle settleOptions, in evals.Inputs) (tr report.TaskResult, warning string, err error) {
+// what is assessed. The store then forgets the trace's spans and counts
+// those that arrive later (otelmap.Store.MarkAssessed). warning is set
+// when the trace was not complete at the maximum wait; the evaluators
+// learn it too (evals.Inputs.Collection), and silent names the callees
+// none of whose awaited calls was answered. Only ctx ending is an error.
+func (a *traceAssessor) assess(ctx context.Context, task trace.Span, taskID string, settle settleOptions, in evals.Inputs) (tr report.TaskResult, silent []string, warning string, err error) {
 	traceID, root := task.SpanContext().TraceID(), task.SpanContext().SpanID()
-	spans, settled, err := a.store.WaitSettled(ctx, traceID, otelmap.SettleOptions{
-		Root: root, Quiet: settle.Quiet, MaxWait: settle.MaxWait,
+	st, err := a.store.Settle(ctx, traceID, otelmap.SettleOptions{
+		Root: root, Quiet: settle.Quiet, MaxWait: settle.MaxWait, Await: settle.Await,
 	})
 	if err != nil {
-		return report.TaskResult{}, "", fmt.Errorf("task %s: %w", taskID, err)
+		return report.TaskResult{}, nil, "", fmt.Errorf("task %s: %w", taskID, err)
 	}
-	if !settled {
-		warning = fmt.Sprintf("task %s: trace %s did not settle within %s; assessed with the %d spans held",
-			taskID, traceID, settle.MaxWait, len(spans))
+	in.Collection = &evals.Collection{Settled: st.Complete, MaxWaitMS: settle.MaxWait.Milliseconds()}
+	if !st.Complete {
+		for _, c := range st.Unanswered {
+			in.Collection.Unanswered = append(in.Collection.Unanswered, c.Caller+" -> "+c.Callee)
+		}
+		warning = fmt.Sprintf("task %s: trace %s was not complete after the maximum wait of %s; assessed with the %d spans held",
+			taskID, traceID, settle.MaxWait, len(st.Spans))
+		if n := len(st.Unanswered); n > 0 {
+			warning += fmt.Sprintf("; %d of %d awaited calls had no span of the callee's: %s (see docs/participants.md)",
+				n, st.Awaited, strings.Join(in.Collection.Unanswered, ", "))
+		}
 	}
-	td := assemble.Trace(traceID, spans)
+	td := assemble.Trace(traceID, st.Spans)
 	a.recorder.untrack(traceID)
-	a.store.Remove(traceID)
+	a.store.MarkAssessed(traceID)
+	if a.log != nil {
+		a.log.Debug("task trace settled", "task", taskID, "trace_id", traceID.String(), "complete", st.Complete,
+			"awaited_calls", st.Awaited, "unanswered_calls", len(st.Unanswered), "waited", st.Waited, "spans", len(st.Spans))
+	}
 
 	var observe evals.Observer
 	if a.telemetry != nil {
@@ -88,7 +108,31 @@ func (a *traceAssessor) assess(ctx context.Context, task trace.Span, taskID stri
 	tr = newTaskResult(td, rep)
 	tr.TaskID = taskID
 	tr.Outcome = in.Outcome
-	return tr, warning, nil
+	return tr, st.Silent, warning, nil
+}
+
+// lateSpans fills each task's LateSpans from the store, and returns a
+// warning when spans came late.
+func lateSpans(store *otelmap.Store, res *report.Result) string {
+	spans, tasks := 0, 0
+	for i := range res.Tasks {
+		t := &res.Tasks[i]
+		id, err := trace.TraceIDFromHex(t.TraceID)
+		if err != nil {
+			continue
+		}
+		if n := store.LateSpans(id); n > 0 {
+			t.LateSpans = n
+			spans += n
+			tasks++
+		}
+	}
+	if spans == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d spans of %d of %d tasks arrived after their trace was assessed, and the verdicts were made without them "+
+		"(late_spans per task): a participant's exporter sends later than the maximum wait (settle_max_wait_ms); see docs/participants.md",
+		spans, tasks, len(res.Tasks))
 }
 
 // scoreResult fills the leaderboard fields from the tasks' outcomes: Score

@@ -242,6 +242,12 @@ func (r *Receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 			slog.Int("rejected", res.Rejected), slog.Int("received", len(spans)),
 			slog.String("reason", msg), slog.String("remote", req.RemoteAddr))
 	}
+	if res.Late > 0 {
+		// Not a rejection: the sender did nothing wrong, and sending again
+		// would not help. The assessor reports the count with the task.
+		r.log().LogAttrs(req.Context(), slog.LevelWarn, "otlp receiver: spans arrived after their trace was assessed; counted as late, not used",
+			slog.Int("late", res.Late), slog.String("trace_id", res.LateTrace.String()), slog.String("remote", req.RemoteAddr))
+	}
 	var out []byte
 	if format == formatProtobuf {
 		out, err = resp.MarshalProto()

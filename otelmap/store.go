@@ -2,7 +2,6 @@ package otelmap
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"slices"
 	"sync"
@@ -19,7 +18,8 @@ type Limits struct {
 	// MaxTraces: spans of a new trace are rejected while this many are held
 	// (after expired traces are dropped).
 	MaxTraces int
-	// MaxAge: a trace that received no span for this long is dropped.
+	// MaxAge: a trace that received no span for this long is dropped, and
+	// so is the memory of a trace assessed this long ago.
 	MaxAge time.Duration
 }
 
@@ -51,6 +51,11 @@ type Store struct {
 
 	mu     sync.Mutex
 	traces map[trace.TraceID]*storedTrace
+	// assessed remembers the traces that were assessed and forgotten, so
+	// spans that arrive for them later are counted rather than held;
+	// assessedOrder is their order of assessment, oldest first.
+	assessed      map[trace.TraceID]*assessedTrace
+	assessedOrder []trace.TraceID
 
 	accepted        atomic.Uint64
 	duplicates      atomic.Uint64
@@ -58,12 +63,17 @@ type Store struct {
 	rejectedTraces  atomic.Uint64
 	rejectedInvalid atomic.Uint64
 	evicted         atomic.Uint64
+	late            atomic.Uint64
 }
 
 type storedTrace struct {
 	spans       []Span
 	ids         map[trace.SpanID]struct{}
 	lastArrival time.Time
+	// lastForeign is when the last span of another road than the
+	// in-process one arrived: the assessor's own spans are recorded as they
+	// end, so they say nothing about whether participants are done.
+	lastForeign time.Time
 	// changed is closed and replaced whenever a span arrives, to wake
 	// waiters.
 	changed chan struct{}
@@ -81,9 +91,10 @@ func (t *storedTrace) index(id trace.SpanID) int {
 // NewStore returns an empty store with the given limits.
 func NewStore(limits Limits) *Store {
 	return &Store{
-		limits: limits.withDefaults(),
-		now:    time.Now,
-		traces: make(map[trace.TraceID]*storedTrace),
+		limits:   limits.withDefaults(),
+		now:      time.Now,
+		traces:   make(map[trace.TraceID]*storedTrace),
+		assessed: make(map[trace.TraceID]*assessedTrace),
 	}
 }
 
@@ -100,10 +111,20 @@ type AddResult struct {
 	// met).
 	Rejected int
 	Reason   string
+	// Late spans arrived for a trace that was already assessed
+	// (MarkAssessed); they are counted, not stored. LateTrace is the first
+	// such trace, for a log line.
+	Late      int
+	LateTrace trace.TraceID
 }
 
 // Add stores spans. Spans with an invalid trace or span id are rejected;
-// so are spans over a limit. Spans already held are skipped.
+// so are spans over a limit. Spans already held are skipped. Spans of a
+// trace already assessed are counted as late (AddResult.Late) and
+// dropped, except the assessor's own (assessorsOwn: evaluator spans that
+// end after assembly, recorded in process or come back through a
+// collector), which are stored as a trace of their own, as before it was
+// assessed.
 func (s *Store) Add(spans []Span) AddResult {
 	var res AddResult
 	reject := func(reason string, counter *atomic.Uint64) {
@@ -122,6 +143,16 @@ func (s *Store) Add(spans []Span) AddResult {
 		sp := &spans[i]
 		if !sp.TraceID.IsValid() || !sp.SpanID.IsValid() {
 			reject("invalid trace or span id", &s.rejectedInvalid)
+			continue
+		}
+		if a := s.assessed[sp.TraceID]; a != nil && !assessorsOwn(sp) {
+			if a.late(sp.SpanID) {
+				res.Late++
+				s.late.Add(1)
+				if !res.LateTrace.IsValid() {
+					res.LateTrace = sp.TraceID
+				}
+			}
 			continue
 		}
 		t := s.traces[sp.TraceID]
@@ -149,7 +180,7 @@ func (s *Store) Add(spans []Span) AddResult {
 						replaced.Resource = emptyResource
 					}
 					t.spans[i] = replaced
-					t.lastArrival = now
+					t.arrived(now, sp.Source)
 					touched[t] = struct{}{}
 				}
 			}
@@ -165,7 +196,7 @@ func (s *Store) Add(spans []Span) AddResult {
 		}
 		t.spans = append(t.spans, stored)
 		t.ids[sp.SpanID] = struct{}{}
-		t.lastArrival = now
+		t.arrived(now, sp.Source)
 		touched[t] = struct{}{}
 		res.Accepted++
 	}
@@ -177,13 +208,29 @@ func (s *Store) Add(spans []Span) AddResult {
 	return res
 }
 
-// sweepLocked drops traces that received nothing for MaxAge.
+func (t *storedTrace) arrived(now time.Time, source string) {
+	t.lastArrival = now
+	if source != SourceInProcess {
+		t.lastForeign = now
+	}
+}
+
+// sweepLocked drops traces that received nothing for MaxAge, and the
+// memory of traces assessed more than MaxAge ago.
 func (s *Store) sweepLocked(now time.Time) {
 	for id, t := range s.traces {
 		if now.Sub(t.lastArrival) > s.limits.MaxAge {
 			delete(s.traces, id)
 			s.evicted.Add(1)
 		}
+	}
+	for len(s.assessedOrder) > 0 {
+		id := s.assessedOrder[0]
+		if a := s.assessed[id]; a != nil && now.Sub(a.at) <= s.limits.MaxAge {
+			break
+		}
+		delete(s.assessed, id)
+		s.assessedOrder = s.assessedOrder[1:]
 	}
 }
 
@@ -217,7 +264,7 @@ func (s *Store) TraceIDs() []trace.TraceID {
 	return ids
 }
 
-// Remove forgets a trace, once it has been assessed.
+// Remove forgets a trace.
 func (s *Store) Remove(id trace.TraceID) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -234,6 +281,8 @@ type Stats struct {
 	RejectedMaxTraces uint64 `json:"spans_rejected_max_traces"`
 	RejectedInvalid   uint64 `json:"spans_rejected_invalid"`
 	TracesEvicted     uint64 `json:"traces_evicted"`
+	// SpansLate arrived for traces already assessed (see MarkAssessed).
+	SpansLate uint64 `json:"spans_late"`
 }
 
 // Stats returns the current counters.
@@ -250,88 +299,6 @@ func (s *Store) Stats() Stats {
 	st.RejectedMaxTraces = s.rejectedTraces.Load()
 	st.RejectedInvalid = s.rejectedInvalid.Load()
 	st.TracesEvicted = s.evicted.Load()
+	st.SpansLate = s.late.Load()
 	return st
-}
-
-// SettleOptions say when a trace is complete enough to assemble.
-type SettleOptions struct {
-	// Root is the span whose end the trace waits for; if invalid, any span
-	// without a parent will do.
-	Root trace.SpanID
-	// Quiet is how long no new span may arrive after the root has ended.
-	Quiet time.Duration
-	// MaxWait bounds the whole wait.
-	MaxWait time.Duration
-}
-
-// WaitSettled waits until trace id's root span is held and no span arrived
-// for opts.Quiet, or until opts.MaxWait passed, and returns its spans.
-// settled is false when the wait ended at MaxWait; the spans held then are
-// returned all the same. Only ctx ending is an error.
-func (s *Store) WaitSettled(ctx context.Context, id trace.TraceID, opts SettleOptions) (spans []Span, settled bool, err error) {
-	deadline := time.NewTimer(opts.MaxWait)
-	defer deadline.Stop()
-	for {
-		s.mu.Lock()
-		t := s.traces[id]
-		var changed <-chan struct{}
-		var quietLeft time.Duration
-		rootSeen := false
-		if t != nil {
-			changed = t.changed
-			quietLeft = opts.Quiet - s.now().Sub(t.lastArrival)
-			rootSeen = hasRoot(t.spans, opts.Root)
-		}
-		s.mu.Unlock()
-
-		if rootSeen && quietLeft <= 0 {
-			return s.Spans(id), true, nil
-		}
-		var quiet <-chan time.Time
-		var quietTimer *time.Timer
-		if rootSeen {
-			quietTimer = time.NewTimer(quietLeft)
-			quiet = quietTimer.C
-		}
-		select {
-		case <-ctx.Done():
-			stopTimer(quietTimer)
-			return s.Spans(id), false, fmt.Errorf("wait for trace %s: %w", id, ctx.Err())
-		case <-deadline.C:
-			stopTimer(quietTimer)
-			return s.Spans(id), false, nil
-		case <-changed: // nil channel when the trace is not held yet
-		case <-quiet:
-		case <-pollTick(t == nil):
-		}
-		stopTimer(quietTimer)
-	}
-}
-
-// pollTick lets a waiter for a trace that does not exist yet look again
-// shortly, since there is no channel to wait on.
-func pollTick(absent bool) <-chan time.Time {
-	if !absent {
-		return nil
-	}
-	return time.After(20 * time.Millisecond)
-}
-
-func stopTimer(t *time.Timer) {
-	if t != nil {
-		t.Stop()
-	}
-}
-
-func hasRoot(spans []Span, root trace.SpanID) bool {
-	for i := range spans {
-		if root.IsValid() {
-			if spans[i].SpanID == root {
-				return true
-			}
-		} else if !spans[i].ParentSpanID.IsValid() {
-			return true
-		}
-	}
-	return false
 }

@@ -433,3 +433,32 @@ func TestServiceNameIsTheAgent(t *testing.T) {
 		}
 	}
 }
+
+// TestExportIntervalFromEnvironment: the batcher's timeout is the
+// option's, else OTEL_BSP_SCHEDULE_DELAY (milliseconds, as the
+// OpenTelemetry SDKs read it), else DefaultExportInterval.
+func TestExportIntervalFromEnvironment(t *testing.T) {
+	for _, tc := range []struct {
+		env    string
+		option time.Duration
+		want   time.Duration
+	}{
+		{"", 0, DefaultExportInterval},
+		{"250", 0, 250 * time.Millisecond},
+		{"5s", 0, DefaultExportInterval}, // not milliseconds: ignored
+		{"250", time.Second, time.Second},
+	} {
+		o := Options{ExportInterval: tc.option, Getenv: func(k string) string {
+			if k == "OTEL_BSP_SCHEDULE_DELAY" {
+				return tc.env
+			}
+			return ""
+		}}
+		if err := o.withDefaults(); err != nil {
+			t.Fatal(err)
+		}
+		if o.ExportInterval != tc.want {
+			t.Errorf("env %q, option %v: interval %v, want %v", tc.env, tc.option, o.ExportInterval, tc.want)
+		}
+	}
+}

@@ -73,7 +73,11 @@ type Options struct {
 	// base URL such as http://127.0.0.1:9009 gets /v1/traces appended). The
 	// standard OpenTelemetry environment adds its own endpoint.
 	OTLPEndpoint string
-	// ExportInterval is the batcher's timeout (default 100 ms).
+	// ExportInterval is the batcher's timeout: the longest an ended span
+	// waits before it is exported. Default: OTEL_BSP_SCHEDULE_DELAY (in
+	// milliseconds, read through Getenv) when set, else 100 ms, shorter
+	// than the OpenTelemetry SDK's own 5 s default so that traces reach the
+	// green agent promptly (it waits for them either way).
 	ExportInterval time.Duration
 	// FlushOnResponse exports a request's spans before its response ends,
 	// so that when a caller has the answer, the assessor has the spans:
@@ -158,6 +162,9 @@ func (o *Options) withDefaults() error {
 	}
 	if o.ExportInterval <= 0 {
 		o.ExportInterval = DefaultExportInterval
+		if ms, err := strconv.Atoi(strings.TrimSpace(o.getenv()("OTEL_BSP_SCHEDULE_DELAY"))); err == nil && ms > 0 {
+			o.ExportInterval = time.Duration(ms) * time.Millisecond
+		}
 	}
 	if o.PeerTimeout <= 0 {
 		o.PeerTimeout = DefaultPeerTimeout

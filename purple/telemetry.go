@@ -43,9 +43,11 @@ const instrumentationName = "github.com/coordbench/coordbench/purple"
 // agent forwards to its exporters.
 var forwardScope = instrumentation.Scope{Name: instrumentationName + "/extension-forward"}
 
-// DefaultExportInterval is how often an agent's batcher exports: short, so
-// that the green agent's settle interval (500 ms by default) sees a task's
-// spans whole.
+// DefaultExportInterval is how often an agent's batcher exports unless
+// OTEL_BSP_SCHEDULE_DELAY or Options.ExportInterval says otherwise: far
+// shorter than the SDK's 5 s, so an assessment need not wait for a
+// batch (the green agent waits for every call's server side, up to its
+// maximum, so the SDK default works too, only slower).
 const DefaultExportInterval = 100 * time.Millisecond
 
 // storeMaxAge bounds how long the agent keeps the spans of a trace for its

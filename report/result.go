@@ -57,6 +57,10 @@ type TaskResult struct {
 	Steps        []tracedata.Step        `json:"steps"`
 	Coverage     tracedata.Coverage      `json:"coverage"`
 	Outcome      *evals.Outcome          `json:"outcome,omitempty"`
+	// LateSpans counts the spans that arrived for the task's trace after it
+	// was assessed (by the end of the assessment): evidence the verdict was
+	// made without.
+	LateSpans int `json:"late_spans,omitempty"`
 	// Evaluations hold each evaluator's result under its name ("graph",
 	// "latency", "judge", "text"), so a new evaluator needs no change here.
 	Evaluations Evaluations `json:"evaluations,omitempty"`

@@ -20,10 +20,15 @@ const (
 // Config defaults, applied by the RequestConfig accessors so that a request
 // keeps exactly what the requester sent.
 const (
-	DefaultTaskTimeout   = 900 * time.Second
-	DefaultDeadline      = 3600 * time.Second
-	DefaultSettleQuiet   = 500 * time.Millisecond
-	DefaultSettleMaxWait = 10 * time.Second
+	DefaultTaskTimeout = 900 * time.Second
+	DefaultDeadline    = 3600 * time.Second
+	DefaultSettleQuiet = 500 * time.Millisecond
+	// DefaultSettleMaxWait covers exporters at the OpenTelemetry SDKs'
+	// default batching (a batch every 5 s) with room for a slow export or
+	// a retry: a task's trace waits for the participants' spans this long
+	// at most, and usually far less (it settles as soon as every call
+	// was answered and the spans stopped arriving).
+	DefaultSettleMaxWait = 15 * time.Second
 	// DefaultRepeats runs each task once; MaxRepeats bounds config.repeats.
 	DefaultRepeats = 1
 	MaxRepeats     = 20
@@ -94,7 +99,9 @@ func (c RequestConfig) Deadline() time.Duration {
 	return secondsOr(c.DeadlineSeconds, DefaultDeadline)
 }
 
-// SettleQuiet is how long a task's trace must be quiet to be complete.
+// SettleQuiet is how long no participant span may arrive, once every
+// awaited call of a task's trace was answered, for the trace to be
+// complete.
 func (c RequestConfig) SettleQuiet() time.Duration {
 	if c.SettleQuietMS > 0 {
 		return time.Duration(c.SettleQuietMS) * time.Millisecond
@@ -102,7 +109,7 @@ func (c RequestConfig) SettleQuiet() time.Duration {
 	return DefaultSettleQuiet
 }
 
-// SettleMaxWait bounds the wait for a task's trace to settle.
+// SettleMaxWait bounds the wait for a task's trace to be complete.
 func (c RequestConfig) SettleMaxWait() time.Duration {
 	if c.SettleMaxWaitMS > 0 {
 		return time.Duration(c.SettleMaxWaitMS) * time.Millisecond

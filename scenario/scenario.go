@@ -84,7 +84,9 @@ type RequestConfig struct {
 	// DeadlineSeconds bounds the whole assessment (default 3600).
 	DeadlineSeconds float64 `json:"deadline_seconds,omitempty"`
 	// SettleQuietMS and SettleMaxWaitMS say when a task's trace is complete
-	// (DESIGN §3 "Late spans"); defaults 500 and 10000.
+	// (DESIGN §3, settling): every awaited call answered and no participant
+	// span for SettleQuietMS, at most SettleMaxWaitMS; defaults 500 and
+	// 15000.
 	SettleQuietMS   int `json:"settle_quiet_ms,omitempty"`
 	SettleMaxWaitMS int `json:"settle_max_wait_ms,omitempty"`
 	// Repeats runs each task this many times (default 1, at most

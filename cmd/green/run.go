@@ -174,6 +174,8 @@ func assessInProcess(ctx context.Context, c *cli.Command, o *runOptions) (*repor
 			}
 		}()
 		slog.Info("run: OTLP receiver listening", "url", "http://"+ln.Addr().String()+otelmap.TracesPath)
+	} else {
+		slog.Info("run: no --otlp-addr: participants' spans reach the assessment only as Traceability Extension steps")
 	}
 
 	scenarios, unavailable := o.scenarios.build()

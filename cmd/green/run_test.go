@@ -5,17 +5,21 @@ import (
 	"context"
 	"encoding/json"
 	"iter"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/coordbench/coordbench/evals"
+	"github.com/coordbench/coordbench/purple"
 )
 
 // reviewer is a minimal A2A 1.0 participant of the coordination scenario:
@@ -71,7 +75,8 @@ func TestRunCommand(t *testing.T) {
 	url := startReviewer(t)
 	out := filepath.Join(t.TempDir(), "results.json")
 	code, stdout, stderr := runGreen(t, "run", "--participant", "reviewer="+url, "--titles-only",
-		"--config", `{"task_ids": ["iclr2017-305", "iclr2017-749"], "settle_quiet_ms": 50}`, "--output", out)
+		// The reviewer exports no spans: no task needs to wait long for them.
+		"--config", `{"task_ids": ["iclr2017-305", "iclr2017-749"], "settle_quiet_ms": 50, "settle_max_wait_ms": 500}`, "--output", out)
 	if code != 0 {
 		t.Fatalf("exit %d:\n%s", code, stderr)
 	}
@@ -114,6 +119,49 @@ func TestRunCommand(t *testing.T) {
 	}
 	if file.Participants["reviewer"] != url || len(file.Results) != 1 || file.Results[0]["schema"] != "coordbench.result/v2" {
 		t.Errorf("results file = %s", raw)
+	}
+}
+
+// TestRunCommandWaitsForBatchedSpans: a participant exporting by OTLP to
+// `green run`'s receiver through the SDK's batch span processor at its
+// default 5 s delay. The run keeps its receiver open while it waits for
+// the participant's side of its call, so the trace is whole.
+func TestRunCommandWaitsForBatchedSpans(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	otlpAddr := ln.Addr().String()
+	ln.Close()
+	sys, err := purple.StartSystem(t.Context(), "127.0.0.1", []purple.AgentSpec{{Options: purple.Options{
+		Name: "batcher", Role: purple.RoleReviewer, OTLPEndpoint: "http://" + otlpAddr, NoExtension: true,
+		ExportInterval: sdktrace.DefaultScheduleDelay * time.Millisecond,
+		LLM:            &purple.LLMConfig{}, Getenv: func(string) string { return "" },
+	}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sys.Stop() })
+	code, stdout, stderr := runGreen(t, "run", "--participant", "reviewer="+sys.Agent("batcher").URL(), "--titles-only",
+		"--otlp-addr", otlpAddr, "--config", `{"task_ids": ["iclr2017-305"]}`)
+	if code != 0 {
+		t.Fatalf("exit %d:\n%s", code, stderr)
+	}
+	var res struct {
+		Tasks []struct {
+			Coverage struct {
+				BothSides int     `json:"both_sides"`
+				Complete  float64 `json:"complete"`
+			} `json:"coverage"`
+			LateSpans int `json:"late_spans"`
+		} `json:"tasks"`
+		Warnings []string `json:"warnings"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &res); err != nil {
+		t.Fatalf("stdout is not the JSON result: %v\n%s", err, stdout)
+	}
+	if len(res.Tasks) != 1 || res.Tasks[0].Coverage.BothSides != 1 || res.Tasks[0].Coverage.Complete != 1 || len(res.Warnings) > 0 {
+		t.Errorf("result %+v: want the call seen from both sides, no warning", res)
 	}
 }
 

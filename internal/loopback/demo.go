@@ -48,8 +48,12 @@ const (
 
 // Demo defaults.
 const (
-	DefaultDemoTimeout       = 60 * time.Second
-	DefaultDemoSettleQuiet   = 300 * time.Millisecond
+	DefaultDemoTimeout = 60 * time.Second
+	// DefaultDemoSettleQuiet is short: the green agent waits for the
+	// server side of every call (settling on evidence), and the demo's
+	// agents flush their spans as they answer, so nothing is left to come
+	// once every call was answered.
+	DefaultDemoSettleQuiet   = 100 * time.Millisecond
 	DefaultDemoSettleMaxWait = 10 * time.Second
 	// DemoTasks is how many tasks the demo assesses.
 	DemoTasks = 3
@@ -67,8 +71,9 @@ type DemoOptions struct {
 	// Timeout bounds the whole demo (default 60 s).
 	Timeout time.Duration
 	// SettleQuiet and SettleMaxWait say when a task's trace is complete:
-	// no span for SettleQuiet after its root ended (default 300 ms), at
-	// most SettleMaxWait (default 10 s).
+	// every call answered by a span of the callee's, then no participant
+	// span for SettleQuiet (default 100 ms); at most SettleMaxWait
+	// (default 10 s).
 	SettleQuiet   time.Duration
 	SettleMaxWait time.Duration
 	// GroundTruth and PeerReadDir are the coordination scenario's data

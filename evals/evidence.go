@@ -1,0 +1,163 @@
+package evals
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/coordbench/coordbench/tracedata"
+)
+
+// Evidence (DESIGN §3, §6): a graph built from part of a trace must not
+// speak as if it had seen it all. JudgeEvidence weighs what the trace shows
+// against what the assessor knows it did, and gives one of three levels:
+//
+//   - insufficient: the verdict would rest on missing spans, so the graph
+//     evaluator's label becomes insufficient_evidence (the label the graph
+//     alone gives is kept as Evidence.GraphLabel). It is insufficient when
+//     (1) a participant the assessor called answered none of those calls
+//     with a span of its own (its SERVER span, an in-process agent span,
+//     or Traceability Extension steps): the assessor saw its calls leave,
+//     so the participant took part, and an "isolated" or any other verdict
+//     about it would be a guess; or (2) the trace is an assessor's, with
+//     participants named, and holds no call at all (the assessor never
+//     reached anyone).
+//   - partial: the label stands, with the reasons it may be off: some of
+//     the assessor's calls to a participant were not answered; a call
+//     between agents was seen from one side only (client_only: the
+//     callee's spans are missing; server_only: the caller's); an agent
+//     could not be named (spans without service.name); the wait for the
+//     trace ended at its maximum with awaited calls unanswered.
+//   - complete: none of the above.
+//
+// A call from the virtual caller "user" into a root SERVER span is how
+// every trace a participant starts itself begins, and does not count as
+// one-sided. An interaction whose observation classes are all zero (built
+// by hand rather than assembled) says nothing about its evidence and is
+// not weighed.
+
+// Evidence levels.
+const (
+	EvidenceComplete     = "complete"
+	EvidencePartial      = "partial"
+	EvidenceInsufficient = "insufficient"
+)
+
+// Evidence says how far a trace supports the graph evaluator's verdict.
+type Evidence struct {
+	// Level is EvidenceComplete, EvidencePartial or EvidenceInsufficient.
+	Level string `json:"level"`
+	// Reasons say what is missing, sorted; empty when complete.
+	Reasons []string `json:"reasons,omitempty"`
+	// GraphLabel is the label the graph alone gives, set when the level is
+	// insufficient and the label was replaced by insufficient_evidence.
+	GraphLabel string `json:"graph_label,omitempty"`
+}
+
+// Collection is what the caller knows of how a trace's spans were
+// collected; nil when it knows nothing (an offline assessment of files).
+type Collection struct {
+	// Settled is false when the wait for the trace ended at its maximum
+	// with calls that should have been answered still unanswered.
+	Settled bool
+	// Unanswered names those calls, "caller -> callee".
+	Unanswered []string
+	// MaxWait is the longest the caller waited, in milliseconds.
+	MaxWaitMS int64
+}
+
+// JudgeEvidence weighs trace against in.Participants and in.Collection;
+// see the comment at the top of this file for the rules. A nil trace has
+// no evidence at all.
+func JudgeEvidence(trace *tracedata.TraceData, in Inputs) Evidence {
+	if trace == nil {
+		return Evidence{Level: EvidenceInsufficient, Reasons: []string{"no trace"}}
+	}
+	var insufficient, partial []string
+	assessor := map[string]bool{}
+	for _, a := range trace.Agents {
+		if a.Role == tracedata.RoleAssessor {
+			assessor[a.Name] = true
+		}
+		if a.IdentifiedBy == tracedata.IdentityUnknown && !a.Virtual {
+			partial = append(partial, fmt.Sprintf("agent %q could not be named (its spans carry no service.name or agent name)", a.Name))
+		}
+	}
+	for _, it := range trace.Interactions {
+		answered := it.BothSides + it.InProcess + it.ExtensionOnly + it.ServerOnly
+		if answered+it.ClientOnly == 0 {
+			continue // how the calls were observed is not known
+		}
+		switch {
+		case assessor[it.From]:
+			switch {
+			case it.Count > 0 && answered == 0:
+				insufficient = append(insufficient, fmt.Sprintf(
+					"the assessor called %s %s and no span of %s answered any of them: it exported no spans for them (or not within the wait)",
+					it.To, evidenceTimes(it.Count), it.To))
+			case answered < it.Count:
+				partial = append(partial, fmt.Sprintf("%d of the assessor's %d calls to %s were not answered by a span of %s",
+					it.Count-answered, it.Count, it.To, it.To))
+			}
+		case it.From == tracedata.UserAgent:
+			// A root SERVER span: how a trace a participant starts begins.
+		default:
+			if it.ClientOnly > 0 {
+				partial = append(partial, fmt.Sprintf("%s -> %s: %s seen from the caller only (the callee's spans are missing)",
+					it.From, it.To, evidencePlural(it.ClientOnly, "call", "calls")))
+			}
+			if it.ServerOnly > 0 {
+				partial = append(partial, fmt.Sprintf("%s -> %s: %s seen from the callee only (the caller's spans are missing)",
+					it.From, it.To, evidencePlural(it.ServerOnly, "call", "calls")))
+			}
+		}
+	}
+	if len(assessor) > 0 && len(in.Participants) > 0 && len(trace.Interactions) == 0 {
+		insufficient = append(insufficient, "no call between agents was observed, not even the assessor's")
+	}
+	if c := in.Collection; c != nil && !c.Settled {
+		msg := fmt.Sprintf("the trace was assessed after the maximum wait of %d ms with %s unanswered",
+			c.MaxWaitMS, evidencePlural(len(c.Unanswered), "awaited call", "awaited calls"))
+		if len(c.Unanswered) > 0 {
+			msg += " (" + strings.Join(c.Unanswered, ", ") + ")"
+		}
+		partial = append(partial, msg)
+	}
+	switch {
+	case len(insufficient) > 0:
+		return Evidence{Level: EvidenceInsufficient, Reasons: evidenceSorted(append(insufficient, partial...))}
+	case len(partial) > 0:
+		return Evidence{Level: EvidencePartial, Reasons: evidenceSorted(partial)}
+	}
+	return Evidence{Level: EvidenceComplete}
+}
+
+// applyEvidence weighs the evidence for r's verdict and replaces the label
+// when it is insufficient.
+func (r *GraphResult) applyEvidence(trace *tracedata.TraceData, in Inputs) {
+	ev := JudgeEvidence(trace, in)
+	if ev.Level == EvidenceInsufficient {
+		ev.GraphLabel = r.Label
+		r.Label = LabelInsufficientEvidence
+	}
+	r.Evidence = &ev
+}
+
+func evidenceTimes(n int) string {
+	if n == 1 {
+		return "once"
+	}
+	return fmt.Sprintf("%d times", n)
+}
+
+func evidencePlural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+func evidenceSorted(s []string) []string {
+	slices.Sort(s)
+	return slices.Compact(s)
+}

@@ -1,0 +1,138 @@
+package evals
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/coordbench/coordbench/tracedata"
+)
+
+// evidenceTrace is a fan-out task as assembly gives it: the assessor
+// (green) calls the coordinator, which calls two reviewers. sides sets how
+// each call was observed, by "from->to".
+func evidenceTrace(sides map[string]tracedata.Interaction) *tracedata.TraceData {
+	tr := &tracedata.TraceData{Agents: []tracedata.Agent{
+		{Name: "coordinator", IdentifiedBy: tracedata.IdentityAgentName},
+		{Name: "green", IdentifiedBy: tracedata.IdentityServiceName, Role: tracedata.RoleAssessor},
+		{Name: "reviewer-1", IdentifiedBy: tracedata.IdentityAgentName},
+		{Name: "reviewer-2", IdentifiedBy: tracedata.IdentityAgentName},
+	}}
+	for _, k := range []string{"coordinator->reviewer-1", "coordinator->reviewer-2", "green->coordinator"} {
+		it, ok := sides[k]
+		if !ok {
+			it = tracedata.Interaction{Count: 1, BothSides: 1}
+		}
+		it.From, it.To, _ = strings.Cut(k, "->")
+		tr.Interactions = append(tr.Interactions, it)
+	}
+	return tr
+}
+
+var evidenceParticipants = []string{"coordinator", "reviewer-1", "reviewer-2"}
+
+func evaluateEvidence(t *testing.T, tr *tracedata.TraceData, in Inputs) *GraphResult {
+	t.Helper()
+	if in.Participants == nil {
+		in.Participants = evidenceParticipants
+	}
+	res, err := EvaluateGraph(context.Background(), tr, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Evidence == nil {
+		t.Fatal("no evidence in the graph result")
+	}
+	return res
+}
+
+func TestEvidenceCompleteKeepsTheLabel(t *testing.T) {
+	res := evaluateEvidence(t, evidenceTrace(nil), Inputs{Collection: &Collection{Settled: true}})
+	if res.Evidence.Level != EvidenceComplete || len(res.Evidence.Reasons) != 0 || res.Label == LabelInsufficientEvidence {
+		t.Fatalf("evidence %+v, label %s: want complete and the graph's label", res.Evidence, res.Label)
+	}
+}
+
+// TestEvidenceParticipantExportedNothing is the case: the
+// coordinator's spans never came, so the assessor's call is seen from its
+// side only and the reviewers appear to take no part. The graph alone
+// would call that isolated; the verdict is insufficient_evidence, and says
+// why.
+func TestEvidenceParticipantExportedNothing(t *testing.T) {
+	tr := evidenceTrace(nil)
+	tr.Interactions = []tracedata.Interaction{{From: "green", To: "coordinator", Count: 2, ClientOnly: 2}}
+	tr.Agents = slices.DeleteFunc(tr.Agents, func(a tracedata.Agent) bool { return strings.HasPrefix(a.Name, "reviewer") })
+	res := evaluateEvidence(t, tr, Inputs{})
+	ev := res.Evidence
+	if res.Label != LabelInsufficientEvidence || ev.Level != EvidenceInsufficient || ev.GraphLabel != LabelIsolated {
+		t.Fatalf("label %s, evidence %+v: want insufficient_evidence replacing isolated", res.Label, ev)
+	}
+	if len(ev.Reasons) != 1 || !strings.Contains(ev.Reasons[0], "called coordinator 2 times") {
+		t.Errorf("reasons %q: want the unanswered calls to coordinator named", ev.Reasons)
+	}
+}
+
+func TestEvidencePartial(t *testing.T) {
+	cases := map[string]struct {
+		tr     *tracedata.TraceData
+		in     Inputs
+		reason string
+	}{
+		"a reviewer exported nothing": {
+			tr:     evidenceTrace(map[string]tracedata.Interaction{"coordinator->reviewer-2": {Count: 1, ClientOnly: 1}}),
+			reason: "coordinator -> reviewer-2: 1 call seen from the caller only",
+		},
+		"the coordinator's caller side is missing": {
+			tr:     evidenceTrace(map[string]tracedata.Interaction{"coordinator->reviewer-1": {Count: 2, ServerOnly: 2}}),
+			reason: "coordinator -> reviewer-1: 2 calls seen from the callee only",
+		},
+		"one of two assessor calls unanswered": {
+			tr:     evidenceTrace(map[string]tracedata.Interaction{"green->coordinator": {Count: 2, BothSides: 1, ClientOnly: 1}}),
+			reason: "1 of the assessor's 2 calls to coordinator were not answered",
+		},
+		"the wait ended at its maximum": {
+			tr:     evidenceTrace(nil),
+			in:     Inputs{Collection: &Collection{Settled: false, Unanswered: []string{"coordinator -> reviewer-2"}, MaxWaitMS: 15000}},
+			reason: "maximum wait of 15000 ms with 1 awaited call unanswered (coordinator -> reviewer-2)",
+		},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			res := evaluateEvidence(t, c.tr, c.in)
+			ev := res.Evidence
+			if ev.Level != EvidencePartial || res.Label == LabelInsufficientEvidence || ev.GraphLabel != "" {
+				t.Fatalf("label %s, evidence %+v: want partial, the label kept", res.Label, ev)
+			}
+			if len(ev.Reasons) != 1 || !strings.Contains(ev.Reasons[0], c.reason) {
+				t.Errorf("reasons %q, want one containing %q", ev.Reasons, c.reason)
+			}
+		})
+	}
+}
+
+func TestEvidenceAssessorReachedNobody(t *testing.T) {
+	tr := &tracedata.TraceData{Agents: []tracedata.Agent{{Name: "green", Role: tracedata.RoleAssessor}}}
+	res := evaluateEvidence(t, tr, Inputs{})
+	if res.Label != LabelInsufficientEvidence || res.Evidence.GraphLabel != LabelIsolated {
+		t.Fatalf("label %s, evidence %+v: want insufficient_evidence", res.Label, res.Evidence)
+	}
+}
+
+// TestEvidenceNotWeighedWithoutObservation: hand-made traces (no
+// observation classes) and traces without an assessor (offline files) keep
+// their labels.
+func TestEvidenceNotWeighedWithoutObservation(t *testing.T) {
+	tr := &tracedata.TraceData{
+		Agents:       []tracedata.Agent{{Name: "a"}, {Name: "b"}},
+		Interactions: []tracedata.Interaction{{From: "a", To: "b", Count: 3}},
+	}
+	res := evaluateEvidence(t, tr, Inputs{Participants: []string{"a", "b", "c"}})
+	if res.Evidence.Level != EvidenceComplete || res.Label != LabelIsolated {
+		t.Fatalf("label %s, evidence %+v: want isolated (c took no part), complete", res.Label, res.Evidence)
+	}
+	res = evaluateEvidence(t, &tracedata.TraceData{}, Inputs{Participants: []string{"a"}})
+	if res.Label != LabelIsolated {
+		t.Fatalf("label %s without an assessor: want isolated", res.Label)
+	}
+}
