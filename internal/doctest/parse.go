@@ -171,10 +171,34 @@ func parseMarker(s string) (*Marker, error) {
 // it is marked.
 var commandLike = regexp.MustCompile(`^(\$ |(go|make|curl|docker|bin/\S+|\./\S+|export|cd|jq|python3?)\s)`)
 
+// backgroundGoRun returns the lines of b where a command that runs `go
+// run` in the background (ending in a single &) starts.
+func backgroundGoRun(b Block) []int {
+	var lines []int
+	start, cmd := 0, ""
+	for i, l := range strings.Split(b.Body, "\n") {
+		if cmd == "" {
+			start = b.Line + 1 + i
+		}
+		l = strings.TrimPrefix(withoutComment(l), "$ ")
+		if strings.HasSuffix(l, `\`) {
+			cmd += strings.TrimSuffix(l, `\`) + " "
+			continue
+		}
+		cmd += l
+		if strings.Contains(cmd, "go run ") && strings.HasSuffix(cmd, "&") && !strings.HasSuffix(cmd, "&&") {
+			lines = append(lines, start)
+		}
+		cmd = ""
+	}
+	return lines
+}
+
 // Lint returns what is wrong with the markers of blocks: a shell block
 // without a marker, a marker on a block that is not a shell's, a check or
-// an except line that names nothing, and an unlabelled block that starts
-// like a command line.
+// an except line that names nothing, an unlabelled block that starts like
+// a command line, and `go run` started in the background (killing it
+// leaves the program running).
 func Lint(blocks []Block) error {
 	var errs []error
 	for _, b := range blocks {
@@ -185,6 +209,11 @@ func Lint(blocks []Block) error {
 			errs = append(errs, fmt.Errorf("%s: doctest marker on a %q block, which is not a shell's (sh, bash, shell, console)", b.Where(), b.Lang))
 		case b.Lang == "" && commandLike.MatchString(strings.TrimSpace(b.Body)):
 			errs = append(errs, fmt.Errorf("%s: an unlabelled block that starts like a command line: label it sh (or console) and mark it", b.Where()))
+		}
+		if b.Shell() {
+			for _, line := range backgroundGoRun(b) {
+				errs = append(errs, fmt.Errorf("%s: line %d starts `go run` in the background: killing it (kill %%1) stops go run, not the program, which keeps its port; start a built binary instead (make build, then bin/NAME ... &)", b.Where(), line))
+			}
 		}
 		if b.Runnable() {
 			if _, err := b.Steps(); err != nil {

@@ -64,11 +64,12 @@ func TestParseMarkerErrors(t *testing.T) {
 
 func TestLint(t *testing.T) {
 	for doc, want := range map[string]string{
-		"<!-- doctest: run -->\n```json\n{}\n```\n":                         "not a shell's",
-		"```\ngo run ./cmd/green\n```\n":                                    "starts like a command line",
-		"```\n$ make demo\n```\n":                                           "starts like a command line",
-		"<!-- doctest: run -->\n```console\nout\n```":                       "output before the first",
-		"<!-- doctest: run except=\"make x\" (why) -->\n```sh\nmake y\n```": "matches no line",
+		"<!-- doctest: run -->\n```json\n{}\n```\n":                                          "not a shell's",
+		"```\ngo run ./cmd/green\n```\n":                                                     "starts like a command line",
+		"```\n$ make demo\n```\n":                                                            "starts like a command line",
+		"<!-- doctest: run -->\n```console\nout\n```":                                        "output before the first",
+		"<!-- doctest: run except=\"make x\" (why) -->\n```sh\nmake y\n```":                  "matches no line",
+		"<!-- doctest: skip (x) -->\n```sh\ngo run ./cmd/purple \\\n  --port 1 &  # bg\n```": "line 3 starts `go run` in the background",
 	} {
 		blocks, err := Parse("d.md", []byte(doc))
 		if err != nil {
@@ -78,7 +79,8 @@ func TestLint(t *testing.T) {
 			t.Errorf("Lint(%q) = %v, want %q", doc, err, want)
 		}
 	}
-	blocks, _ := Parse("d.md", []byte("```\nnginx: listening\n```\n```go\nfunc f() {}\n```\n"))
+	blocks, _ := Parse("d.md", []byte("```\nnginx: listening\n```\n```go\nfunc f() {}\n```\n"+
+		"<!-- doctest: skip (x) -->\n```sh\ngo run ./cmd/green demo && echo ok\nbin/green &\n```\n"))
 	if err := Lint(blocks); err != nil {
 		t.Errorf("Lint of output and Go blocks: %v", err)
 	}
