@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"slices"
 	"strconv"
 	"sync"
 	"syscall"
@@ -70,7 +71,7 @@ func Start(dir string, env []string) (*Session, error) {
 	}
 	s.cmd = exec.Command("bash", "--noprofile", "--norc", "-c", loop)
 	s.cmd.Dir = dir
-	s.cmd.Env = append(env, "__doctest_marker="+s.marker)
+	s.cmd.Env = slices.Concat(env, []string{"__doctest_marker=" + s.marker})
 	s.cmd.Stdout, s.cmd.Stderr = outW, outW
 	s.cmd.ExtraFiles = []*os.File{stepsR}
 	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
