@@ -19,8 +19,9 @@ build:
 	$(GO) build -o $(BIN)/ ./cmd/...
 
 # The whole suite: formatting, vet, the race-enabled tests (networkx and
-# Python oracles included), a short run of every fuzz target, the stack's
-# tests (a module of their own), and the A2A conformance suites.
+# Python oracles included, and internal/doctest, which runs every shell
+# block of README.md and docs/), a short run of every fuzz target, the
+# stack's tests (a module of their own), and the A2A conformance suites.
 test: fmt-check vet fuzz race test-stack conformance
 
 test_all: test lint

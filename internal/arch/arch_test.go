@@ -29,6 +29,7 @@ var allowed = map[string][]string{
 	"internal/testenv":      {},
 	"internal/stats":        {},
 	"internal/cli":          {},
+	"internal/doctest":      {},
 	"otelmap":               {"tracedata"},
 	"otelmap/assemble":      {"otelmap", "tracedata"},
 	"evals":                 {"tracedata", "internal/textutil"},
