@@ -108,6 +108,20 @@ func TestTerminalTasks(t *testing.T) {
 		t.Fatalf("task %s, want it completed", task.Status.State)
 	}
 	id := string(task.ID)
+	// The answer can reach the client a moment before the task store has
+	// the final state (a2a-go saves it after emitting the last event):
+	// wait until GetTask, which reads the store, says completed.
+	deadline := time.Now().Add(time.Minute)
+	for {
+		r := call(t, srv, "GetTask", `{"id":"`+id+`"}`)
+		if r.Error == nil && strings.Contains(string(r.Result), "TASK_STATE_COMPLETED") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the task store never held task %s as completed: %+v %s", id, r.Error, r.Result)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	const unsupported = -32004
 	for _, tc := range []struct {
 		name, method, params string

@@ -104,7 +104,7 @@ func TestFaultsCostOneTask(t *testing.T) {
 	}
 	defer stopGreen(h, &opts)
 	base := purple.Options{Getenv: opts.Getenv, Logger: opts.Logger, LLM: &purple.LLMConfig{},
-		OTLPEndpoint: h.URL(), NoExtension: true, PeerTimeout: 1500 * time.Millisecond, FlushOnResponse: true}
+		OTLPEndpoint: h.URL(), NoExtension: true, PeerTimeout: 3 * time.Second, FlushOnResponse: true}
 	spec := func(name, role string, f purple.Faults, peers ...string) purple.AgentSpec {
 		o := base
 		o.Name, o.Role, o.Faults = name, role, f
@@ -130,7 +130,7 @@ func TestFaultsCostOneTask(t *testing.T) {
 	res, err := assess(t.Context(), h, sys.URLs(), map[string]any{
 		"entry_role":           "coordinator",
 		"task_ids":             tasks,
-		"call_timeout_seconds": 4,
+		"call_timeout_seconds": 30, // far above PeerTimeout: only the hung coordinator reaches it
 		"settle_quiet_ms":      400,
 		"settle_max_wait_ms":   opts.SettleMaxWait.Milliseconds(), // reviewer-4 exports nothing
 		"evaluators":           map[string]bool{evals.JudgeName: false},

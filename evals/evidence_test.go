@@ -132,7 +132,9 @@ func TestEvidenceNotWeighedWithoutObservation(t *testing.T) {
 		t.Fatalf("label %s, evidence %+v: want isolated (c took no part), complete", res.Label, res.Evidence)
 	}
 	res = evaluateEvidence(t, &tracedata.TraceData{}, Inputs{Participants: []string{"a"}})
-	if res.Label != LabelIsolated {
-		t.Fatalf("label %s without an assessor: want isolated", res.Label)
+	// One participant, no calls: the graph alone says single_agent
+	// (docs/evaluators.md); without an assessor the evidence rule leaves it.
+	if res.Label != LabelSingleAgent {
+		t.Fatalf("label %s without an assessor: want single_agent", res.Label)
 	}
 }

@@ -57,7 +57,10 @@ func (s *varyingScenario) Run(ctx context.Context, env *scenario.TaskEnv, task s
 func TestExecutorRepeats(t *testing.T) {
 	sc := &varyingScenario{runs: map[string]int{}, scores: []float64{0.2, 0.4, 0.9, 0.5}}
 	e, _ := newExecutorForTest(t, map[string]scenario.Scenario{"varying": sc}, 0)
-	purple := startTestPurple(t, testPurpleOptions{Name: "solo"})
+	// The agent returns its steps by the Traceability Extension, so each
+	// run's trace holds the callee's answer (an agent that reports nothing
+	// would be insufficient_evidence).
+	purple := startTestPurple(t, testPurpleOptions{Name: "solo", Extension: true})
 	req := mustParse(t, `{"participants": {"solo": %q}, "config": {"scenario": "varying", "task_ids": ["a", "b"],
 		"repeats": 4, "settle_quiet_ms": 50, "evaluators": {"text": false}}}`, purple.URL)
 	var log progressLog
