@@ -93,7 +93,7 @@ func (a *assembler) buildSteps(td *tracedata.TraceData, nSteps int) {
 // caller; an agent span doing the work of a received call has the caller
 // of that call.
 func (a *assembler) stepAgents(n *node) (agent, caller int32) {
-	agent, caller = n.agent, -1
+	agent, caller = a.stepAgent(n), -1
 	if n.flags&fAgent == 0 {
 		return agent, caller
 	}

@@ -24,6 +24,10 @@ import (
 type proc struct {
 	service  string
 	assessor bool
+	// agent is the agent the process's agent spans name, -1 if none;
+	// manyAgents says they name more than one (structure).
+	agent      int32
+	manyAgents bool
 }
 
 // index keeps the spans of the trace, one per span id. Of duplicates it
@@ -168,6 +172,9 @@ func (a *assembler) link() {
 		}
 		n.proc = a.procOf(sp.ResourceOrEmpty())
 		a.scan(int32(i))
+		if (n.op == opLLM || n.op == opTool) && n.parent >= 0 {
+			a.nodes[n.parent].flags |= fStepKid
+		}
 	}
 }
 
@@ -199,7 +206,7 @@ func (a *assembler) procOf(r *otelmap.Resource) int32 {
 		}
 		if !ok {
 			p = int32(len(a.procs))
-			a.procs = append(a.procs, proc{service: r.ServiceName})
+			a.procs = append(a.procs, proc{service: r.ServiceName, agent: -1})
 			if r.ServiceName != "" {
 				a.procBySv[r.ServiceName] = p
 			}
