@@ -1,6 +1,9 @@
 package assemble
 
 import (
+	"cmp"
+	"slices"
+
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/coordbench/coordbench/tracedata"
@@ -117,6 +120,9 @@ func (a *assembler) identify() {
 	if len(a.pending) == 0 {
 		return
 	}
+	// By span id, so that where a cycle of causes is cut does not depend on
+	// the input order.
+	slices.SortFunc(a.pending, func(x, y int32) int { return cmp.Compare(a.nodes[x].id, a.nodes[y].id) })
 	for _, r := range a.pending {
 		a.rootAgent(r)
 	}
@@ -200,14 +206,22 @@ func (a *assembler) rootAgent(r int32) int32 {
 	if n.agent != pendingAgent {
 		return n.agent
 	}
-	if n.flags&fResolving != 0 {
+	if n.flags&fResolving != 0 || a.depth >= maxCauseDepth {
 		return a.userIdent()
 	}
 	n.flags |= fResolving
+	a.depth++
 	ident := a.causeOf(r)
+	a.depth--
 	a.nodes[r].agent = ident
 	return ident
 }
+
+// maxCauseDepth bounds how many pending roots rootAgent resolves one
+// through another (recursively), so that a long chain of messages linked
+// against their order cannot exhaust the stack; past it the cause is
+// "user".
+const maxCauseDepth = 10_000
 
 // causeOf returns the agent that caused segment root r: the sender of its
 // link, else the caller of the client chain it answers, else the agent of

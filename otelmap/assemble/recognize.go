@@ -2,6 +2,7 @@ package assemble
 
 import (
 	"fmt"
+	"math/bits"
 	"strings"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -367,12 +368,9 @@ func (a *assembler) scan(i int32) {
 	}
 	if r.claimed == 0 {
 		a.unrecognized++
-	} else {
-		for f := range numFamilies {
-			if r.claimed&(1<<f) != 0 {
-				a.recognized[f]++
-			}
-		}
+	}
+	for c := r.claimed; c != 0; c &= c - 1 {
+		a.recognized[bits.TrailingZeros16(c)]++
 	}
 	// What later rules read from a few spans only is kept aside.
 	if r.handoff {

@@ -36,7 +36,10 @@ func (r *reading) readA2A(kv *attribute.KeyValue) {
 
 // readA2AName recognizes the A2A Python SDK's method spans by name.
 func (r *reading) readA2AName(name string) {
-	if strings.HasPrefix(name, "a2a.client.") || strings.HasPrefix(name, "a2a.server.") || strings.HasPrefix(name, "a2a.utils.") {
+	if len(name) < len("a2a.utils.") || name[:4] != "a2a." {
+		return
+	}
+	if rest := name[4:]; strings.HasPrefix(rest, "client.") || strings.HasPrefix(rest, "server.") || strings.HasPrefix(rest, "utils.") {
 		r.claim(famA2A)
 		r.notCall = true // not a side of a call: read as INTERNAL
 	}

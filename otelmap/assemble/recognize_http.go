@@ -25,6 +25,11 @@ var agentCardPaths = [...]string{"/.well-known/agent-card.json", "/.well-known/a
 // isAgentCardPath reports whether a URL, path or route names an agent card
 // (a query or fragment after it is allowed).
 func isAgentCardPath(s string) bool {
+	w := strings.Index(s, "/.well-known/")
+	if w < 0 {
+		return false
+	}
+	s = s[w:]
 	if i := strings.IndexAny(s, "?#"); i >= 0 {
 		s = s[:i]
 	}
