@@ -186,6 +186,7 @@ type assembler struct {
 	lgNodes     []int32         // candidate LangGraph agent node runs
 	linkOf      map[int32]int32 // a span's first link into the trace
 	pending     []int32         // segment roots whose agent is their cause (identity.go)
+	cause       map[int32]int32 // ... and who caused each (identity.go)
 	depth       int             // how deep rootAgent is in resolving them
 	loose       []int32         // agent spans no nesting or call gives a caller
 	proxyOf     map[int32]int32 // proxy agent spans -> the agent they stood for

@@ -261,7 +261,7 @@ func (a *assembler) chainCalls() {
 		switch {
 		case ch.server >= 0:
 			cl.class = classBoth
-			cl.callee = a.nodes[ch.server].agent
+			cl.callee = a.agentOf(ch.server)
 		case ch.inproc >= 0:
 			cl.class = classInProcess
 			cl.callee = a.nodes[ch.inproc].selfIdent
@@ -288,7 +288,7 @@ func (a *assembler) entryCalls() {
 			n.call = a.chainOf(p).call
 			continue
 		}
-		cl := call{callee: n.agent, callerSpan: -1, calleeSpan: -1, class: classServer, failed: n.flags&fSrvFailed != 0,
+		cl := call{callee: a.agentOf(e), callerSpan: -1, calleeSpan: -1, class: classServer, failed: n.flags&fSrvFailed != 0,
 			start: n.start, key: n.id, latencyMS: durationMS(n)}
 		switch l := a.linked(e); {
 		case l >= 0:
@@ -297,7 +297,7 @@ func (a *assembler) entryCalls() {
 		case n.parent >= 0:
 			// Called from a span that is not a client span: the caller is
 			// known, but its side of the call was not recorded as one.
-			cl.caller = a.nodes[n.parent].agent
+			cl.caller = a.agentOf(n.parent)
 		case n.flags&fHasParentID != 0:
 			if n.flags&fParentMissing != 0 {
 				a.unknownCallers++

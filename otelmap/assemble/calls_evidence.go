@@ -116,7 +116,7 @@ func (a *assembler) handoffCalls(loose, called map[int32]bool) {
 	slices.SortFunc(hs, func(x, y handoff) int { return a.compareStart(x.span, y.span) })
 	for _, h := range hs {
 		hn := &a.nodes[h.span]
-		from := hn.agent
+		from := a.agentOf(h.span)
 		if hn.agentSpan < 0 && h.from != "" {
 			from = a.intern(h.from)
 			a.note(from, rankAgentName, false)

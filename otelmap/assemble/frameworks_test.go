@@ -9,7 +9,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/coordbench/coordbench/otelmap"
@@ -203,4 +205,122 @@ func describeAgents(td *tracedata.TraceData) string {
 		out = append(out, s+")")
 	}
 	return strings.Join(out, " ")
+}
+
+// TestFrameworkSteps checks what the fixtures' steps say beyond the graph:
+// LLM calls read from the previous GenAI and OpenInference shapes with
+// their model and tokens, one LLM call recorded twice counted once, steps
+// attributed to the agent doing them (not to the agent a framework copies
+// onto them, not to a router), a proxy's step to the agent it stood for.
+func TestFrameworkSteps(t *testing.T) {
+	steps := func(t *testing.T, name string) []tracedata.Step {
+		id, spans, _ := loadFramework(t, name)
+		return assemble.Trace(id, spans).Steps
+	}
+	count := func(ss []tracedata.Step, pred func(tracedata.Step) bool) int {
+		n := 0
+		for _, s := range ss {
+			if pred(s) {
+				n++
+			}
+		}
+		return n
+	}
+	t.Run("google-adk-transfer", func(t *testing.T) {
+		ss := steps(t, "google-adk-transfer")
+		if n := count(ss, func(s tracedata.Step) bool { return strings.HasPrefix(s.Name, "generate_content") }); n != 0 {
+			t.Errorf("%d generate_content steps under call_llm, want them counted once, as call_llm", n)
+		}
+		if n := count(ss, func(s tracedata.Step) bool {
+			return s.Name == "call_llm" && s.StepType == "llm_call" && s.Model == "gemini-2.5-flash" && s.TotalTokens > 0
+		}); n != 5 {
+			t.Errorf("%d call_llm LLM steps with model and tokens, want 5", n)
+		}
+	})
+	t.Run("openai-agents-openllmetry", func(t *testing.T) {
+		ss := steps(t, "openai-agents-openllmetry")
+		if n := count(ss, func(s tracedata.Step) bool { return s.Name == "openai.response" }); n != 3 {
+			t.Errorf("%d openai.response steps, want 3 (each LLM call once)", n)
+		}
+	})
+	t.Run("openai-agents-openinference", func(t *testing.T) {
+		ss := steps(t, "openai-agents-openinference")
+		if n := count(ss, func(s tracedata.Step) bool { return s.Name == "response" && s.Model != "" && s.TotalTokens > 0 }); n != 3 {
+			t.Errorf("%d LLM steps with model and tokens, want 3", n)
+		}
+	})
+	t.Run("pydantic-ai-1x", func(t *testing.T) {
+		for _, s := range steps(t, "pydantic-ai-1x") {
+			switch {
+			case s.Name == "running tool" && (s.StepType != "tool_call" || s.Agent != "joke_selection_agent"):
+				t.Errorf("tool step = %+v", s)
+			case s.Name == "agent run" && s.Agent == "joke_generation_agent" && s.Caller != "joke_selection_agent":
+				t.Errorf("delegate's agent step = %+v", s)
+			}
+		}
+	})
+	t.Run("autogen-selector-group-chat", func(t *testing.T) {
+		for _, s := range steps(t, "autogen-selector-group-chat") {
+			if s.Name == "execute_tool search_web_tool" && s.Agent != "WebSearchAgent" {
+				t.Errorf("tool step = %+v", s)
+			}
+		}
+		// The group chat manager's speaker selections are no agent's.
+		if n := count(steps(t, "autogen-selector-group-chat"), func(s tracedata.Step) bool {
+			return s.Name == "openai.chat" && s.Agent == tracedata.UserAgent
+		}); n != 4 {
+			t.Errorf("%d speaker selections attributed to the application, want 4", n)
+		}
+	})
+	t.Run("google-adk-remote-a2a", func(t *testing.T) {
+		for _, s := range steps(t, "google-adk-remote-a2a") {
+			if s.Name == "invoke_agent prime_agent" && (s.Agent != "check_prime_agent" || s.Caller != "root_agent") {
+				t.Errorf("proxy's step = %+v", s)
+			}
+		}
+	})
+}
+
+// TestNoEvidence: spans that look like agents' but name none any rule
+// reads give a warning and an empty graph that is no evidence, not
+// complete; a single named agent with no calls is complete; the counts of
+// recognized and unrecognized spans add up.
+func TestNoEvidence(t *testing.T) {
+	id := trace.TraceID{0xe0}
+	res := &otelmap.Resource{ServiceName: "svc"}
+	t0 := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
+	span := func(n byte, parent byte, name string, attrs ...attribute.KeyValue) otelmap.Span {
+		sp := otelmap.Span{TraceID: id, SpanID: trace.SpanID{0xe0, n}, Name: name, Kind: trace.SpanKindInternal,
+			Start: t0.Add(time.Duration(n) * time.Millisecond), End: t0.Add(time.Second), Attrs: attrs, Resource: res}
+		if parent != 0 {
+			sp.ParentSpanID = trace.SpanID{0xe0, parent}
+		}
+		return sp
+	}
+	// A framework of its own: agents as spans with custom attributes.
+	custom := []otelmap.Span{
+		span(1, 0, "Crew.kickoff"),
+		span(2, 1, "PlannerAgent.invoke", attribute.String("myfw.agent", "planner")),
+		span(3, 1, "WriterAgent.invoke", attribute.String("myfw.agent", "writer")),
+		span(4, 3, "chat gpt-4o", otelmap.AttrGenAIOperationName.String("chat")),
+	}
+	td := assemble.Trace(id, custom)
+	c := td.Coverage
+	if !c.NoEvidence || c.Complete != 0 || c.UnreadAgentSpans != 2 || c.Unrecognized != 3 || c.Recognized["genai"] != 1 {
+		t.Errorf("custom framework coverage = %+v", c)
+	}
+	if !hasWarning(td, `2 spans look like an agent's work but name no agent any rule reads (the first: span e002000000000000 "PlannerAgent.invoke")`) ||
+		!hasWarning(td, "no evidence of coordination") {
+		t.Errorf("warnings = %q", c.Warnings)
+	}
+
+	// One agent, named, with no calls: nothing was missed.
+	single := []otelmap.Span{
+		span(1, 0, "invoke_agent solo", otelmap.AttrGenAIOperationName.String("invoke_agent"), otelmap.AttrGenAIAgentName.String("solo")),
+		span(2, 1, "chat gpt-4o", otelmap.AttrGenAIOperationName.String("chat")),
+	}
+	td = assemble.Trace(id, single)
+	if c := td.Coverage; c.NoEvidence || c.Complete != 1 || c.UnreadAgentSpans != 0 || len(c.Warnings) != 0 {
+		t.Errorf("single agent coverage = %+v", c)
+	}
 }

@@ -126,6 +126,12 @@ func (a *assembler) identify() {
 	for _, r := range a.pending {
 		a.rootAgent(r)
 	}
+	// The work itself, outside any agent span, is no agent's: the
+	// application's or the runtime's, the virtual "user".
+	user := a.userIdent()
+	for _, r := range a.pending {
+		a.nodes[r].agent = user
+	}
 	for _, i := range a.order {
 		if n := &a.nodes[i]; n.agentSpan < 0 {
 			n.agent = a.nodes[n.segRoot].agent
@@ -148,7 +154,9 @@ func (a *assembler) identify() {
 // link, the caller of the call it received, the agent of its parent (a
 // runtime or router passing messages between the agents it hosts, such as
 // AutoGen's group chat manager), resolved once all roots are known
-// (rootAgent). A request served outside any agent span of a process with
+// (rootAgent). Such a root passes calls on for whoever caused it, but its
+// own work (the manager's LLM calls) is no agent's: its steps are the
+// virtual "user"'s. A request served outside any agent span of a process with
 // several agents (a server span under which no agent span runs) stays the
 // service's, as in a process whose spans name no agent: its service.name,
 // else "unknown".
@@ -198,10 +206,15 @@ func (a *assembler) userIdent() int32 {
 	return ix
 }
 
-// rootAgent returns the identity of segment root r, resolving one left
-// pending by rootIdentity. A cycle of such roots (each caused by the
-// other, through broken links) ends at "user".
+// rootAgent returns the agent segment root r's work counts as caused by,
+// for the calls it passes on: its identity, or for a root left pending by
+// rootIdentity, whoever caused it (resolved on first use and kept). A cycle
+// of such roots (each caused by the other, through broken links) ends at
+// "user".
 func (a *assembler) rootAgent(r int32) int32 {
+	if c, ok := a.cause[r]; ok {
+		return c
+	}
 	n := &a.nodes[r]
 	if n.agent != pendingAgent {
 		return n.agent
@@ -213,7 +226,10 @@ func (a *assembler) rootAgent(r int32) int32 {
 	a.depth++
 	ident := a.causeOf(r)
 	a.depth--
-	a.nodes[r].agent = ident
+	if a.cause == nil {
+		a.cause = make(map[int32]int32)
+	}
+	a.cause[r] = ident
 	return ident
 }
 
