@@ -88,6 +88,7 @@ type reading struct {
 	a2aAttr  bool   // any a2a.* attribute
 	failed   bool   // error.type, a failed A2A task state
 	hasAddr  bool   // server.address
+	sawURL   bool   // a URL, path or route attribute (recognize_http.go)
 	notCall  bool   // not a side of a call: an agent-card fetch, an SDK method span
 	metadata string // OpenInference metadata JSON that holds langgraph_node
 
@@ -267,10 +268,18 @@ func (r *reading) decide(sp *otelmap.Span) {
 }
 
 // readSpanName reads what the families read from the span's name rather
-// than its attributes.
+// than its attributes. A name is read only where attributes left a
+// question (the bytes of a span's name are a memory access of their own):
+// the A2A SDK's spans carry no attribute any family recognizes, and a
+// server names an agent-card route in its span name only when no URL
+// attribute said it.
 func (r *reading) readSpanName(sp *otelmap.Span) {
-	r.readA2AName(sp.Name)
-	r.readHTTPName(sp)
+	if r.claimed == 0 {
+		r.readA2AName(sp.Name)
+	}
+	if r.role == roleServer && !r.sawURL {
+		r.readHTTPName(sp)
+	}
 }
 
 // nameOfAgent returns the name an agent span gives its agent, and the rank

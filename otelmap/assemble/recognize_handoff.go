@@ -45,8 +45,10 @@ func (r *reading) readHandoff(sp *otelmap.Span) (bool, string) {
 	if r.op != opTool {
 		return false, ""
 	}
-	if to, ok := strings.CutPrefix(sp.Name, "handoff to "); ok && r.oi.kind == oiTool {
-		return true, strings.TrimSpace(to)
+	if r.oi.kind == oiTool {
+		if to, ok := strings.CutPrefix(sp.Name, "handoff to "); ok {
+			return true, strings.TrimSpace(to)
+		}
 	}
 	name := r.gen.tool
 	if name == "" {

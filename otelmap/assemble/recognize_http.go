@@ -46,6 +46,7 @@ func (r *reading) readHTTP(kv *attribute.KeyValue, key string) {
 	r.claim(famHTTP)
 	switch key {
 	case "url.full", "url.path", "http.url", "http.target", "http.route":
+		r.sawURL = true
 		if isAgentCardPath(quiet(kv)) {
 			r.notCall = true
 		}
@@ -55,7 +56,7 @@ func (r *reading) readHTTP(kv *attribute.KeyValue, key string) {
 // readHTTPName recognizes an agent-card fetch by the span name of a server
 // span ("GET /.well-known/agent-card.json").
 func (r *reading) readHTTPName(sp *otelmap.Span) {
-	if r.role != roleInternal && strings.HasPrefix(sp.Name, "GET ") && isAgentCardPath(sp.Name) {
+	if strings.HasPrefix(sp.Name, "GET ") && isAgentCardPath(sp.Name) {
 		r.claim(famHTTP)
 		r.notCall = true
 	}
