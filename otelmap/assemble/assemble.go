@@ -9,14 +9,19 @@
 //
 //	tree.go        index the spans by id (one per id), resolve parents,
 //	               processes and times, order them parents first (cycles cut)
-//	recognize.go   read each span through the convention recognizers
-//	               (recognize_*.go): its role in a call, its operation, the
-//	               agent it names, whether it failed
+//	recognize.go   read each span through the convention recognizers, one
+//	               file per family (recognize_genai.go, _genai_previous,
+//	               _openinference, _openllmetry, _messaging, _links, _a2a,
+//	               _http, _coordbench, and _handoff across them): its role in
+//	               a call, its operation, the agent it names, whether it
+//	               failed, whether it hands off; precedence in recognize.go
 //	calls.go       how spans sit in calls (segments, client chains, entries),
-//	               then the calls: CLIENT/SERVER pairs, in-process
-//	               invoke_agent nesting, unpaired clients, root servers
+//	               then the calls: CLIENT/SERVER pairs, in-process agent
+//	               nesting, unpaired clients, root servers; callers of agents
+//	               run beside each other (calls_evidence.go: handoffs, named
+//	               callers, span links) and proxy agents (calls_proxy.go)
 //	identity.go    the agent doing the work of every span, and how each agent
-//	               was identified
+//	               was identified (hosts of agents, routers)
 //	steps.go       one step per agent, LLM/tool or HOST span
 //	build.go       the TraceData: interactions, agents, coverage and warnings
 //
