@@ -100,7 +100,6 @@ const (
 	fSrvReal                          // entries: a span of its server chain is not from the extension
 	fNested                           // an INTERNAL agent span that may be an in-process call
 	fAgentLike                        // looks like an agent's work but names no agent
-	fStepKid                          // has an LLM or tool span directly under it
 	fAbove                            // has an agent span below it
 	fResolving                        // a segment root whose agent is being resolved (identity.go)
 )

@@ -95,7 +95,7 @@ func (a *assembler) structure() {
 		switch {
 		case n.role == roleServer && same && pn.role == roleInternal:
 			n.role = roleInternal
-		case n.role == roleClient && n.flags&(fAgent|fStepKid) == fAgent|fStepKid && a.ownStepBelow(i):
+		case n.role == roleClient && n.flags&fAgent != 0 && a.ownStepBelow(i):
 			n.role = roleInternal
 		}
 		if same && n.op == opLLM && pn.op == opLLM && n.flags&fStep != 0 && n.callType == ctTool {

@@ -25,22 +25,6 @@ import "slices"
 
 // proxies merges proxy agent spans into the agents they stand for.
 func (a *assembler) proxies() {
-	var incoming map[int32]int32 // agent span -> the one call into it, -1 for several
-	for k := range a.calls {
-		if s := a.calls[k].calleeSpan; s >= 0 {
-			if incoming == nil {
-				incoming = make(map[int32]int32)
-			}
-			if _, dup := incoming[s]; dup {
-				incoming[s] = -1
-			} else {
-				incoming[s] = int32(k)
-			}
-		}
-	}
-	if incoming == nil {
-		return
-	}
 	type proxy struct {
 		target int32 // the callee of every call out; -1 when they differ
 		outs   []int32
@@ -53,8 +37,8 @@ func (a *assembler) proxies() {
 		if p < 0 {
 			continue
 		}
-		in, ok := incoming[p]
-		if !ok || in < 0 {
+		// The one in-process call into p is the call its node records.
+		if in := a.nodes[p].call; in < 0 || a.calls[in].calleeSpan != p {
 			continue
 		}
 		if cands == nil {
@@ -78,7 +62,7 @@ func (a *assembler) proxies() {
 		if b < 0 || b == a.nodes[p].selfIdent || (a.idents[b].virtual && !a.idents[b].real) || a.ownWork(p) {
 			continue
 		}
-		in := &a.calls[incoming[p]]
+		in := &a.calls[a.nodes[p].call]
 		for _, k := range x.outs {
 			out := &a.calls[k]
 			out.caller = in.caller

@@ -186,9 +186,6 @@ func (a *assembler) link() {
 		}
 		n.proc = a.procOf(sp.ResourceOrEmpty())
 		a.scan(int32(i))
-		if (n.op == opLLM || n.op == opTool) && n.parent >= 0 {
-			a.nodes[n.parent].flags |= fStepKid
-		}
 	}
 }
 
