@@ -36,7 +36,8 @@ const attrChunk = 1024
 // UNSPECIFIED becomes INTERNAL, as the OTLP specification allows and as the
 // OpenTelemetry Go SDK does, so readers handle five kinds, not six. A zero
 // timestamp becomes the zero time.Time (not 1970), so readers can test it
-// with IsZero. Events and links are not kept: assembly does not read them.
+// with IsZero. Links and events are kept with their attributes (dropped
+// attribute counts are not).
 //
 // Attributes keep their type for strings, booleans, integers, doubles and
 // homogeneous arrays of those; maps, byte arrays and mixed arrays become
@@ -99,6 +100,20 @@ func (c *pdataConverter) span(ps ptrace.Span, res *Resource) {
 		Source:       c.source,
 	})
 	sp := &c.spans[len(c.spans)-1]
+	if ls := ps.Links(); ls.Len() > 0 {
+		sp.Links = make([]Link, ls.Len())
+		for i := range sp.Links {
+			l := ls.At(i)
+			sp.Links[i] = Link{TraceID: trace.TraceID(l.TraceID()), SpanID: trace.SpanID(l.SpanID()), Attrs: c.attrs(l.Attributes())}
+		}
+	}
+	if es := ps.Events(); es.Len() > 0 {
+		sp.Events = make([]Event, es.Len())
+		for i := range sp.Events {
+			e := es.At(i)
+			sp.Events[i] = Event{Name: e.Name(), Time: pdataTime(e.Timestamp()), Attrs: c.attrs(e.Attributes())}
+		}
+	}
 	if st := ps.Status(); st.Code() == ptrace.StatusCodeError {
 		sp.StatusError = true
 		sp.StatusMessage = st.Message()

@@ -349,3 +349,44 @@ func otlpTestTracesFrom(first, n, perTrace, resources int) ptrace.Traces {
 	}
 	return td
 }
+
+// TestSpansFromTracesLinksAndEvents: links and events are kept, with their
+// attributes, ids and times; a span without them has nil slices.
+func TestSpansFromTracesLinksAndEvents(t *testing.T) {
+	td := ptrace.NewTraces()
+	ss := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans()
+	sp := ss.AppendEmpty()
+	sp.SetTraceID(pcommon.TraceID{1})
+	sp.SetSpanID(pcommon.SpanID{2})
+	l := sp.Links().AppendEmpty()
+	l.SetTraceID(pcommon.TraceID{1})
+	l.SetSpanID(pcommon.SpanID{3})
+	l.Attributes().PutStr("link.kind", "sender")
+	other := sp.Links().AppendEmpty()
+	other.SetTraceID(pcommon.TraceID{9})
+	other.SetSpanID(pcommon.SpanID{4})
+	e := sp.Events().AppendEmpty()
+	e.SetName("gen_ai.tool.message")
+	e.SetTimestamp(pcommon.Timestamp(1_700_000_000_000_000_001))
+	e.Attributes().PutStr("content", `{"agent_name":"writer"}`)
+	sp.Events().AppendEmpty().SetName("bare")
+	plain := ss.AppendEmpty()
+	plain.SetTraceID(pcommon.TraceID{1})
+	plain.SetSpanID(pcommon.SpanID{5})
+
+	spans, _ := SpansFromTraces(td, SourceOTLP)
+	got := spans[0]
+	if len(got.Links) != 2 || got.Links[0].TraceID != (trace.TraceID{1}) || got.Links[0].SpanID != (trace.SpanID{3}) ||
+		len(got.Links[0].Attrs) != 1 || got.Links[0].Attrs[0].Value.AsString() != "sender" ||
+		got.Links[1].TraceID != (trace.TraceID{9}) || got.Links[1].Attrs != nil {
+		t.Errorf("links = %+v", got.Links)
+	}
+	if len(got.Events) != 2 || got.Events[0].Name != "gen_ai.tool.message" || got.Events[0].Time.UnixNano() != 1_700_000_000_000_000_001 ||
+		len(got.Events[0].Attrs) != 1 || got.Events[0].Attrs[0].Value.AsString() != `{"agent_name":"writer"}` ||
+		got.Events[1].Name != "bare" || !got.Events[1].Time.IsZero() {
+		t.Errorf("events = %+v", got.Events)
+	}
+	if spans[1].Links != nil || spans[1].Events != nil {
+		t.Errorf("span without links or events = %+v", spans[1])
+	}
+}

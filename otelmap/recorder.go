@@ -142,6 +142,18 @@ func spanFromReadOnly(s sdktrace.ReadOnlySpan, res *Resource) Span {
 	if p := s.Parent(); p.SpanID().IsValid() {
 		sp.ParentSpanID = p.SpanID()
 	}
+	if ls := s.Links(); len(ls) > 0 {
+		sp.Links = make([]Link, len(ls))
+		for i, l := range ls {
+			sp.Links[i] = Link{TraceID: l.SpanContext.TraceID(), SpanID: l.SpanContext.SpanID(), Attrs: l.Attributes}
+		}
+	}
+	if es := s.Events(); len(es) > 0 {
+		sp.Events = make([]Event, len(es))
+		for i, e := range es {
+			sp.Events[i] = Event{Name: e.Name, Time: e.Time, Attrs: e.Attributes}
+		}
+	}
 	if st := s.Status(); st.Code == codes.Error {
 		sp.StatusError = true
 		sp.StatusMessage = st.Description

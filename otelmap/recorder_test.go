@@ -29,7 +29,9 @@ func TestRecorderConvertsSpans(t *testing.T) {
 
 	ctx, parent := tr.Start(context.Background(), "parent")
 	_, child := tr.Start(ctx, "invoke_agent x", trace.WithSpanKind(trace.SpanKindClient),
-		trace.WithAttributes(AttrGenAIOperationName.String(OpInvokeAgent), AttrGenAIAgentName.String("x"), AttrCallType.String("AGENT")))
+		trace.WithAttributes(AttrGenAIOperationName.String(OpInvokeAgent), AttrGenAIAgentName.String("x"), AttrCallType.String("AGENT")),
+		trace.WithLinks(trace.Link{SpanContext: parent.SpanContext(), Attributes: []attribute.KeyValue{attribute.String("why", "sent by")}}))
+	child.AddEvent("handoff", trace.WithAttributes(attribute.String("agent_name", "y")))
 	child.SetStatus(codes.Error, "refused")
 	child.End()
 	_, rebuilt := tr.Start(ctx, "chat", trace.WithAttributes(AttrSource.String(SourceExtension)))
@@ -52,6 +54,17 @@ func TestRecorderConvertsSpans(t *testing.T) {
 	}
 	if v, _, _ := c.StringAttr(AttrGenAIAgentName); v != "x" {
 		t.Errorf("attributes = %v", c.Attrs)
+	}
+	if len(c.Links) != 1 || c.Links[0].SpanID != parent.SpanContext().SpanID() || c.Links[0].TraceID != id ||
+		len(c.Links[0].Attrs) != 1 || c.Links[0].Attrs[0].Value.AsString() != "sent by" {
+		t.Errorf("links = %+v", c.Links)
+	}
+	if len(c.Events) != 1 || c.Events[0].Name != "handoff" || c.Events[0].Time.IsZero() ||
+		len(c.Events[0].Attrs) != 1 || c.Events[0].Attrs[0].Value.AsString() != "y" {
+		t.Errorf("events = %+v", c.Events)
+	}
+	if p := byName["parent"]; p.Links != nil || p.Events != nil {
+		t.Errorf("parent span has links or events: %+v", p)
 	}
 	if p := byName["parent"]; p.ParentSpanID.IsValid() || p.Start.IsZero() || p.End.Before(p.Start) {
 		t.Errorf("parent span = %+v", p)

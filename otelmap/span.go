@@ -8,8 +8,10 @@ import (
 )
 
 // Span is one finished span as the trace store holds it, whichever road it
-// came by. It is deliberately small: assembly needs identity, timing, kind,
-// status and attributes, nothing else.
+// came by. It is deliberately small: identity, timing, kind, status,
+// attributes, and the links and events that some instrumentations put what
+// assembly needs in (a handoff joined only by a span link, a handoff's
+// target named only in an event).
 type Span struct {
 	TraceID      trace.TraceID
 	SpanID       trace.SpanID
@@ -27,6 +29,26 @@ type Span struct {
 	// Source is the road the span came by: SourceInProcess, SourceOTLP or
 	// SourceExtension.
 	Source string
+	// Links are the span's links, in recorded order; nil when none.
+	Links []Link
+	// Events are the span's events, in recorded order; nil when none.
+	Events []Event
+}
+
+// Link is a span link: another span this one is causally related to, in
+// this trace or another (a message's creator, a batch's members).
+type Link struct {
+	TraceID trace.TraceID
+	SpanID  trace.SpanID
+	Attrs   []attribute.KeyValue
+}
+
+// Event is a span event: a named, timed record with attributes (an
+// exception, a GenAI message).
+type Event struct {
+	Name  string
+	Time  time.Time // the zero time when unset
+	Attrs []attribute.KeyValue
 }
 
 // Resource is the entity that produced spans.

@@ -52,6 +52,11 @@ type Agent struct {
 	Name string `json:"name"`
 	// ID is gen_ai.agent.id where a span carried one.
 	ID string `json:"id,omitempty"`
+	// Aliases are other names the agent went by in the trace, sorted: the
+	// name of an in-process proxy that stood for it (an agent span whose
+	// only work was to call this agent in another process, such as Google
+	// ADK's RemoteA2aAgent), which is not a node of its own.
+	Aliases []string `json:"aliases,omitempty"`
 	// IdentifiedBy says which rule named the agent: one of the Identity
 	// constants.
 	IdentifiedBy string `json:"identified_by"`
@@ -72,8 +77,18 @@ type Agent struct {
 
 // How an agent was identified, in the order the rules are tried.
 const (
-	IdentityAgentName   = "gen_ai.agent.name"
-	IdentityAgentID     = "gen_ai.agent.id"
+	IdentityAgentName = "gen_ai.agent.name"
+	// IdentityOpenInference: OpenInference's agent.name, else its
+	// graph.node.id, on an AGENT span.
+	IdentityOpenInference = "agent.name"
+	// IdentityTraceloop: OpenLLMetry's traceloop.entity.name on an agent
+	// span.
+	IdentityTraceloop = "traceloop.entity.name"
+	IdentityAgentID   = "gen_ai.agent.id"
+	// IdentitySpanName: the agent's name read from span names where a
+	// framework names agents nowhere else (smolagents' "<agent>.run",
+	// LangGraph's graph node runs).
+	IdentitySpanName    = "span.name"
 	IdentityServiceName = "service.name"
 	IdentityServerAddr  = "server.address"
 	IdentityUser        = "user"
@@ -126,8 +141,28 @@ type Coverage struct {
 	InProcess     int `json:"in_process"`
 	ExtensionOnly int `json:"extension_only"`
 	// Complete is the share of interactions observed in full (both sides or
-	// in process), 0..1; 1 for a trace with no interactions.
+	// in process), 0..1. A trace with no interactions is complete (1) only
+	// when it has an agent and no span that looks like an agent's went
+	// unread; otherwise it is no evidence (NoEvidence) and Complete is 0.
 	Complete float64 `json:"complete"`
+	// NoEvidence says the trace shows no interaction and cannot be taken to
+	// show that there was none: it has no agent at all, or spans that look
+	// like an agent's work that no rule could read (UnreadAgentSpans). An
+	// empty graph is then "no evidence", never "complete".
+	NoEvidence bool `json:"no_evidence,omitempty"`
+	// Recognized counts, by convention family, the spans whose conventions
+	// assembly read ("genai", "openinference", "openllmetry", ...: see
+	// docs/trace-assembly.md); a span carrying several families counts in
+	// each. Unrecognized counts the spans no family recognized: they are
+	// placed in the tree but say nothing about agents.
+	Recognized   map[string]int `json:"recognized"`
+	Unrecognized int            `json:"unrecognized"`
+	// UnreadAgentSpans counts spans that look like an agent's work (an
+	// AGENT span kind, an invoke_agent operation, "agent" in the name of a
+	// span nothing else recognized) but name no agent any rule reads, and
+	// sit neither inside nor above a span that does: whatever they did is
+	// missing from the graph. A warning names the first of them.
+	UnreadAgentSpans int `json:"unread_agent_spans"`
 	// Spans counts the spans the trace was built from, by the road they came:
 	// "in_process", "otlp", "extension".
 	Spans         int            `json:"spans"`

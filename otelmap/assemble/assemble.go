@@ -9,14 +9,19 @@
 //
 //	tree.go        index the spans by id (one per id), resolve parents,
 //	               processes and times, order them parents first (cycles cut)
-//	recognize.go   read each span through the convention recognizers
-//	               (recognize_*.go): its role in a call, its operation, the
-//	               agent it names, whether it failed
+//	recognize.go   read each span through the convention recognizers, one
+//	               file per family (recognize_genai.go, _genai_previous,
+//	               _openinference, _openllmetry, _messaging, _links, _a2a,
+//	               _http, _coordbench, and _handoff across them): its role in
+//	               a call, its operation, the agent it names, whether it
+//	               failed, whether it hands off; precedence in recognize.go
 //	calls.go       how spans sit in calls (segments, client chains, entries),
-//	               then the calls: CLIENT/SERVER pairs, in-process
-//	               invoke_agent nesting, unpaired clients, root servers
+//	               then the calls: CLIENT/SERVER pairs, in-process agent
+//	               nesting, unpaired clients, root servers; callers of agents
+//	               run beside each other (calls_evidence.go: handoffs, named
+//	               callers, span links) and proxy agents (calls_proxy.go)
 //	identity.go    the agent doing the work of every span, and how each agent
-//	               was identified
+//	               was identified (hosts of agents, routers)
 //	steps.go       one step per agent, LLM/tool or HOST span
 //	build.go       the TraceData: interactions, agents, coverage and warnings
 //
@@ -52,9 +57,10 @@ import (
 // little beyond the steps themselves, so that the assessor keeps up with
 // traces of a million spans.
 func Trace(traceID trace.TraceID, spans []otelmap.Span) *tracedata.TraceData {
-	a := &assembler{traceID: traceID, recognizers: recognizers()}
+	a := &assembler{traceID: traceID}
 	a.index(spans)       // tree.go
 	a.link()             // tree.go, recognize.go
+	a.resolveLangGraph() // recognize_openinference.go
 	a.sortParentsFirst() // tree.go
 	a.structure()        // calls.go: segments, client chains, entries
 	a.identify()         // identity.go
@@ -93,6 +99,9 @@ const (
 	fSrvFailed                        // entries: a span of its server chain failed
 	fSrvReal                          // entries: a span of its server chain is not from the extension
 	fNested                           // an INTERNAL agent span that may be an in-process call
+	fAgentLike                        // looks like an agent's work but names no agent
+	fAbove                            // has an agent span below it
+	fResolving                        // a segment root whose agent is being resolved (identity.go)
 )
 
 // node is assembly's working record of one span. Indexes are node indexes,
@@ -150,11 +159,10 @@ func callType(ct uint8) tracedata.CallType {
 
 // assembler holds one assembly's working state; Trace makes one per call.
 type assembler struct {
-	traceID     trace.TraceID
-	recognizers []recognizer
-	spans       []otelmap.Span
-	nodes       []node
-	byID        spanindex.Index
+	traceID trace.TraceID
+	spans   []otelmap.Span
+	nodes   []node
+	byID    spanindex.Index
 
 	procs    []proc
 	procByRe map[*otelmap.Resource]int32
@@ -176,11 +184,27 @@ type assembler struct {
 	reading           reading // the span being read; reused, so reading allocates nothing
 	scratch, scratch2 []int32
 
+	// What a few spans carry, kept aside so that nodes stay small.
+	handoffs    []handoff       // handoff spans (recognize_handoff.go)
+	callerNames []namedCaller   // agent spans naming their caller (graph.node.parent_id)
+	lgNodes     []int32         // candidate LangGraph agent node runs
+	linkOf      map[int32]int32 // a span's first link into the trace
+	pending     []int32         // segment roots whose agent is their cause (identity.go)
+	cause       map[int32]int32 // ... and who caused each (identity.go)
+	depth       int             // how deep rootAgent is in resolving them
+	loose       []int32         // agent spans no nesting or call gives a caller
+	proxyOf     map[int32]int32 // proxy agent spans -> the agent they stood for
+
+	// Coverage of the conventions.
+	recognized   [numFamilies]int
+	unrecognized int
+	agentLike    int
+
 	// Counters and notes for warnings.
 	otherTrace, invalidID, dups    int
 	missingParents, endBeforeStart int
 	noTime, unknownCallers         int
-	calleeUnknown                  int
+	calleeUnknown, handoffsUnmet   int
 	unknownService                 bool
 	cycles                         []uint64
 	attrWarnings                   []attrWarning

@@ -109,6 +109,7 @@ func (a *assembler) build() *tracedata.TraceData {
 	a.buildInteractions(td)
 	a.buildAgents(td)
 	a.buildCoverage(td)
+	a.buildEvidence(td)
 	return td
 }
 
@@ -133,6 +134,9 @@ func (a *assembler) buildInteractions(td *tracedata.TraceData) {
 	cov := &td.Coverage
 	for k := range a.calls {
 		c := &a.calls[k]
+		if c.class == classDropped {
+			continue
+		}
 		a.idents[c.caller].used = true
 		a.idents[c.callee].used = true
 		if c.caller == c.callee {
@@ -175,7 +179,6 @@ func (a *assembler) buildInteractions(td *tracedata.TraceData) {
 	slices.SortFunc(td.Interactions, func(x, y tracedata.Interaction) int {
 		return cmp.Or(strings.Compare(x.From, y.From), strings.Compare(x.To, y.To))
 	})
-	cov.Complete = 1
 	if cov.Interactions > 0 {
 		cov.Complete = float64(cov.BothSides+cov.InProcess) / float64(cov.Interactions)
 	}
@@ -194,6 +197,9 @@ func (a *assembler) buildAgents(td *tracedata.TraceData) {
 			Virtual: x.virtual && !x.real,
 			Steps:   x.steps,
 			Errors:  x.errors,
+		}
+		if len(x.aliases) > 0 {
+			ag.Aliases = slices.Sorted(slices.Values(x.aliases))
 		}
 		ag.IdentifiedBy = rankName(x.rank)
 		if x.assessor {
@@ -228,6 +234,7 @@ func (a *assembler) buildCoverage(td *tracedata.TraceData) {
 	count(a.missingParents, "%d spans have parents missing from the trace")
 	count(a.unknownCallers, "%d server spans have parents missing from the trace; their caller is \"unknown\"")
 	count(a.calleeUnknown, "%d client calls name no agent and no server.address; their callee is \"unknown\"")
+	count(a.handoffsUnmet, "%d handoffs name an agent with no agent span after them; they are not calls")
 	count(a.endBeforeStart, "%d spans have end before start")
 	count(a.noTime, "%d spans have no start or end time")
 	if a.unknownService {
@@ -254,4 +261,68 @@ func (a *assembler) buildCoverage(td *tracedata.TraceData) {
 	}
 	slices.Sort(w)
 	cov.Warnings = slices.Compact(w)
+}
+
+// buildEvidence writes what the recognizers claimed, the spans left unread
+// that look like an agent's, and whether the graph is evidence at all: a
+// trace with no interaction is complete only when it has an agent and no
+// such span (Coverage.NoEvidence).
+func (a *assembler) buildEvidence(td *tracedata.TraceData) {
+	cov := &td.Coverage
+	cov.Recognized = make(map[string]int, numFamilies)
+	for f, c := range a.recognized {
+		if c > 0 {
+			cov.Recognized[recognizerNames[f]] = c
+		}
+	}
+	cov.Unrecognized = a.unrecognized
+	var first int32
+	cov.UnreadAgentSpans, first = a.unreadAgentSpans()
+	if first >= 0 {
+		cov.Warnings = append(cov.Warnings, fmt.Sprintf(
+			"%d spans look like an agent's work but name no agent any rule reads (the first: span %016x %q); what they did is not in the graph",
+			cov.UnreadAgentSpans, a.nodes[first].id, a.span(first).Name))
+	}
+	if cov.Interactions == 0 {
+		real := false
+		for _, ag := range td.Agents {
+			real = real || !ag.Virtual
+		}
+		if real && cov.UnreadAgentSpans == 0 {
+			cov.Complete = 1
+		} else {
+			cov.NoEvidence = true
+			cov.Warnings = append(cov.Warnings, "no interaction found, and the trace cannot show there was none: no evidence of coordination")
+		}
+	}
+	slices.Sort(cov.Warnings)
+	cov.Warnings = slices.Compact(cov.Warnings)
+}
+
+// unreadAgentSpans counts the spans that look like an agent's work
+// (fAgentLike) but are neither inside an agent span nor above one, and
+// the first of them by span id, -1 if none.
+func (a *assembler) unreadAgentSpans() (int, int32) {
+	if a.agentLike == 0 {
+		return 0, -1
+	}
+	for k := len(a.order) - 1; k >= 0; k-- {
+		n := &a.nodes[a.order[k]]
+		if p := n.parent; p >= 0 && (n.isAgentSpan() || n.flags&fAbove != 0) {
+			a.nodes[p].flags |= fAbove
+		}
+	}
+	first := int32(-1)
+	count := 0
+	for i := range a.nodes {
+		n := &a.nodes[i]
+		if n.flags&fAgentLike == 0 || n.isAgentSpan() || n.agentSpan >= 0 || n.flags&fAbove != 0 {
+			continue
+		}
+		count++
+		if first < 0 || n.id < a.nodes[first].id {
+			first = int32(i)
+		}
+	}
+	return count, first
 }

@@ -39,14 +39,20 @@ const (
 	classExtension
 )
 
+// classDropped marks a call merged into another (calls_proxy.go).
+const classDropped uint8 = 255
+
 // call is one interaction, counted once.
 type call struct {
 	caller, callee int32
-	class          uint8
-	failed         bool
-	start          int64
-	key            uint64 // span id of the call's span, to order calls that start together
-	latencyMS      float64
+	// callerSpan is the agent span that made the call, calleeSpan the one
+	// that received it in process; -1 when not known.
+	callerSpan, calleeSpan int32
+	class                  uint8
+	failed                 bool
+	start                  int64
+	key                    uint64 // span id of the call's span, to order calls that start together
+	latencyMS              float64
 }
 
 // chainOf returns the chain of client span c.
@@ -58,11 +64,23 @@ func (a *assembler) chainOf(c int32) *chain {
 // segments a walk for "the agent of" a span stops at, the client chains, the
 // entries (spans that receive a call) and what pairs with what.
 //
-// An entry is a SERVER span not directly under a SERVER span of its own
-// process (POST SERVER -> SendMessage SERVER is one received call), or an
-// INTERNAL span whose parent is a CLIENT span of another process (an agent
-// that took the call without server instrumentation). A segment starts at a
-// root, at a span whose parent is in another process, and at an entry.
+// An entry is a SERVER span whose parent is remote or absent: a root, a
+// span whose parent is in another process, or one under a CLIENT span (a
+// call within one process); a SERVER span under an INTERNAL span of its own
+// process is not a call received but work mis-kinded (the A2A SDK's
+// EventQueue spans under an agent's LLM call) and is read as INTERNAL, and
+// one under a SERVER span of its own process is part of the same received
+// call (POST SERVER -> SendMessage SERVER). An INTERNAL span whose parent
+// is a CLIENT span of another process is an entry too (an agent that took
+// the call without server instrumentation). A segment starts at a root, at
+// a span whose parent is in another process, and at an entry.
+//
+// Two more corrections need the parent: a CLIENT agent span with an LLM or
+// tool step of its own process directly under it does the agent's work
+// itself (AutoGen's invoke_agent) and is read as INTERNAL; an LLM call
+// directly under an LLM call of its process is the same call recorded by a
+// second instrumentation (OpenLLMetry's Agents SDK and OpenAI client spans)
+// and is not a step of its own.
 func (a *assembler) structure() {
 	nodes := a.nodes
 	for _, i := range a.order {
@@ -73,6 +91,25 @@ func (a *assembler) structure() {
 		if p >= 0 {
 			pn = &nodes[p]
 			same = pn.proc == n.proc
+		}
+		switch {
+		case n.role == roleServer && same && pn.role == roleInternal:
+			n.role = roleInternal
+		case n.role == roleClient && n.flags&fAgent != 0 && a.ownStepBelow(i):
+			n.role = roleInternal
+		}
+		if same && n.op == opLLM && pn.op == opLLM && n.flags&fStep != 0 && n.callType == ctTool {
+			n.flags &^= fStep
+			n.callType = ctNone
+		}
+		if n.isAgentSpan() {
+			pr := &a.procs[n.proc]
+			switch {
+			case pr.agent < 0:
+				pr.agent = n.selfIdent
+			case pr.agent != n.selfIdent:
+				pr.manyAgents = true
+			}
 		}
 		switch n.role {
 		case roleServer:
@@ -174,6 +211,18 @@ func (a *assembler) structure() {
 	}
 }
 
+// ownStepBelow reports whether client span c has an LLM or tool step of its
+// own process directly under it.
+func (a *assembler) ownStepBelow(c int32) bool {
+	for _, k := range a.children(c) {
+		kn := &a.nodes[k]
+		if kn.parent == c && kn.proc == a.nodes[c].proc && (kn.op == opLLM || kn.op == opTool) {
+			return true
+		}
+	}
+	return false
+}
+
 // collectCalls turns the structure into calls, each counted once: client
 // chains that are paired or carry an agent marker, entries no chain
 // accounts for, and agent spans nested in another agent's work in one
@@ -190,6 +239,8 @@ func (a *assembler) collectCalls() {
 	a.chainCalls()
 	a.entryCalls()
 	a.nestedCalls()
+	a.evidenceCalls() // calls_evidence.go
+	a.proxies()       // calls_proxy.go
 }
 
 // chainCalls makes the calls of client chains: paired with a server
@@ -202,14 +253,19 @@ func (a *assembler) chainCalls() {
 			continue // e.g. an HTTP call to an LLM API: not an interaction
 		}
 		top := &a.nodes[ch.top]
-		cl := call{caller: top.agent, failed: ch.failed, start: top.start, key: top.id, latencyMS: durationMS(top)}
+		cl := call{caller: a.chainCaller(ch), callerSpan: top.agentSpan, calleeSpan: -1,
+			failed: ch.failed, start: top.start, key: top.id, latencyMS: durationMS(top)}
+		if l := a.linked(ch.top); l >= 0 {
+			cl.callerSpan = a.nodes[l].agentSpan
+		}
 		switch {
 		case ch.server >= 0:
 			cl.class = classBoth
-			cl.callee = a.nodes[ch.server].agent
+			cl.callee = a.agentOf(ch.server)
 		case ch.inproc >= 0:
 			cl.class = classInProcess
 			cl.callee = a.nodes[ch.inproc].selfIdent
+			cl.calleeSpan = ch.inproc
 		default:
 			cl.class = classClient
 			cl.callee = a.unpairedCallee(ch)
@@ -232,13 +288,16 @@ func (a *assembler) entryCalls() {
 			n.call = a.chainOf(p).call
 			continue
 		}
-		cl := call{callee: n.agent, class: classServer, failed: n.flags&fSrvFailed != 0,
+		cl := call{callee: a.agentOf(e), callerSpan: -1, calleeSpan: -1, class: classServer, failed: n.flags&fSrvFailed != 0,
 			start: n.start, key: n.id, latencyMS: durationMS(n)}
-		switch {
+		switch l := a.linked(e); {
+		case l >= 0:
+			// A message consumed with a link to where it was sent.
+			cl.caller = a.senderOf(l)
 		case n.parent >= 0:
 			// Called from a span that is not a client span: the caller is
 			// known, but its side of the call was not recorded as one.
-			cl.caller = a.nodes[n.parent].agent
+			cl.caller = a.agentOf(n.parent)
 		case n.flags&fHasParentID != 0:
 			if n.flags&fParentMissing != 0 {
 				a.unknownCallers++
@@ -258,7 +317,9 @@ func (a *assembler) entryCalls() {
 
 // nestedCalls resolves agents run in-process under a client span to their
 // chain's call, and makes a call of each agent span nested in another
-// agent's work in one process.
+// agent's work in one process. An agent span that is neither, and not the
+// work of a received call, is loose: calls_evidence.go looks for its
+// caller elsewhere.
 func (a *assembler) nestedCalls() {
 	for i := range a.nodes {
 		n := &a.nodes[i]
@@ -267,15 +328,23 @@ func (a *assembler) nestedCalls() {
 			n.call = a.chainOf(n.clientAnc).call
 		case n.flags&fNested != 0:
 			caller := a.nodes[n.parent].agentSpan
-			if caller < 0 || a.nodes[caller].agent == n.selfIdent {
-				continue // the work of a received call, or an agent nested in itself
+			if caller < 0 {
+				if a.nodes[n.segRoot].flags&fEntry == 0 {
+					a.loose = append(a.loose, int32(i))
+				}
+				continue // else the work of a received call
 			}
-			cl := call{caller: a.nodes[caller].agent, callee: n.selfIdent, class: classInProcess,
-				failed: n.flags&fFailed != 0, start: n.start, key: n.id, latencyMS: durationMS(n)}
+			if a.nodes[caller].agent == n.selfIdent {
+				continue // an agent nested in itself
+			}
+			cl := call{caller: a.nodes[caller].agent, callee: n.selfIdent, callerSpan: caller, calleeSpan: int32(i),
+				class: classInProcess, failed: n.flags&fFailed != 0, start: n.start, key: n.id, latencyMS: durationMS(n)}
 			if n.flags&fExt != 0 {
 				cl.class = classExtension
 			}
 			n.call = a.addCall(cl)
+		case n.isAgentSpan() && n.segRoot == int32(i) && n.flags&fEntry == 0 && n.role == roleInternal:
+			a.loose = append(a.loose, int32(i))
 		}
 	}
 }

@@ -2,6 +2,7 @@ package assemble
 
 import (
 	"fmt"
+	"math/bits"
 	"strings"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -10,56 +11,106 @@ import (
 )
 
 // This file is where spans are read. Every span is read once, through a
-// table of recognizers, into a reading: what the span says about its side
-// of a call, its operation, the agent it names and whether it failed. The
-// later phases (calls.go, identity.go) decide by the reading and never look
-// at attributes themselves, so that a span convention coordbench does not
-// emit (OpenInference, OpenLLMetry, the earlier GenAI shapes, messaging,
-// the A2A SDKs' own spans, plain HTTP) can be taught to assembly as one more
-// recognizer: a file recognize_<family>.go and a line in recognizers.
+// table of recognizers, one per family of span conventions, each in a file
+// of its own (recognize_<family>.go). A recognizer writes what its
+// conventions say into its own slots of a reading; decide then settles, by
+// a fixed precedence, what the span is: its side of a call, its operation,
+// the agent it names, whether it failed, whether it hands off to another
+// agent. The later phases (calls.go, identity.go) decide by that and never
+// look at attributes themselves.
+//
+// Precedence, when a span carries several conventions (documented in
+// docs/trace-assembly.md, "When a span carries several conventions"):
+//
+//  1. coordbench.call_type is the span's own statement of its call type
+//     and wins for the step's call type.
+//  2. The operation: OpenLLMetry's traceloop.span.kind, then
+//     gen_ai.operation.name, then OpenInference's openinference.span.kind,
+//     then the previous GenAI shapes (an operation read from the other
+//     gen_ai.* attributes). OpenLLMetry comes first because it is the
+//     instrumentation's own word on what the span is where its
+//     gen_ai.operation.name is approximate (CrewAI's tasks and crew are
+//     invoke_agent spans); OpenInference comes after GenAI because its
+//     kinds are coarser (AGENT is set for any run with "agent" in its
+//     name).
+//  3. The agent's name, only on an agent span (or on the client span of
+//     an A2A call, where it names the callee): gen_ai.agent.name, then
+//     OpenInference agent.name, then graph.node.id, then
+//     traceloop.entity.name, then gen_ai.agent.id, then a name read from
+//     the span name (smolagents). A gen_ai.agent.name on any other span
+//     (an LLM or tool span, where frameworks copy the caller's name) names
+//     nothing.
+//  4. Not a call side: an agent-card fetch (plain HTTP) and the A2A SDK's
+//     method spans are read as INTERNAL whatever their kind, and so is an
+//     orchestration span (a workflow, a swarm, a crew, a task).
 //
 // The steps' details (model, tokens, messages: steps.go) are read
 // separately, only for the spans that are steps.
 
-// reading is what the recognizers read from one span.
+// Recognizer families, in the order of their bits in reading.claimed and
+// of recognizerNames.
+const (
+	famGenAI uint8 = iota
+	famGenAIPrevious
+	famOpenInference
+	famOpenLLMetry
+	famMessaging
+	famLinks
+	famA2A
+	famHTTP
+	famCoordbench
+	numFamilies
+)
+
+// recognizerNames are the names Coverage.Recognized reports.
+var recognizerNames = [numFamilies]string{
+	famGenAI:         "genai",
+	famGenAIPrevious: "genai_previous",
+	famOpenInference: "openinference",
+	famOpenLLMetry:   "openllmetry",
+	famMessaging:     "messaging",
+	famLinks:         "links",
+	famA2A:           "a2a",
+	famHTTP:          "http",
+	famCoordbench:    "coordbench",
+}
+
+// reading is what the recognizers read from one span: first each family's
+// slots, then (decide) the verdict the later phases use.
 type reading struct {
-	// role is the side of a call the span records. It starts as the span
-	// kind says (spanKindRole); a recognizer may correct it.
-	role uint8
-	// op is the GenAI operation class; callType a call type the span marks
-	// itself with explicitly (ctNone if none). A span with either is a step.
-	op, callType uint8
-	// agentName and agentID name an agent: the agent doing the span's work
-	// on an INTERNAL or SERVER agent span, the callee on a CLIENT one.
-	agentName, agentID string
-	// marker says a client span belongs to an agent call, so that a call
-	// nobody answered is still an interaction.
-	marker bool
-	// failed: the call or operation failed (besides the span's status).
-	failed bool
-	// ext: the span was rebuilt from the Traceability Extension.
-	ext bool
-	// hasAddr: the span names the server it called (server.address).
-	hasAddr bool
+	gen genaiSlots
+	oi  oiSlots
+	tl  traceloopSlots
+
+	// Read by the smaller families directly.
+	ct       uint8  // coordbench.call_type: ctNone if absent
+	ext      bool   // coordbench.source=extension
+	a2aAttr  bool   // any a2a.* attribute
+	failed   bool   // error.type, a failed A2A task state
+	hasAddr  bool   // server.address
+	sawURL   bool   // a URL, path or route attribute (recognize_http.go)
+	notCall  bool   // not a side of a call: an agent-card fetch, an SDK method span
+	metadata string // OpenInference metadata JSON that holds langgraph_node
+
+	// The verdict (decide).
+	role      uint8
+	op        uint8
+	agentName string
+	agentRank uint8
+	agentID   string
+	marker    bool
+	workflow  bool // an orchestration: never an agent, not a step
+	agentLike bool // looks like an agent's work but names no agent
+	handoff   bool
+	handoffTo string
+	callerBy  string // a caller named on the callee's span (graph.node.parent_id)
+	claimed   uint16
 
 	id       uint64         // the span id, for warnings
 	warnings *[]attrWarning // where warnings go
 }
 
-// A recognizer reads the spans of one family of conventions. read looks at
-// one span and records in r what its conventions say, and leaves alone what
-// they do not speak of: r already holds what the span kind says and what
-// recognizers earlier in the table read. An attribute of the wrong type or
-// value is reported with r.warn (r.str does it for strings) and counts as
-// absent.
-type recognizer interface {
-	read(sp *otelmap.Span, r *reading)
-}
-
-// recognizers is the table every span is read through, in order.
-func recognizers() []recognizer {
-	return []recognizer{coordbenchConventions{}}
-}
+func (r *reading) claim(fam uint8) { r.claimed |= 1 << fam }
 
 // str returns a string attribute's value, noting a value of another type.
 func (r *reading) str(kv *attribute.KeyValue) string {
@@ -70,9 +121,208 @@ func (r *reading) str(kv *attribute.KeyValue) string {
 	return kv.Value.AsString()
 }
 
+// quiet returns a string attribute's value, or "" for another type,
+// without a warning: for attributes of other conventions whose types
+// coordbench does not police.
+func quiet(kv *attribute.KeyValue) string {
+	if kv.Value.Type() != attribute.STRING {
+		return ""
+	}
+	return kv.Value.AsString()
+}
+
 // warn notes an attribute of the wrong type or value.
 func (r *reading) warn(key, what string) {
 	*r.warnings = append(*r.warnings, attrWarning{id: r.id, key: key, msg: what})
+}
+
+// read dispatches each attribute to the family that owns its namespace, by
+// the key's first byte: every span goes through here, so it is one loop.
+func (r *reading) read(sp *otelmap.Span) {
+	attrs := sp.Attrs
+	for k := range attrs {
+		kv := &attrs[k]
+		key := string(kv.Key)
+		if len(key) < 4 {
+			continue
+		}
+		switch key[0] {
+		case 'g':
+			switch {
+			case strings.HasPrefix(key, "gen_ai."):
+				r.readGenAI(kv, key)
+			case strings.HasPrefix(key, "graph.node."):
+				r.readOpenInference(kv, key)
+			}
+		case 'c':
+			if strings.HasPrefix(key, "coordbench.") {
+				r.readCoordbench(kv)
+			}
+		case 'a':
+			switch {
+			case strings.HasPrefix(key, "a2a."):
+				r.readA2A(kv)
+			case key == "agent.name":
+				r.readOpenInference(kv, key)
+			case key == "agent_name":
+				r.gen.pydanticAgent = quiet(kv)
+			case strings.HasPrefix(key, "asgi."):
+				r.claim(famHTTP)
+			}
+		case 'e':
+			if kv.Key == otelmap.AttrErrorType && r.str(kv) != "" {
+				r.failed = true
+			}
+		case 's':
+			switch {
+			case kv.Key == otelmap.AttrServerAddress:
+				r.hasAddr = r.str(kv) != ""
+			case strings.HasPrefix(key, "smolagents."):
+				r.oi.smolagents = true
+			}
+		case 'o':
+			if strings.HasPrefix(key, "openinference.") || key == "output.value" {
+				r.readOpenInference(kv, key)
+			}
+		case 't':
+			switch {
+			case strings.HasPrefix(key, "traceloop."):
+				r.readTraceloop(kv, key)
+			case key == "tool.name":
+				r.readOpenInference(kv, key)
+			}
+		case 'l':
+			if key == "llm.request.type" {
+				r.readTraceloop(kv, key)
+			}
+		case 'm':
+			switch {
+			case isMessagingKey(key):
+				r.claim(famMessaging)
+			case key == "metadata":
+				r.readOpenInference(kv, key)
+			}
+		case 'h':
+			if strings.HasPrefix(key, "http.") {
+				r.readHTTP(kv, key)
+			}
+		case 'u':
+			if strings.HasPrefix(key, "url.") {
+				r.readHTTP(kv, key)
+			}
+		}
+	}
+}
+
+// decide settles the verdict from the families' slots, by the precedence
+// in this file's comment.
+func (r *reading) decide(sp *otelmap.Span) {
+	r.readSpanName(sp)
+	switch {
+	case r.tl.kind != tlNone:
+		r.op, r.workflow = r.tl.operation()
+	case r.gen.op != "":
+		r.op, r.workflow = r.gen.operation()
+	case r.oi.kind != oiNone:
+		r.op = r.oi.operation()
+	default:
+		r.op = r.previousOperation(sp)
+	}
+	r.handoff, r.handoffTo = r.readHandoff(sp)
+	if r.op == opInvoke || r.ct == ctAgent {
+		r.agentName, r.agentRank = r.nameOfAgent(sp)
+		r.agentID = r.gen.agentID
+		if r.agentName == "" && r.agentID != "" {
+			r.agentName, r.agentRank = r.agentID, rankAgentID
+		}
+		if r.agentName == "" && r.ct != ctAgent && r.role != roleClient {
+			// An agent span that names no agent is the run of something
+			// around agents (CrewAI's crew and tasks, OpenInference's
+			// OpenAI Agents workflow), or an agent no rule can name: either
+			// way no agent of its own, and no step.
+			r.op, r.workflow, r.agentLike = opNone, true, true
+		}
+	} else if r.a2aAttr && r.role == roleClient && r.gen.agentName != "" {
+		// The client span of an A2A call names its callee.
+		r.agentName, r.agentRank, r.agentID = r.gen.agentName, rankAgentName, r.gen.agentID
+	}
+	if r.oi.kind == oiAgent && r.agentName == "" {
+		r.agentLike = true
+	}
+	if r.tl.kind == tlAgent && r.agentName == "" {
+		r.agentLike = true
+	}
+	r.marker = r.a2aAttr || r.op == opInvoke || r.ct == ctAgent
+	if r.workflow || r.notCall {
+		r.role = roleInternal
+	}
+	if r.ext && r.agentName != "" {
+		r.agentRank = rankExtension
+	}
+	r.callerBy = r.oi.parentID
+	r.readLinks(sp)
+	r.readMessagingKind(sp)
+	if r.claimed == 0 && containsFold(sp.Name, "agent") {
+		r.agentLike = true
+	}
+}
+
+// readSpanName reads what the families read from the span's name rather
+// than its attributes. A name is read only where attributes left a
+// question (the bytes of a span's name are a memory access of their own):
+// the A2A SDK's spans carry no attribute any family recognizes, and a
+// server names an agent-card route in its span name only when no URL
+// attribute said it.
+func (r *reading) readSpanName(sp *otelmap.Span) {
+	if r.claimed == 0 {
+		r.readA2AName(sp.Name)
+	}
+	if r.role == roleServer && !r.sawURL {
+		r.readHTTPName(sp)
+	}
+}
+
+// nameOfAgent returns the name an agent span gives its agent, and the rank
+// of the rule that read it, by the precedence in this file's comment
+// (gen_ai.agent.id is taken by decide, after these).
+func (r *reading) nameOfAgent(sp *otelmap.Span) (string, uint8) {
+	switch {
+	case r.gen.agentName != "":
+		return r.gen.agentName, rankAgentName
+	case r.oi.agentName != "":
+		return r.oi.agentName, rankOpenInference
+	case r.oi.nodeID != "":
+		return r.oi.nodeID, rankOpenInference
+	case r.tl.kind == tlAgent && r.tl.entity != "":
+		return r.tl.entity, rankTraceloop
+	case r.gen.agentID != "":
+		return "", rankNone
+	}
+	if name := r.oi.smolagentsName(sp.Name); name != "" {
+		return name, rankSpanName
+	}
+	return "", rankNone
+}
+
+// containsFold reports whether s contains the lower-case ASCII word sub,
+// ignoring ASCII case.
+func containsFold(s, sub string) bool {
+	for i := 0; i+len(sub) <= len(s); i++ {
+		j := 0
+		for ; j < len(sub); j++ {
+			c := s[i+j]
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			if c != sub[j] {
+				break
+			}
+		}
+		if j == len(sub) {
+			return true
+		}
+	}
+	return false
 }
 
 // scan reads node i's span through the recognizers and keeps what
@@ -82,9 +332,8 @@ func (a *assembler) scan(i int32) {
 	sp := a.span(i)
 	r := &a.reading
 	*r = reading{role: spanKindRole(sp.Kind), id: n.id, warnings: &a.attrWarnings}
-	for _, rec := range a.recognizers {
-		rec.read(sp, r)
-	}
+	r.read(sp)
+	r.decide(sp)
 	n.role, n.op = r.role, r.op
 	if r.marker {
 		n.flags |= fMarker
@@ -98,7 +347,11 @@ func (a *assembler) scan(i int32) {
 	if r.hasAddr {
 		n.flags |= fHasAddr
 	}
-	ct := r.callType
+	if r.agentLike {
+		n.flags |= fAgentLike
+		a.agentLike++
+	}
+	ct := r.ct
 	if n.op == opInvoke || ct == ctAgent {
 		n.flags |= fAgent | fMarker
 	}
@@ -113,22 +366,33 @@ func (a *assembler) scan(i int32) {
 	if n.callType != ctNone {
 		n.flags |= fStep
 	}
-	name, id := r.agentName, r.agentID
-	rank := rankAgentName
-	if name == "" {
-		name, rank = id, rankAgentID
-	}
-	if name != "" {
-		if n.flags&fExt != 0 {
-			rank = rankExtension
-		}
-		n.selfIdent = a.intern(name)
-		a.note(n.selfIdent, rank, false)
-		if id != "" {
+	if r.agentName != "" {
+		n.selfIdent = a.intern(r.agentName)
+		a.note(n.selfIdent, r.agentRank, false)
+		if id := r.agentID; id != "" {
 			if x := &a.idents[n.selfIdent]; x.id == "" || id < x.id {
 				x.id = id
 			}
 		}
+	}
+	if r.claimed == 0 {
+		a.unrecognized++
+	}
+	for c := r.claimed; c != 0; c &= c - 1 {
+		a.recognized[bits.TrailingZeros16(c)]++
+	}
+	// What later rules read from a few spans only is kept aside.
+	if r.handoff {
+		a.handoffs = append(a.handoffs, handoff{span: i, to: r.handoffTo, from: r.gen.handoffFrom})
+	}
+	if r.callerBy != "" && n.flags&fAgent != 0 {
+		a.callerNames = append(a.callerNames, namedCaller{span: i, name: r.callerBy})
+	}
+	if r.metadata != "" {
+		a.langGraphNode(i, sp, r.metadata)
+	}
+	if len(sp.Links) > 0 {
+		a.keepLink(i, sp)
 	}
 }
 

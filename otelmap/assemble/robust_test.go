@@ -93,10 +93,20 @@ func TestAssembleBrokenInput(t *testing.T) {
 	if td.Coverage.Spans != 10 {
 		t.Errorf("spans = %d, want 10 after dropping duplicates, stranger and no-id", td.Coverage.Spans)
 	}
-	// The agent named by an integer is not named by it: its work belongs to
-	// "unknown" (no service.name).
-	if s := findStep(t, td, trace.SpanID{0xb0, 0, 0, 0, 0, 0, 0, 1}); s.Agent != tracedata.UnknownAgent || s.Latency != 1000 {
-		t.Errorf("step named by an int = %+v", s)
+	// The agent named by an integer is not named by it: an invoke_agent span
+	// that names no agent is no agent and no step, said in a warning, and
+	// the work under it belongs to "unknown" (no service.name).
+	for _, s := range td.Steps {
+		if s.StepID == "b000000000000001" {
+			t.Errorf("agent span naming no agent is a step: %+v", s)
+		}
+	}
+	if !hasWarning(td, `1 spans look like an agent's work but name no agent any rule reads (the first: span b000000000000001 "invoke_agent 7")`) ||
+		td.Coverage.UnreadAgentSpans != 1 {
+		t.Errorf("no warning for the agent span naming no agent: %q", td.Coverage.Warnings)
+	}
+	if s := findStep(t, td, trace.SpanID{0xb0, 0, 0, 0, 0, 0, 0, 3}); s.Agent != tracedata.UnknownAgent {
+		t.Errorf("step under the agent span naming no agent = %+v", s)
 	}
 	back := findStep(t, td, trace.SpanID{0xb0, 0, 0, 0, 0, 0, 0, 3})
 	if back.Latency != 0 || back.LatencyMS != 0 || back.Cost != 0 || back.Parameters["x"] != "+Inf" {
@@ -124,8 +134,9 @@ func TestAssembleBrokenInput(t *testing.T) {
 	}
 
 	// Nothing at all, and spans with nothing in them.
+	// An empty graph is no evidence, not complete.
 	empty := assemble.Trace(id, nil)
-	if empty.Coverage.Complete != 1 || len(empty.Steps) != 0 || empty.Steps == nil {
+	if empty.Coverage.Complete != 0 || !empty.Coverage.NoEvidence || len(empty.Steps) != 0 || empty.Steps == nil {
 		t.Errorf("empty trace = %+v", empty)
 	}
 	mustJSON(t, empty)

@@ -93,7 +93,7 @@ func (a *assembler) buildSteps(td *tracedata.TraceData, nSteps int) {
 // caller; an agent span doing the work of a received call has the caller
 // of that call.
 func (a *assembler) stepAgents(n *node) (agent, caller int32) {
-	agent, caller = n.agent, -1
+	agent, caller = a.stepAgent(n), -1
 	if n.flags&fAgent == 0 {
 		return agent, caller
 	}
@@ -120,9 +120,14 @@ func (a *assembler) stepAgents(n *node) (agent, caller int32) {
 // stepDetails reads the attributes only steps need.
 func (a *assembler) stepDetails(i int32, st *tracedata.Step) {
 	sp := a.span(i)
-	var errType, taskState, reqModel, respModel string
+	var errType, taskState, reqModel, respModel, oiModel string
 	var inTok, outTok int64
-	var haveTotal bool
+	var haveTotal, haveTok bool
+	// Token counts in the previous shapes: gen_ai.usage.prompt_tokens and
+	// completion_tokens (GenAI before input/output), OpenInference's
+	// llm.token_count.*, OpenLLMetry's llm.usage.total_tokens.
+	var prevIn, prevOut, prevTotal int64
+	var havePrev, havePrevTotal bool
 	var toolArgs string
 	for k := range sp.Attrs {
 		kv := &sp.Attrs[k]
@@ -139,9 +144,13 @@ func (a *assembler) stepDetails(i int32, st *tracedata.Step) {
 			case otelmap.AttrGenAIResponseModel:
 				respModel = a.str(i, kv)
 			case otelmap.AttrGenAIInputTokens:
-				inTok = a.integer(i, kv)
+				inTok, haveTok = a.integer(i, kv), true
 			case otelmap.AttrGenAIOutputTokens:
-				outTok = a.integer(i, kv)
+				outTok, haveTok = a.integer(i, kv), true
+			case "gen_ai.usage.prompt_tokens":
+				prevIn, havePrev = quietInt(kv), true
+			case "gen_ai.usage.completion_tokens":
+				prevOut, havePrev = quietInt(kv), true
 			case otelmap.AttrGenAIToolCallArgs:
 				if kv.Value.Type() == attribute.STRING {
 					toolArgs = kv.Value.AsString()
@@ -162,6 +171,17 @@ func (a *assembler) stepDetails(i int32, st *tracedata.Step) {
 			case strings.HasPrefix(key, otelmap.AttrExtraPrefix):
 				st.AdditionalAttributes = putAttr(st.AdditionalAttributes, key[len(otelmap.AttrExtraPrefix):], kv.Value)
 			}
+		case strings.HasPrefix(key, "llm."):
+			switch key {
+			case "llm.model_name":
+				oiModel = quiet(kv)
+			case "llm.token_count.prompt":
+				prevIn, havePrev = quietInt(kv), true
+			case "llm.token_count.completion":
+				prevOut, havePrev = quietInt(kv), true
+			case "llm.token_count.total", "llm.usage.total_tokens":
+				prevTotal, havePrevTotal = quietInt(kv), true
+			}
 		case kv.Key == otelmap.AttrErrorType:
 			if kv.Value.Type() == attribute.STRING {
 				errType = kv.Value.AsString()
@@ -172,9 +192,15 @@ func (a *assembler) stepDetails(i int32, st *tracedata.Step) {
 			}
 		}
 	}
-	st.Model = cmp.Or(reqModel, respModel)
-	if !haveTotal {
+	st.Model = cmp.Or(reqModel, respModel, oiModel)
+	switch {
+	case haveTotal:
+	case haveTok:
 		st.TotalTokens = inTok + outTok
+	case havePrevTotal:
+		st.TotalTokens = prevTotal
+	case havePrev:
+		st.TotalTokens = prevIn + prevOut
 	}
 	if st.Parameters == nil && toolArgs != "" {
 		// A tool call's arguments, as GenAI records them, are the
@@ -307,4 +333,22 @@ func (a *assembler) str(i int32, kv *attribute.KeyValue) string {
 
 func (a *assembler) attrWarn(i int32, key, what string) {
 	a.attrWarnings = append(a.attrWarnings, attrWarning{id: a.nodes[i].id, key: key, msg: what})
+}
+
+// quietInt returns an integer attribute of another convention, 0 for a
+// value of another type (not policed with a warning).
+func quietInt(kv *attribute.KeyValue) int64 {
+	switch kv.Value.Type() {
+	case attribute.INT64:
+		return kv.Value.AsInt64()
+	case attribute.FLOAT64:
+		if f := kv.Value.AsFloat64(); f == math.Trunc(f) && math.Abs(f) < 1<<62 {
+			return int64(f)
+		}
+	case attribute.STRING:
+		if v, err := strconv.ParseInt(kv.Value.AsString(), 10, 64); err == nil {
+			return v
+		}
+	}
+	return 0
 }

@@ -24,6 +24,10 @@ import (
 type proc struct {
 	service  string
 	assessor bool
+	// agent is the agent the process's agent spans name, -1 if none;
+	// manyAgents says they name more than one (structure).
+	agent      int32
+	manyAgents bool
 }
 
 // index keeps the spans of the trace, one per span id. Of duplicates it
@@ -92,7 +96,21 @@ func spanLess(x, y *otelmap.Span) bool {
 	if c := compareAttrs(x.Attrs, y.Attrs); c != 0 {
 		return c < 0
 	}
-	return compareAttrs(x.ResourceOrEmpty().Attrs, y.ResourceOrEmpty().Attrs) < 0
+	if c := compareAttrs(x.ResourceOrEmpty().Attrs, y.ResourceOrEmpty().Attrs); c != 0 {
+		return c < 0
+	}
+	if c := slices.CompareFunc(x.Links, y.Links, compareLinks); c != 0 {
+		return c < 0
+	}
+	return slices.CompareFunc(x.Events, y.Events, compareEvents) < 0
+}
+
+func compareLinks(x, y otelmap.Link) int {
+	return cmp.Or(slices.Compare(x.TraceID[:], y.TraceID[:]), slices.Compare(x.SpanID[:], y.SpanID[:]), compareAttrs(x.Attrs, y.Attrs))
+}
+
+func compareEvents(x, y otelmap.Event) int {
+	return cmp.Or(strings.Compare(x.Name, y.Name), x.Time.Compare(y.Time), compareAttrs(x.Attrs, y.Attrs))
 }
 
 func sourceRank(s *otelmap.Span) int {
@@ -199,7 +217,7 @@ func (a *assembler) procOf(r *otelmap.Resource) int32 {
 		}
 		if !ok {
 			p = int32(len(a.procs))
-			a.procs = append(a.procs, proc{service: r.ServiceName})
+			a.procs = append(a.procs, proc{service: r.ServiceName, agent: -1})
 			if r.ServiceName != "" {
 				a.procBySv[r.ServiceName] = p
 			}

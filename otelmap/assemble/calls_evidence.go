@@ -1,0 +1,160 @@
+package assemble
+
+import (
+	"cmp"
+	"slices"
+)
+
+// This file finds the callers of loose agent spans: agent spans that are
+// not nested in another agent's span, not run under a client span and not
+// the work of a received call (nestedCalls), such as the next agent of a
+// handoff run as a sibling of the first under a workflow span. A caller is
+// taken from, in this order:
+//
+//  1. a handoff span (recognize_handoff.go) in the same process that
+//     starts no later than the agent span and points at it: the first
+//     agent span after the handoff named as its target, or, when the
+//     handoff names none, the first agent span after it of another agent.
+//     The caller is the agent doing the handoff's work (else the agent the
+//     handoff names as its source). A handoff whose first matching agent
+//     span already has a caller (nested in the caller's span, as Google
+//     ADK's transfer_to_agent runs it) adds nothing;
+//  2. the caller the agent span names itself (OpenInference's
+//     graph.node.parent_id);
+//  3. the first span link on the agent span or on its ancestors up to its
+//     segment's root (recognize_links.go).
+//
+// Each gives one call per agent span, in process (both sides when a link
+// crosses processes), with the agent span's duration as its latency. An
+// agent span with none of these is a root of the graph: no call.
+
+// namedCaller is an agent span naming its caller.
+type namedCaller struct {
+	span int32
+	name string
+}
+
+// evidenceCalls makes the calls of loose agent spans.
+func (a *assembler) evidenceCalls() {
+	if len(a.loose) == 0 {
+		if len(a.handoffs) > 0 {
+			a.handoffCalls(nil, nil) // for the count of unmet handoffs
+		}
+		return
+	}
+	loose := make(map[int32]bool, len(a.loose))
+	for _, i := range a.loose {
+		loose[i] = true
+	}
+	called := make(map[int32]bool)
+	a.handoffCalls(loose, called)
+	for _, nc := range a.callerNames {
+		if loose[nc.span] && !called[nc.span] {
+			caller := a.intern(nc.name)
+			a.note(caller, rankOpenInference, false)
+			if a.looseCall(nc.span, caller, -1, a.nodes[nc.span].proc) {
+				called[nc.span] = true
+			}
+		}
+	}
+	for _, b := range a.loose {
+		if called[b] {
+			continue
+		}
+		root := a.nodes[b].segRoot
+		for x := b; x >= 0; x = a.nodes[x].parent {
+			if l := a.linked(x); l >= 0 {
+				if a.looseCall(b, a.senderOf(l), a.nodes[l].agentSpan, a.nodes[l].proc) {
+					called[b] = true
+				}
+				break
+			}
+			if x == root {
+				break
+			}
+		}
+	}
+}
+
+// looseCall adds the call from caller to loose agent span b, unless it is
+// a self-call; from is the process the evidence came from.
+func (a *assembler) looseCall(b, caller, callerSpan, from int32) bool {
+	n := &a.nodes[b]
+	if caller == n.selfIdent || caller < 0 {
+		return false
+	}
+	cl := call{caller: caller, callee: n.selfIdent, callerSpan: callerSpan, calleeSpan: b, class: classInProcess,
+		failed: n.flags&fFailed != 0, start: n.start, key: n.id, latencyMS: durationMS(n)}
+	switch {
+	case n.flags&fExt != 0:
+		cl.class = classExtension
+	case from != n.proc:
+		cl.class = classBoth
+	}
+	n.call = a.addCall(cl)
+	return true
+}
+
+// handoffCalls resolves each handoff, in start order, to its target agent
+// span and, when that span is loose and has no caller yet, makes the call.
+func (a *assembler) handoffCalls(loose, called map[int32]bool) {
+	var agents []int32
+	for i := range a.nodes {
+		if a.nodes[i].isAgentSpan() {
+			agents = append(agents, int32(i))
+		}
+	}
+	// By process, then start: the order is only searched, never reported,
+	// so process numbers (which follow the input order) may order it.
+	slices.SortFunc(agents, func(x, y int32) int {
+		if c := cmp.Compare(a.nodes[x].proc, a.nodes[y].proc); c != 0 {
+			return c
+		}
+		return a.compareStart(x, y)
+	})
+	hs := slices.Clone(a.handoffs)
+	slices.SortFunc(hs, func(x, y handoff) int { return a.compareStart(x.span, y.span) })
+	for _, h := range hs {
+		hn := &a.nodes[h.span]
+		from := a.agentOf(h.span)
+		if hn.agentSpan < 0 && h.from != "" {
+			from = a.intern(h.from)
+			a.note(from, rankAgentName, false)
+		}
+		to := normName(h.to)
+		k, _ := slices.BinarySearchFunc(agents, h.span, func(x, h int32) int {
+			xn, hn := &a.nodes[x], &a.nodes[h]
+			return cmp.Or(cmp.Compare(xn.proc, hn.proc), cmp.Compare(xn.start, hn.start))
+		})
+		target := int32(-1)
+		for ; k < len(agents) && a.nodes[agents[k]].proc == hn.proc; k++ {
+			t := agents[k]
+			tn := &a.nodes[t]
+			if t == hn.agentSpan {
+				continue
+			}
+			if to != "" && normName(a.idents[tn.selfIdent].name) != to || to == "" && tn.selfIdent == from {
+				continue
+			}
+			target = t
+			break
+		}
+		if target < 0 {
+			if to != "" {
+				a.handoffsUnmet++
+			}
+			continue
+		}
+		if loose[target] && !called[target] && a.looseCall(target, from, hn.agentSpan, hn.proc) {
+			called[target] = true
+		}
+	}
+}
+
+// compareStart orders spans by start, then span id.
+func (a *assembler) compareStart(x, y int32) int {
+	if c := cmp.Compare(a.nodes[x].start, a.nodes[y].start); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.nodes[x].id, a.nodes[y].id)
+}

@@ -1,0 +1,46 @@
+package assemble
+
+import (
+	"strings"
+
+	"go.opentelemetry.io/otel/attribute"
+
+	"github.com/coordbench/coordbench/otelmap"
+)
+
+// A2A, in two conventions.
+//
+// The OpenTelemetry A2A attributes (a2a.method.name, a2a.task.id,
+// a2a.task.state, ...; coordbench's own A2A spans): any of them marks a span
+// as part of an agent call, so that a client call nobody answered is still
+// an interaction; a task state of failed or rejected fails the call.
+//
+// The A2A Python SDK's own telemetry (a2a-python's utils/telemetry.py
+// trace_class/trace_function): spans named "a2a.client.<module>.<Class>.<method>"
+// (kind CLIENT), "a2a.server.<...>" (kind SERVER) and "a2a.utils.<...>",
+// with no attributes. They wrap the SDK's methods, not calls: the
+// JSON-RPC transport's helpers, the request handler, every
+// EventQueue.enqueue_event of an agent's answer (which the SDK opens as
+// SERVER spans under the agent's own work). They are read as INTERNAL
+// whatever their kind; the call itself is the HTTP client and server span
+// pair the HTTP instrumentation records around them.
+
+// readA2A reads one a2a.* attribute.
+func (r *reading) readA2A(kv *attribute.KeyValue) {
+	r.claim(famA2A)
+	r.a2aAttr = true
+	if kv.Key == otelmap.AttrA2ATaskState && a2aFailed(r.str(kv)) {
+		r.failed = true
+	}
+}
+
+// readA2AName recognizes the A2A Python SDK's method spans by name.
+func (r *reading) readA2AName(name string) {
+	if len(name) < len("a2a.utils.") || name[:4] != "a2a." {
+		return
+	}
+	if rest := name[4:]; strings.HasPrefix(rest, "client.") || strings.HasPrefix(rest, "server.") || strings.HasPrefix(rest, "utils.") {
+		r.claim(famA2A)
+		r.notCall = true // not a side of a call: read as INTERNAL
+	}
+}

@@ -1,0 +1,132 @@
+package assemble
+
+import (
+	"encoding/json"
+	"strings"
+
+	"github.com/coordbench/coordbench/otelmap"
+)
+
+// Handoffs: spans that record one agent passing control to another, where
+// the target agent's span is not nested in the caller's (it runs after it,
+// as a sibling, or under the orchestration). Read, across conventions:
+//
+//   - gen_ai.operation.name=handoff or traceloop.span.kind=handoff
+//     (OpenLLMetry's OpenAI Agents instrumentation), from
+//     gen_ai.handoff.from_agent to gen_ai.handoff.to_agent;
+//   - an OpenInference TOOL span named "handoff to <agent>" (the OpenAI
+//     Agents SDK);
+//   - a tool call named transfer_to_<agent> (LangGraph supervisor, the
+//     OpenAI Agents SDK's default handoff tool), handoff_to_<agent>
+//     (Microsoft Agent Framework), or with such a name after a plugin
+//     prefix ("Handoff-transfer_to_<agent>", Semantic Kernel);
+//   - the tools transfer_to_agent (Google ADK) and handoff_to_agent
+//     (Strands swarm), whose target is the agent_name argument: read from
+//     gen_ai.tool.call.arguments, the OpenInference input.value, or the
+//     span's events (Strands records it only in a gen_ai.tool.message
+//     event).
+//
+// transfer_back_to_<agent> is the reply of a delegation (LangGraph
+// supervisor), not a handoff. A handoff whose target is not named is
+// resolved to the next agent span after it (calls_evidence.go).
+
+// handoff is a handoff span, kept aside for calls_evidence.go.
+type handoff struct {
+	span int32
+	to   string // the target agent, "" when not named
+	from string // the handing-off agent when the span names it
+}
+
+// readHandoff reports whether the span is a handoff, and its target.
+func (r *reading) readHandoff(sp *otelmap.Span) (bool, string) {
+	if r.gen.op == "handoff" || r.tl.kind == tlHandoff {
+		return true, r.gen.handoffTo
+	}
+	if r.op != opTool {
+		return false, ""
+	}
+	if r.oi.kind == oiTool {
+		if to, ok := strings.CutPrefix(sp.Name, "handoff to "); ok {
+			return true, strings.TrimSpace(to)
+		}
+	}
+	name := r.gen.tool
+	if name == "" {
+		name = r.oi.tool
+	}
+	if name == "" {
+		name = strings.TrimPrefix(sp.Name, otelmap.SpanExecuteToolPrefix)
+	}
+	switch name {
+	case "transfer_to_agent", "handoff_to_agent":
+		return true, handoffArgument(r, sp)
+	}
+	for _, verb := range [...]string{"transfer_to_", "handoff_to_"} {
+		i := strings.Index(name, verb)
+		if i < 0 || (i > 0 && isNameChar(name[i-1])) {
+			continue
+		}
+		if to := name[i+len(verb):]; to != "" {
+			return true, to
+		}
+	}
+	return false, ""
+}
+
+func isNameChar(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+}
+
+// handoffArgument reads the agent_name argument of a handoff tool: from the
+// tool call's arguments, else from the span's events.
+func handoffArgument(r *reading, sp *otelmap.Span) string {
+	if name := agentNameArg(r.gen.toolArgs); name != "" {
+		return name
+	}
+	for _, e := range sp.Events {
+		for k := range e.Attrs {
+			if name := agentNameArg(quiet(&e.Attrs[k])); name != "" {
+				return name
+			}
+		}
+	}
+	for k := range sp.Attrs {
+		switch sp.Attrs[k].Key {
+		case "input.value", "tool_arguments", "gcp.vertex.agent.tool_call_args":
+			if name := agentNameArg(quiet(&sp.Attrs[k])); name != "" {
+				return name
+			}
+		}
+	}
+	return ""
+}
+
+// agentNameArg returns the agent_name member of a JSON object, or "".
+func agentNameArg(s string) string {
+	if !strings.Contains(s, `"agent_name"`) {
+		return ""
+	}
+	var args struct {
+		AgentName string `json:"agent_name"`
+	}
+	if json.Unmarshal([]byte(s), &args) != nil {
+		return ""
+	}
+	return args.AgentName
+}
+
+// normName folds an agent name for matching a handoff's target: ASCII
+// lower case, spaces, dashes and dots as underscores, so that the OpenAI
+// Agents SDK's transfer_to_billing_agent finds "Billing Agent".
+func normName(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		switch {
+		case 'A' <= c && c <= 'Z':
+			b[i] = c + 'a' - 'A'
+		case c == ' ' || c == '-' || c == '.':
+			b[i] = '_'
+		}
+	}
+	return string(b)
+}

@@ -1,0 +1,162 @@
+package assemble
+
+import (
+	"encoding/json"
+	"strings"
+
+	"go.opentelemetry.io/otel/attribute"
+
+	"github.com/coordbench/coordbench/otelmap"
+)
+
+// OpenInference (Arize), the conventions of its instrumentations for the
+// OpenAI Agents SDK, LangChain/LangGraph, CrewAI, smolagents and others.
+//
+//   - openinference.span.kind: AGENT is an agent span, LLM and EMBEDDING
+//     are LLM calls, TOOL, RETRIEVER and RERANKER are tool calls; CHAIN and
+//     the rest are neither.
+//   - An AGENT span names its agent by agent.name, else graph.node.id;
+//     smolagents' AGENT spans carry neither and are named
+//     "<agent name or class>.run" (read when the span has smolagents.*
+//     attributes). An AGENT span that names no agent is not an agent: the
+//     OpenAI Agents SDK's root "Agent workflow" span, and LangChain runs
+//     marked AGENT only because "agent" is in their name.
+//   - graph.node.parent_id on an agent span names the agent that handed off
+//     to it (the OpenAI Agents SDK), a caller read when nothing else gives
+//     one.
+//   - A TOOL span named "handoff to <agent>" (output.value the target)
+//     is a handoff, and so is a transfer_to_<agent> tool (LangGraph
+//     supervisor): recognize_handoff.go.
+//   - LangGraph names agents nowhere but in its graph's node runs: the
+//     metadata JSON of every LangChain run holds langgraph_node and
+//     langgraph_checkpoint_ns. A run whose name is its langgraph_node, at
+//     the top of the graph (a checkpoint namespace without "|"), directly
+//     under a run of the same name and node, is a compiled agent graph run
+//     as a node (create_react_agent(name=...), a supervisor): both runs are
+//     that agent's spans. Plain nodes ("tools", "agent" inside a react
+//     agent, a function node) have no such pair and name no agent.
+
+// OpenInference span kinds.
+const (
+	oiNone uint8 = iota
+	oiAgent
+	oiLLM
+	oiTool
+	oiOther
+)
+
+// oiSlots is what the OpenInference attributes say.
+type oiSlots struct {
+	kind       uint8
+	agentName  string // agent.name
+	nodeID     string // graph.node.id
+	parentID   string // graph.node.parent_id
+	tool       string // tool.name
+	output     string // output.value
+	smolagents bool   // some smolagents.* attribute
+}
+
+// readOpenInference reads one OpenInference attribute.
+func (r *reading) readOpenInference(kv *attribute.KeyValue, key string) {
+	o := &r.oi
+	switch key {
+	case "openinference.span.kind":
+		r.claim(famOpenInference)
+		switch strings.ToUpper(quiet(kv)) {
+		case "AGENT":
+			o.kind = oiAgent
+		case "LLM", "EMBEDDING":
+			o.kind = oiLLM
+		case "TOOL", "RETRIEVER", "RERANKER":
+			o.kind = oiTool
+		default:
+			o.kind = oiOther
+		}
+	case "agent.name":
+		o.agentName = quiet(kv)
+	case "graph.node.id":
+		o.nodeID = quiet(kv)
+	case "graph.node.parent_id":
+		o.parentID = quiet(kv)
+	case "tool.name":
+		o.tool = quiet(kv)
+	case "output.value":
+		o.output = quiet(kv)
+	case "metadata":
+		if v := quiet(kv); strings.Contains(v, `"langgraph_node"`) {
+			r.metadata = v
+		}
+	}
+}
+
+// operation classifies openinference.span.kind.
+func (o *oiSlots) operation() uint8 {
+	switch o.kind {
+	case oiAgent:
+		return opInvoke
+	case oiLLM:
+		return opLLM
+	case oiTool:
+		return opTool
+	}
+	return opNone
+}
+
+// smolagentsName returns the agent named by a smolagents run span,
+// "<name>.run", or "".
+func (o *oiSlots) smolagentsName(span string) string {
+	if o.kind != oiAgent || !o.smolagents {
+		return ""
+	}
+	if name, ok := strings.CutSuffix(span, ".run"); ok {
+		return name
+	}
+	return ""
+}
+
+// langGraphMeta is the part of a LangChain run's metadata that places it
+// in a LangGraph graph.
+type langGraphMeta struct {
+	Node string `json:"langgraph_node"`
+	NS   string `json:"langgraph_checkpoint_ns"`
+}
+
+// langGraphNode keeps node i as a candidate LangGraph agent run when its
+// name is its node's, at the top of the graph.
+func (a *assembler) langGraphNode(i int32, sp *otelmap.Span, metadata string) {
+	var m langGraphMeta
+	if json.Unmarshal([]byte(metadata), &m) != nil || m.Node == "" || m.Node != sp.Name || strings.Contains(m.NS, "|") {
+		return
+	}
+	a.lgNodes = append(a.lgNodes, i)
+}
+
+// resolveLangGraph makes agent spans of the candidate node runs that come
+// in pairs: a run directly under a run of the same node. Called once the
+// parents are known, before structure.
+func (a *assembler) resolveLangGraph() {
+	if len(a.lgNodes) == 0 {
+		return
+	}
+	cand := make(map[int32]bool, len(a.lgNodes))
+	for _, i := range a.lgNodes {
+		cand[i] = true
+	}
+	for _, i := range a.lgNodes {
+		p := a.nodes[i].parent
+		if p < 0 || !cand[p] || a.span(p).Name != a.span(i).Name || a.nodes[p].proc != a.nodes[i].proc {
+			continue
+		}
+		for _, x := range [2]int32{p, i} {
+			n := &a.nodes[x]
+			if n.selfIdent >= 0 && n.flags&fAgent != 0 {
+				continue
+			}
+			n.selfIdent = a.intern(a.span(x).Name)
+			a.note(n.selfIdent, rankSpanName, false)
+			n.flags |= fAgent | fMarker | fStep
+			n.flags &^= fAgentLike
+			n.op, n.callType, n.role = opInvoke, ctAgent, roleInternal
+		}
+	}
+}
