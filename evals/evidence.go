@@ -112,6 +112,16 @@ func JudgeEvidence(trace *tracedata.TraceData, in Inputs) Evidence {
 			}
 		}
 	}
+	// What assembly could not read (otelmap/assemble's recognizers): spans
+	// that look like an agent's work no rule understood weaken any verdict,
+	// and a trace with such spans and no interaction supports none.
+	if n := trace.Coverage.UnreadAgentSpans; n > 0 {
+		partial = append(partial, fmt.Sprintf("%s that look like an agent's work could not be read (docs/trace-assembly.md, \"my framework is not listed\")",
+			evidencePlural(n, "span", "spans")))
+	}
+	if trace.Coverage.NoEvidence {
+		insufficient = append(insufficient, "the trace shows no interaction that could be read: no evidence of coordination either way")
+	}
 	if len(assessor) > 0 && len(in.Participants) > 0 && len(trace.Interactions) == 0 {
 		insufficient = append(insufficient, "no call between agents was observed, not even the assessor's")
 	}

@@ -138,3 +138,27 @@ func TestEvidenceNotWeighedWithoutObservation(t *testing.T) {
 		t.Fatalf("label %s without an assessor: want single_agent", res.Label)
 	}
 }
+
+// TestEvidenceFromUnreadSpans: spans assembly could not read weaken the
+// verdict, and a trace that is no evidence (no readable interaction) gets
+// no confident label, with or without an assessor.
+func TestEvidenceFromUnreadSpans(t *testing.T) {
+	tr := &tracedata.TraceData{
+		Agents:       []tracedata.Agent{{Name: "a"}, {Name: "b"}},
+		Interactions: []tracedata.Interaction{{From: "a", To: "b", Count: 1, InProcess: 1}},
+		Coverage:     tracedata.Coverage{Interactions: 1, InProcess: 1, Complete: 1, UnreadAgentSpans: 3},
+	}
+	res := evaluateEvidence(t, tr, Inputs{})
+	if res.Evidence.Level != EvidencePartial || res.Label == LabelInsufficientEvidence ||
+		!strings.Contains(strings.Join(res.Evidence.Reasons, "\n"), "3 spans that look like an agent's work") {
+		t.Errorf("unread spans: label %s, evidence %+v", res.Label, res.Evidence)
+	}
+	empty := &tracedata.TraceData{
+		Agents:   []tracedata.Agent{{Name: "svc"}},
+		Coverage: tracedata.Coverage{NoEvidence: true, UnreadAgentSpans: 5},
+	}
+	res = evaluateEvidence(t, empty, Inputs{})
+	if res.Label != LabelInsufficientEvidence || res.Evidence.Level != EvidenceInsufficient {
+		t.Errorf("no evidence: label %s, evidence %+v; want insufficient_evidence", res.Label, res.Evidence)
+	}
+}
