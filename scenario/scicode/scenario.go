@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 
@@ -65,7 +67,11 @@ type Scenario struct {
 	missing map[string]string // split -> why it is not available
 	runner  *sandbox.Runner
 	sandbox *sandbox.Info
+	judge   *judge
 	log     *slog.Logger
+
+	plansMu sync.Mutex
+	plans   map[string][]plannedCase // split/step → the test cases as the sandbox runs them
 }
 
 var _ scenario.Scenario = (*Scenario)(nil)
@@ -82,7 +88,7 @@ func New(ctx context.Context, opts Options) (*Scenario, error) {
 	if opts.Sandbox.Logger == nil {
 		opts.Sandbox.Logger = opts.Logger
 	}
-	opts.Sandbox.Lib = helpers()
+	opts.Sandbox.Lib = sandboxLib()
 	opts.Sandbox.Modules = []string{"numpy", "scipy", "h5py"}
 	dir := opts.DataDir
 	if dir == "" {
@@ -91,7 +97,13 @@ func New(ctx context.Context, opts Options) (*Scenario, error) {
 			return nil, err
 		}
 	}
-	s := &Scenario{opts: opts, dir: dir, splits: map[string]*Split{}, missing: map[string]string{}, log: opts.Logger}
+	s := &Scenario{opts: opts, dir: dir, splits: map[string]*Split{}, missing: map[string]string{}, log: opts.Logger,
+		plans: map[string][]plannedCase{}}
+	// The data (targets, reference code) must never be within the
+	// solver's reach.
+	if abs, err := filepath.Abs(dir); err == nil {
+		opts.Sandbox.Hidden = append(opts.Sandbox.Hidden, abs)
+	}
 	var errs []error
 	for _, name := range []string{SplitValidation, SplitTest} {
 		sp, err := LoadSplit(dir, name)
@@ -122,7 +134,19 @@ func New(ctx context.Context, opts Options) (*Scenario, error) {
 		return nil, fmt.Errorf("scicode: %w", err)
 	}
 	s.runner, s.sandbox = runner, info
+	s.judge = &judge{python: runner.Python, log: s.log}
+	if !TamperProof(info) {
+		s.log.Warn("scicode: "+notTamperProof, "filesystem", info.Filesystem, "notes", info.Notes)
+	}
 	return s, nil
+}
+
+// Close stops the judge process; a later Test starts it again.
+func (s *Scenario) Close() error {
+	if s.judge != nil {
+		s.judge.stop()
+	}
+	return nil
 }
 
 // Name is the result's domain.
