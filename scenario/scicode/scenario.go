@@ -28,8 +28,10 @@ const (
 	keyStepTimeout    = "step_timeout_seconds"
 
 	DefaultMaxTurns = 3
-	maxTurns        = 20
-	maxStepTimeout  = 1800 * time.Second
+	// DefaultRecordCap bounds the values one run records.
+	DefaultRecordCap = 256 << 20
+	maxTurns         = 20
+	maxStepTimeout   = 1800 * time.Second
 	// A problem is many steps, each up to max_num_steps calls and test
 	// runs: without a task_timeout_seconds or deadline_seconds in the
 	// request, a SciCode assessment gets these (the shared defaults suit a
@@ -87,6 +89,10 @@ func New(ctx context.Context, opts Options) (*Scenario, error) {
 	}
 	if opts.Sandbox.Logger == nil {
 		opts.Sandbox.Logger = opts.Logger
+	}
+	if opts.Sandbox.RecordCap <= 0 {
+		// The values of one step: step 6.1's are 21 MB.
+		opts.Sandbox.RecordCap = DefaultRecordCap
 	}
 	opts.Sandbox.Lib = sandboxLib()
 	opts.Sandbox.Modules = []string{"numpy", "scipy", "h5py"}
