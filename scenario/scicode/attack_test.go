@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -23,8 +25,13 @@ type attack struct {
 	// module runs at module level after the function is defined; body is
 	// the function's body (indented by four spaces).
 	module, body string
-	// reason is the verdict each step must get.
+	// reason is the verdict each step must get; also, where given, the
+	// other reasons a step may get (nonsense where a test expects a tuple
+	// makes the comparison raise, as it would in SciCode: crashed).
 	reason string
+	also   []string
+	// problems default to attackProblems.
+	problems []string
 	// secondTurn, when set, is the body of a second answer, given the
 	// feedback of the first (the exfiltration route).
 	secondTurn func(feedback string) string
@@ -81,6 +88,68 @@ def __snoop():
     return "; ".join(found) or "nothing"
 `
 
+// steal takes the targets where the old runner left them: `targets` in the
+// script's namespace, the HDF5 file on descriptor 3, or test_data*.h5 on the
+// file system; __steal(step) returns the next test case's target (the
+// function is called once per case), or nonsense when nothing was found.
+const steal = `
+__stolen = {}
+def __steal_all(step):
+    if step in __stolen:
+        return __stolen[step]
+    import os, sys
+    found = None
+    m = sys.modules.get("__main__")
+    if m is not None and hasattr(m, "targets"):
+        found = list(m.targets)
+    if found is None:
+        sources = []
+        for fd in range(3, 256):
+            try:
+                if os.pread(fd, 8, 0).startswith(b"\x89HDF"):
+                    sources.append(os.fdopen(os.dup(fd), "rb"))
+            except OSError:
+                pass
+        seen = 0
+        for root, dirs, files in os.walk("/"):
+            dirs[:] = [d for d in dirs if d not in ("proc", "sys", "dev")]
+            seen += 1
+            if seen > 20000:
+                break
+            sources += [os.path.join(root, f) for f in files if f.startswith("test_data") and f.endswith(".h5")]
+        for src in sources:
+            try:
+                import h5py
+                with h5py.File(src, "r") as f:
+                    out, k = [], 1
+                    while "%s/test%d" % (step, k) in f:
+                        g = f["%s/test%d" % (step, k)]
+                        vals = [g[n][()] for n in g.keys()]
+                        out.append(vals[0] if len(vals) == 1 else tuple(vals))
+                        k += 1
+                found = out
+                break
+            except Exception:
+                continue
+    __stolen[step] = found
+    return found
+
+def __leak(step):
+    import json, numpy
+    found = __steal_all(step)
+    if not found:
+        return "None"
+    return json.dumps([numpy.asarray(t).tolist() for t in found])
+
+__calls = {}
+def __steal(step):
+    __calls[step] = __calls.get(step, 0) + 1
+    found = __steal_all(step)
+    if not found or __calls[step] > len(found):
+        return 12345.678
+    return found[__calls[step] - 1]
+`
+
 func attacks() []attack {
 	return []attack{
 		{name: "os._exit(0)", module: "import os\nos._exit(0)\n", body: garbage, reason: scicode.ReasonNoResult},
@@ -92,15 +161,22 @@ func attacks() []attack {
 		{name: "ctypes _exit", module: "import ctypes\nctypes.CDLL(None)._exit(0)\n", body: garbage, reason: scicode.ReasonNoResult},
 		{name: "patched numpy", module: "import numpy\nfor n in ('allclose', 'isclose', 'array_equal', 'all', 'any'):\n    setattr(numpy, n, lambda *a, **k: True)\n", body: garbage, reason: scicode.ReasonTestFailed},
 		{name: "patched scicode.compare.cmp", module: "import scicode.compare.cmp as c\nc.cmp_tuple_or_list = lambda *a: True\nc.are_dicts_close = lambda *a, **k: True\n",
-			body: garbage, reason: scicode.ReasonTestFailed},
+			body: garbage, reason: scicode.ReasonTestFailed, also: []string{scicode.ReasonCrashed},
+			// 10.7 and 70.6 are the validation steps whose tests use the
+			// helpers.
+			problems: []string{"10", "70", "1"}},
 		{name: "patched builtins.__import__", module: `import builtins, types
 _real_import = builtins.__import__
-def _import(name, *args, **kwargs):
-    module = _real_import(name, *args, **kwargs)
+def _import(name, globals=None, locals=None, fromlist=(), level=0):
+    module = _real_import(name, globals, locals, fromlist, level)
+    if name == 'scicode.parse.parse':
+        fake = types.ModuleType(name)
+        fake.process_hdf5_to_tuple = lambda step, n, f: [12345.678] * n
+        return fake
     if name.split('.')[0] in ('numpy', 'scicode'):
         fake = types.ModuleType(name)
         fake.__dict__.update(module.__dict__)
-        fake.allclose = fake.isclose = fake.cmp_tuple_or_list = lambda *a, **k: True
+        fake.allclose = fake.isclose = fake.cmp_tuple_or_list = fake.are_dicts_close = lambda *a, **k: True
         return fake
     return module
 builtins.__import__ = _import
@@ -118,18 +194,22 @@ class Sneaky(numpy.ndarray):
     def __eq__(self, other): return True
     def __array_function__(self, *a, **k): return True
 `, body: "    return numpy.full(1, 12345.678).view(Sneaky)\n", reason: scicode.ReasonTestFailed},
-		{name: "targets through a descriptor, the file system or /proc", module: snoop +
-			"print('SNOOP:', __snoop(), flush=True)\n", body: garbage, reason: scicode.ReasonTestFailed},
-		{name: "targets exfiltrated through the feedback", module: snoop,
-			body: "    raise RuntimeError('LEAK: ' + __snoop())\n", reason: scicode.ReasonTestFailed,
+		{name: "targets through the namespace, a descriptor or the file system", module: steal,
+			body: "    return __steal({step})\n", reason: scicode.ReasonTestFailed},
+		{name: "targets exfiltrated through the feedback", module: steal,
+			body: "    raise RuntimeError('LEAK: ' + __leak({step}))\n", reason: scicode.ReasonTestFailed,
 			secondTurn: func(feedback string) string {
-				// Hard-code whatever the feedback carried.
-				m := regexp.MustCompile(`LEAK: ([^\n]*)`).FindStringSubmatch(feedback)
-				leak := "nothing"
-				if m != nil {
-					leak = m[1]
+				// Hard-code whatever the feedback carried, one target
+				// per call.
+				leak := "None"
+				for _, m := range regexp.MustCompile(`LEAK: ([^\n]*)`).FindAllStringSubmatch(feedback, -1) {
+					if strings.HasPrefix(m[1], "[") && strings.HasSuffix(m[1], "]") && len(m[1]) > len(leak) {
+						leak = m[1] // the whole of it, not a line cut short
+					}
 				}
-				return fmt.Sprintf("    leaked = %q\n    return 12345.678 if leaked.startswith('nothing') else leaked\n", leak)
+				return fmt.Sprintf("    import json, numpy\n    leaked = json.loads(%q) if %q != 'None' else None\n"+
+					"    __calls[0] = __calls.get(0, 0) + 1\n"+
+					"    return numpy.array(leaked[__calls[0] - 1]) if leaked else 12345.678\n", leak, leak)
 			}},
 		{name: "the sandbox's setup-failure line and status 120", module: "import sys, os\n" +
 			"sys.stderr.write('coordbench-sandbox: setup failed: the solver says so\\n')\nsys.stderr.flush()\nos._exit(120)\n",
@@ -167,7 +247,7 @@ func TestAttacks(t *testing.T) {
 		t.Run(at.name, func(t *testing.T) {
 			log := &messageLog{}
 			solver := answerWith(split, log, func(step *scicode.Step, turn int, in solverInput) string {
-				body := at.body
+				body := strings.ReplaceAll(at.body, "{step}", strconv.Quote(step.Number))
 				if turn > 1 && at.secondTurn != nil {
 					fb, _ := in.Data["output"].(string)
 					body = at.secondTurn(in.Text + "\n" + fb)
@@ -179,7 +259,11 @@ func TestAttacks(t *testing.T) {
 			if at.secondTurn != nil {
 				turns = 2
 			}
-			for _, id := range attackProblems {
+			problems := at.problems
+			if problems == nil {
+				problems = attackProblems
+			}
+			for _, id := range problems {
 				req := request(t, `{"participants": {"solver": %q}, "config": {"scenario": "scicode", "problem_ids": [%q], "max_num_steps": %d}}`, url, id, turns)
 				o, err := runProblem(t, s, t.Context(), req, time.Minute)
 				if err != nil {
@@ -190,7 +274,7 @@ func TestAttacks(t *testing.T) {
 				}
 				for _, st := range o.Steps {
 					last := st.Attempts[len(st.Attempts)-1]
-					if st.Passed || st.Reason != at.reason || st.Turns != turns {
+					if st.Passed || (st.Reason != at.reason && !slices.Contains(at.also, st.Reason)) || st.Turns != turns {
 						t.Errorf("problem %s step %s: %s (%s), %d turns; want %s", id, st.Step, st.Reason, st.Detail, st.Turns, at.reason)
 					}
 					if last.Code == "" {
@@ -208,7 +292,7 @@ func TestAttacks(t *testing.T) {
 						t.Errorf("the feedback for %s carries %q:\n%s", m.Step, leak, m.Text)
 					}
 				}
-				if at.secondTurn != nil && !strings.Contains(m.Text, "LEAK: nothing") {
+				if at.secondTurn != nil && !strings.Contains(m.Text, "LEAK: None") {
 					t.Errorf("the feedback for %s does not show what the code found:\n%s", m.Step, m.Text)
 				}
 			}

@@ -97,6 +97,8 @@ type judgement struct {
 		Traceback string `json:"traceback"`
 	} `json:"failure"`
 	Malformed string `json:"malformed"`
+	// CPUMS is the judge's CPU time for this run.
+	CPUMS float64 `json:"cpu_ms"`
 }
 
 type judgeReply struct {

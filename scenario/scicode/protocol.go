@@ -131,7 +131,8 @@ func (w *walker) step(ctx context.Context, k int) StepResult {
 		a.Reason, a.Limit, a.Detail, a.Section = res.Reason, res.Limit, res.Detail, res.Section
 		run := res.Run
 		a.TestMS, a.CPUMS, a.ExitCode, a.Signal, a.OutputBytes = run.DurationMS, run.CPUMS, run.ExitCode, run.Signal, run.OutputBytes
-		r.TestMS = round(r.TestMS+run.DurationMS, 3)
+		a.JudgeMS = res.JudgeMS
+		r.TestMS = round(r.TestMS+run.DurationMS+res.JudgeMS, 3)
 		r.Attempts = append(r.Attempts, a)
 		if res.Passed {
 			r.Passed = true

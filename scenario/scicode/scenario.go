@@ -141,6 +141,11 @@ func New(ctx context.Context, opts Options) (*Scenario, error) {
 	}
 	s.runner, s.sandbox = runner, info
 	s.judge = &judge{python: runner.Python, log: s.log}
+	// The judge starts now: its imports are done before the first test,
+	// and a green agent without h5py says so at start-up.
+	if err := s.judge.call(cctx, map[string]any{"op": "hello"}, nil, &judgeReply{}); err != nil {
+		return nil, fmt.Errorf("scicode: the judge does not start: %w", err)
+	}
 	if !TamperProof(info) {
 		s.log.Warn("scicode: "+notTamperProof, "filesystem", info.Filesystem, "notes", info.Notes)
 	}

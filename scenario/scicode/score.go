@@ -47,6 +47,7 @@ type Attempt struct {
 	Code         string  `json:"code,omitempty"`
 	CallMS       float64 `json:"call_ms"`
 	TestMS       float64 `json:"test_ms,omitempty"`
+	JudgeMS      float64 `json:"judge_ms,omitempty"`
 	CPUMS        float64 `json:"cpu_ms,omitempty"`
 	ExitCode     int     `json:"exit_code,omitempty"`
 	Signal       string  `json:"signal,omitempty"`

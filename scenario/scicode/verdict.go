@@ -74,8 +74,11 @@ type Verdict struct {
 	Feedback string
 	// TamperProof says whether the sandbox kept the host from the code.
 	TamperProof bool
-	// Run is what the sandbox saw.
-	Run *sandbox.Result
+	// Run is what the sandbox saw; JudgeMS and JudgeCPUMS are the judge's
+	// wall-clock and CPU time.
+	Run        *sandbox.Result
+	JudgeMS    float64
+	JudgeCPUMS float64
 }
 
 // Test runs the answer's code for one step in the sandbox, where it only
@@ -103,6 +106,7 @@ func (s *Scenario) Test(ctx context.Context, req TestRequest) (*Verdict, error) 
 	if err != nil {
 		return nil, fmt.Errorf("scicode: step %s: %w", step.Number, err)
 	}
+	judged := time.Now()
 	j, err := s.judge.judge(ctx, req.Problem, step, req.Split.TargetsPath, plan, res.Records)
 	if errors.Is(err, errJudgeDied) && ctx.Err() == nil {
 		// Once more, in a new process: a judge that dies twice on the
@@ -117,7 +121,9 @@ func (s *Scenario) Test(ctx context.Context, req TestRequest) (*Verdict, error) 
 	if err != nil {
 		return nil, fmt.Errorf("scicode: step %s: %w", step.Number, err)
 	}
-	return verdictOf(j, res, len(step.TestCases)), nil
+	v := verdictOf(j, res, len(step.TestCases))
+	v.JudgeMS, v.JudgeCPUMS = msSince(judged), j.CPUMS
+	return v, nil
 }
 
 // verdictOf reads the judge's answer, with the run's end to explain a

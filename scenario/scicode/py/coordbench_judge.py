@@ -86,8 +86,11 @@ def op_judge(req, data):
 
 
 def op_hello(_req):
-    import scipy
     import h5py
+    import scipy
+    import scipy.sparse  # noqa: F401 - loaded now rather than on the first request
+    import judge_targets  # noqa: F401
+    import scicode.compare.cmp  # noqa: F401
     return {"ok": True, "python": sys.version.split()[0], "numpy": np.__version__,
             "scipy": scipy.__version__, "h5py": h5py.__version__}
 
@@ -125,6 +128,7 @@ def main():
         if req.get("op") == "judge":
             (m,) = struct.unpack(">Q", read_exact(8))
             data = read_exact(m) if m else b""
+        started = resource.getrusage(resource.RUSAGE_SELF)
         try:
             if req.get("op") == "plan":
                 resp = op_plan(req)
@@ -139,6 +143,8 @@ def main():
                     "detail": "the recorded values are too large to compare"}}
         except Exception as e:  # noqa: BLE001 - the judge's own failure, reported
             resp = {"ok": False, "error": "judge: %s" % "".join(traceback.format_exception_only(type(e), e)).strip()}
+        ended = resource.getrusage(resource.RUSAGE_SELF)
+        resp["cpu_ms"] = round(1000 * (ended.ru_utime - started.ru_utime + ended.ru_stime - started.ru_stime), 3)
         body = json.dumps(resp).encode("utf-8")
         proto_out.write(struct.pack(">I", len(body)) + body)
 
