@@ -176,7 +176,7 @@ func TestSciCodeScenarioRepair(t *testing.T) {
 		}
 		contexts[m.Problem] = m.ContextID
 		if m.Kind == scicode.FeedbackKind {
-			if m.Turn != 2 || !strings.Contains(m.Text, "did not pass (turn 1 of 2)") || !strings.Contains(m.Text, "Traceback") {
+			if m.Turn != 2 || !strings.Contains(m.Text, "did not pass (turn 1 of 2)") || !strings.Contains(m.Text, "test case 1 of") {
 				t.Errorf("feedback for %s: turn %d, text:\n%s", m.Step, m.Turn, m.Text)
 			}
 		}
@@ -266,13 +266,64 @@ func sciCodeUnavailable(t testing.TB, msg string) {
 	t.Skip(msg)
 }
 
-// oracleStepTimeout is generous: the machine that runs the tests may be
-// shared.
-const oracleStepTimeout = 300 * time.Second
+// oracleStepTimeout is SciCode's own maximum: step 51.4's reference (a
+// pure-Python molecular dynamics loop) needs about 40 s of CPU, which on a
+// shared machine giving a test a tenth of a core is minutes of wall clock.
+const oracleStepTimeout = 1800 * time.Second
 
 func tail(s string, n int) string {
 	if len(s) > n {
 		return "…" + s[len(s)-n:]
 	}
 	return s
+}
+
+// TestSciCodeServerForgery: a served green agent, asked in the legacy tag
+// format over A2A 0.3, scores a white agent whose answers patch numpy's
+// comparisons (and return nonsense) at 0: the comparisons that decide run
+// outside the solver's process.
+func TestSciCodeServerForgery(t *testing.T) {
+	s := newSciCodeForTest(t, sandbox.Options{Timeout: oracleStepTimeout})
+	split, _ := s.Split(scicode.SplitValidation)
+	white := startTestPurple(t, testPurpleOptions{Name: "white", Legacy: true, ReplyFunc: func(_ context.Context, in testPurpleInput) (string, error) {
+		for _, d := range in.Data {
+			pid, _ := d["problem_id"].(string)
+			num, _ := d["step_number"].(string)
+			if p, ok := split.Problem(pid); ok {
+				for _, st := range p.Steps {
+					if st.Number == num {
+						return "```python\nimport numpy\nnumpy.allclose = numpy.isclose = lambda *a, **k: True\n" +
+							strings.TrimRight(st.FunctionHeader, "\n") + "\n    return 12345.678\n```", nil
+					}
+				}
+			}
+		}
+		return "", fmt.Errorf("no step in %v", in.Data)
+	}})
+	g := startGreen(t, ServerOptions{Scenarios: map[string]scenario.Scenario{scenario.SciCode: s}, ProgressInterval: time.Minute})
+	c, _ := g.client03(t)
+	text := fmt.Sprintf("<white_agent_url>%s</white_agent_url>\n<scicode_problem_id>1, 3, 4</scicode_problem_id>\n<split>dev</split>\n<max_num_steps>1</max_num_steps>", white.URL)
+	out, err := c.SendMessage(t.Context(), userMessage(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	task, ok := out.(*a2a.Task)
+	if !ok || task.Status.State != a2a.TaskStateCompleted || len(task.Artifacts) != 1 {
+		t.Fatalf("answer %T %+v", out, out)
+	}
+	res := resultOf(t, task.Artifacts[0])
+	if res["pass_rate"] != 0.0 || res["score"] != 0.0 {
+		t.Errorf("pass_rate %v, score %v", res["pass_rate"], res["score"])
+	}
+	for _, tk := range res["tasks"].([]any) {
+		d := tk.(map[string]any)["outcome"].(map[string]any)["details"].(map[string]any)
+		if d["tamper_proof"] != true {
+			continue // the sandbox block says why; the score is 0 all the same
+		}
+		for _, st := range d["steps"].([]any) {
+			if r := st.(map[string]any)["reason"]; r != scicode.ReasonTestFailed {
+				t.Errorf("step %v: reason %v", st.(map[string]any)["step"], r)
+			}
+		}
+	}
 }

@@ -43,16 +43,24 @@ import (
 //     mount, network, PID, IPC and UTS namespaces. The network namespace has
 //     only a loopback interface that is down, so nothing can be connected
 //     to; the PID namespace ends every process of the script when the
-//     script ends; in the mount namespace the boot script makes the whole
-//     file system read-only except a size-limited tmpfs over the work
-//     directory, and then drops into a further user namespace so that the
-//     code cannot undo it.
+//     script ends; in the mount namespace the boot script pivots into a
+//     minimal root (root_linux.go: the interpreter and its libraries
+//     read-only, a fresh /proc, the work directory a size-limited tmpfs;
+//     none of the host's other files or processes), and then drops into a
+//     further user namespace so that the code cannot undo it. Where the
+//     minimal root cannot be built, the host's tree made read-only
+//     ("lockdown"), then bare namespaces, then none; Info says which.
+//   - Channels: the record channel (RecordFD, a pipe the runner reads) is
+//     the only data the code hands back; setup failures come on another
+//     pipe that is closed when the code starts, so nothing the code prints
+//     or exits with is taken for the runner's own failure.
 //   - Environment: only PATH, HOME and TMPDIR (the work directory), LANG,
 //     PYTHONDONTWRITEBYTECODE, PYTHONPATH (Options.Lib) and one thread for
 //     OpenBLAS, OpenMP and MKL. Nothing of the caller's environment (API
 //     keys, OTEL settings) reaches the code.
 //   - Private directory: a fresh temporary directory per run, holding the
-//     library, the script and the work directory, removed afterwards.
+//     boot script, the library, the script, the work directory and the
+//     minimal root's mount point, removed afterwards.
 //   - Output: stdout and stderr share one pipe; past OutputCap bytes the
 //     group is killed and the run fails with limit "output".
 
@@ -73,24 +81,32 @@ type Runner struct {
 	probeErr error
 }
 
+// Modes of the boot script, strongest first.
+const (
+	modeRoot       = "root"
+	modeLockdown   = "lockdown"
+	modeNamespaces = "namespaces"
+	modePlain      = "plain"
+)
+
 // probe is what the probe found.
 type probe struct {
 	python   string
 	versions string
-	// namespaces and lockdown say which isolation works here.
-	namespaces bool
-	lockdown   bool
+	// mode is the strongest mode that works here; layout is the minimal
+	// root's (mode root).
+	mode   string
+	layout *rootLayout
+	// proc is what /proc shows in mode.
+	proc string
 	// dropUser: the caller is root and scripts run as UID:GID.
 	dropUser bool
 	root     bool
 	notes    []string
 }
 
-// mode is one configuration of the child.
-type mode struct {
-	namespaces bool
-	lockdown   bool
-}
+// namespaces reports whether mode runs in new namespaces.
+func namespaces(mode string) bool { return mode != modePlain }
 
 // New returns a Runner; nothing runs until Check or Run.
 func New(opts Options) (*Runner, error) {
@@ -129,160 +145,14 @@ func (r *Runner) Info(timeout time.Duration) *Info {
 // Timeout is the default wall-clock limit of one run.
 func (r *Runner) Timeout() time.Duration { return r.opts.Timeout }
 
-func (r *Runner) ensureProbe(ctx context.Context) (*probe, error) {
+// Python is the interpreter the probe chose ("" before a successful probe).
+func (r *Runner) Python() string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.probed {
-		return r.probe, r.probeErr
+	if r.probe == nil {
+		return ""
 	}
-	p, err := r.runProbe(ctx)
-	if err != nil && ctx.Err() != nil {
-		// A probe the caller cut short says nothing about the machine.
-		return nil, err
-	}
-	r.probed, r.probe, r.probeErr = true, p, err
-	if err == nil {
-		r.opts.Logger.Info("sandbox ready", "python", p.python, "versions", p.versions,
-			"namespaces", p.namespaces, "lockdown", p.lockdown, "drop_user", p.dropUser, "notes", p.notes)
-	}
-	return p, err
-}
-
-// runProbe finds the interpreter, then the strongest isolation that works.
-func (r *Runner) runProbe(ctx context.Context) (*probe, error) {
-	p := &probe{root: os.Geteuid() == 0}
-	p.dropUser = p.root && !r.opts.KeepUser
-	candidates := r.opts.Candidates
-	switch {
-	case r.opts.Python != "":
-		candidates = []string{r.opts.Python}
-	case os.Getenv(EnvPython) != "":
-		candidates = []string{os.Getenv(EnvPython)}
-	case len(candidates) == 0:
-		candidates = []string{"/usr/bin/python3", "python3"}
-	}
-	check := versionScript(r.opts.Modules)
-	var tried []string
-	for _, c := range candidates {
-		path, err := exec.LookPath(c)
-		if err != nil {
-			tried = append(tried, fmt.Sprintf("%s (not found)", c))
-			continue
-		}
-		if abs, err := filepath.Abs(path); err == nil {
-			path = abs
-		}
-		p.python = path
-		res, err := r.execute(ctx, p, mode{}, Request{Name: "probe", Script: check, Timeout: probeTimeout}, nil)
-		if err != nil {
-			return nil, fmt.Errorf("sandbox: probe %s: %w", path, err)
-		}
-		if res.Exited() {
-			p.versions = strings.TrimSpace(lastLine(res.Output))
-			break
-		}
-		tried = append(tried, fmt.Sprintf("%s (%s)", path, oneLine(res.FailureLine())))
-		p.python = ""
-	}
-	if p.python == "" {
-		want := "Python"
-		if len(r.opts.Modules) > 0 {
-			want = "Python that imports " + strings.Join(r.opts.Modules, ", ")
-		}
-		return nil, fmt.Errorf("%w: no %s (tried %s); set $%s or Options.Python", ErrNoPython, want, strings.Join(tried, "; "), EnvPython)
-	}
-	if r.opts.Isolation == IsolationNone {
-		p.notes = append(p.notes, "namespaces not used (isolation: none)")
-		return p, nil
-	}
-	// The probe script checks that the lockdown holds: the private
-	// directory is read-only, the work directory is not.
-	const nsCheck = "import os\n" +
-		"open('probe.txt', 'w').write('ok')\n" +
-		"try:\n    open('../escape.txt', 'w')\nexcept OSError:\n    print('locked')\n" +
-		"else:\n    raise SystemExit('the private directory is writable')\n"
-	for _, m := range []mode{{namespaces: true, lockdown: true}, {namespaces: true}} {
-		script := "print('ok')\n"
-		if m.lockdown {
-			script = nsCheck
-		}
-		res, err := r.execute(ctx, p, m, Request{Name: "probe", Script: script, Timeout: probeTimeout}, nil)
-		if err == nil && res.Exited() {
-			p.namespaces, p.lockdown = true, m.lockdown
-			break
-		}
-		why := ""
-		if err != nil {
-			why = err.Error()
-		} else {
-			why = res.FailureLine()
-		}
-		note := fmt.Sprintf("namespaces (lockdown %v) unavailable: %s", m.lockdown, oneLine(why))
-		p.notes = append(p.notes, note)
-		r.opts.Logger.Warn("sandbox: "+note, "python", p.python)
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-	}
-	if !p.namespaces && r.opts.Isolation == IsolationNamespace {
-		return nil, fmt.Errorf("sandbox: isolation %q was asked for but namespaces do not work here: %s", IsolationNamespace, strings.Join(p.notes, "; "))
-	}
-	return p, nil
-}
-
-// versionScript imports modules and prints the versions found:
-// "python 3.11.2; numpy 1.24.2, scipy 1.10.1".
-func versionScript(modules []string) string {
-	var b strings.Builder
-	b.WriteString("import sys\nparts = []\n")
-	for _, m := range modules {
-		fmt.Fprintf(&b, "import %s\nparts.append('%s ' + str(getattr(%s, '__version__', '?')))\n", m, m, m)
-	}
-	b.WriteString("print('; '.join(['python ' + sys.version.split()[0]] + ([', '.join(parts)] if parts else [])))\n")
-	return b.String()
-}
-
-func (r *Runner) info(p *probe, timeout time.Duration) *Info {
-	o := r.opts
-	nproc := fmt.Sprintf("nproc=%d", o.MaxProcesses)
-	if p.root && !p.dropUser {
-		nproc += " (not binding: runs as root)"
-	}
-	info := &Info{
-		ProcessGroup: true,
-		Rlimits: []string{
-			fmt.Sprintf("cpu=%ds", o.cpuSeconds(timeout)),
-			"as=" + byteSize(o.MemoryBytes),
-			nproc,
-			"fsize=" + byteSize(o.MaxFileBytes),
-			fmt.Sprintf("nofile=%d", o.MaxOpenFiles),
-			"core=0",
-		},
-		ScrubbedEnv:    true,
-		PrivateTmp:     true,
-		OutputCapBytes: o.OutputCap,
-		Network:        NetworkNotIsolated,
-		Filesystem:     "permissions only",
-		TimeoutSeconds: timeout.Seconds(),
-		Python:         strings.TrimSpace(p.python + " (" + p.versions + ")"),
-		Notes:          p.notes,
-	}
-	if p.namespaces {
-		info.Network = NetworkNamespace
-		info.PIDNamespace = true
-	}
-	if p.lockdown {
-		info.Filesystem = "read-only except the work directory (tmpfs of " + byteSize(o.ScratchBytes) + ")"
-	}
-	switch {
-	case p.dropUser:
-		info.User = fmt.Sprintf("uid %d gid %d (the caller runs as root)", o.UID, o.GID)
-	case p.root:
-		info.User = "root (KeepUser)"
-	default:
-		info.User = fmt.Sprintf("uid %d, the caller's own", os.Geteuid())
-	}
-	return info
+	return r.probe.python
 }
 
 // Run runs one script. The error is the runner's own failure (no
@@ -293,24 +163,11 @@ func (r *Runner) Run(ctx context.Context, req Request) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	var files []*os.File
-	defer func() {
-		for _, f := range files {
-			f.Close()
-		}
-	}()
-	for _, path := range req.Files {
-		f, err := os.Open(path)
-		if err != nil {
-			return nil, fmt.Errorf("sandbox: %w", err)
-		}
-		files = append(files, f)
-	}
-	return r.execute(ctx, p, mode{namespaces: p.namespaces, lockdown: p.lockdown}, req, files)
+	return r.execute(ctx, p, p.mode, req)
 }
 
-// execute runs req in a private directory under m.
-func (r *Runner) execute(ctx context.Context, p *probe, m mode, req Request, files []*os.File) (res *Result, err error) {
+// execute runs req in a private directory under mode.
+func (r *Runner) execute(ctx context.Context, p *probe, mode string, req Request) (res *Result, err error) {
 	timeout := req.Timeout
 	if timeout <= 0 {
 		timeout = r.opts.Timeout
@@ -331,48 +188,61 @@ func (r *Runner) execute(ctx context.Context, p *probe, m mode, req Request, fil
 	if err != nil {
 		return nil, err
 	}
-
-	limits := map[string]int64{
-		"cpu":    int64(r.opts.cpuSeconds(timeout)),
-		"as":     r.opts.MemoryBytes,
-		"nproc":  int64(r.opts.MaxProcesses),
-		"fsize":  r.opts.MaxFileBytes,
-		"nofile": int64(r.opts.MaxOpenFiles),
-		"core":   0,
-	}
-	cfg, err := json.Marshal(map[string]any{
-		"python": p.python, "script": script, "work": work,
-		"lockdown": m.lockdown, "scratch_bytes": r.opts.ScratchBytes, "limits": limits,
-	})
+	cfg, err := r.bootConfig(p, mode, dir, lib, work, script, timeout)
 	if err != nil {
-		return nil, fmt.Errorf("sandbox: %w", err)
+		return nil, err
 	}
+
+	// Three pipes: the output (stdout and stderr), the record channel and
+	// the setup channel. The child's ends are closed here once it runs.
 	outR, outW, err := os.Pipe()
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: output pipe: %w", err)
 	}
 	defer outR.Close()
+	recR, recW, err := os.Pipe()
+	if err != nil {
+		outW.Close()
+		return nil, fmt.Errorf("sandbox: record pipe: %w", err)
+	}
+	defer recR.Close()
+	setR, setW, err := os.Pipe()
+	if err != nil {
+		outW.Close()
+		recW.Close()
+		return nil, fmt.Errorf("sandbox: setup pipe: %w", err)
+	}
+	defer setR.Close()
+	closeChildEnds := func() {
+		outW.Close()
+		recW.Close()
+		setW.Close()
+	}
 	cmd := exec.Command(p.python, "-s", filepath.Join(dir, "boot", "coordbench_sandbox.py"), string(cfg))
 	cmd.Env = env(lib, work)
 	cmd.Dir = work
 	cmd.Stdout, cmd.Stderr = outW, outW
-	cmd.ExtraFiles = files
-	cmd.SysProcAttr = r.procAttr(p, m)
+	cmd.ExtraFiles = []*os.File{recW, setW} // RecordFD (3) and setupFD (4)
+	cmd.SysProcAttr = r.procAttr(p, mode)
 
 	started := time.Now()
 	if err := cmd.Start(); err != nil {
-		outW.Close()
+		closeChildEnds()
 		return nil, fmt.Errorf("sandbox: start %s: %w", p.python, err)
 	}
-	outW.Close()
+	closeChildEnds()
 	pgid := cmd.Process.Pid
 
-	out := &cappedOutput{limit: r.opts.OutputCap, over: make(chan struct{})}
-	readDone := make(chan struct{})
-	go func() {
-		defer close(readDone)
-		out.drain(outR)
-	}()
+	out := &cappedOutput{limit: int64(r.opts.OutputCap), over: make(chan struct{})}
+	recs := &cappedOutput{limit: r.opts.RecordCap, over: make(chan struct{})}
+	setup := &cappedOutput{limit: 4 << 10, over: make(chan struct{})}
+	var drained sync.WaitGroup
+	for _, d := range []struct {
+		c *cappedOutput
+		f *os.File
+	}{{out, outR}, {recs, recR}, {setup, setR}} {
+		drained.Go(func() { d.c.drain(d.f) })
+	}
 	exited := make(chan error, 1)
 	go func() { exited <- waitExitedNoReap(pgid) }()
 
@@ -385,6 +255,8 @@ func (r *Runner) execute(ctx context.Context, p *probe, m mode, req Request, fil
 		killedFor = ReasonTimeout
 	case <-out.over:
 		killedFor = LimitOutput
+	case <-recs.over:
+		killedFor = LimitRecords
 	case <-ctx.Done():
 		killedFor = "canceled"
 	}
@@ -402,13 +274,17 @@ func (r *Runner) execute(ctx context.Context, p *probe, m mode, req Request, fil
 	r.killGroup(pgid)
 	waitErr := cmd.Wait()
 	elapsed := time.Since(started)
-	_ = outR.SetReadDeadline(time.Now().Add(drainTimeout))
-	<-readDone
+	deadline := time.Now().Add(drainTimeout)
+	for _, f := range []*os.File{outR, recR, setR} {
+		_ = f.SetReadDeadline(deadline)
+	}
+	drained.Wait()
 
 	res = &Result{ProcessGroup: pgid, Dir: dir, Sandbox: r.info(p, timeout),
 		DurationMS: round3(float64(elapsed.Microseconds()) / 1000)}
 	res.OutputBytes, res.OutputTruncated = out.total, out.total > int64(out.buf.Len())
-	res.Output = strings.ReplaceAll(out.buf.String(), dir+string(filepath.Separator), "")
+	res.Output = stripPaths(out.buf.String(), dir)
+	res.Records, res.RecordBytes = recs.buf.Bytes(), recs.total
 	if ps := cmd.ProcessState; ps != nil {
 		res.ExitCode = ps.ExitCode()
 		if ru, ok := ps.SysUsage().(*syscall.Rusage); ok && ru != nil {
@@ -424,17 +300,75 @@ func (r *Runner) execute(ctx context.Context, p *probe, m mode, req Request, fil
 	if killedFor == "canceled" {
 		return nil, fmt.Errorf("sandbox: %s: %w", req.Name, context.Cause(ctx))
 	}
-	if res.ExitCode == setupFailed && strings.Contains(res.Output, setupMarker) {
-		return nil, fmt.Errorf("sandbox: %s", strings.TrimSpace(lastLine(res.Output)))
+	// Only the setup channel says whether the sandbox was set up: the
+	// code never holds it.
+	status := setup.buf.String()
+	if i := strings.Index(status, "setup failed:"); i >= 0 {
+		return nil, fmt.Errorf("sandbox: %s", strings.TrimSpace(status[i:]))
+	}
+	if !strings.HasPrefix(status, "ready\n") {
+		if killedFor == ReasonTimeout {
+			return nil, fmt.Errorf("sandbox: the sandbox was not set up within %s", timeout)
+		}
+		how := fmt.Sprintf("exit status %d", res.ExitCode)
+		if res.Signal != "" {
+			how = "killed by " + res.Signal
+		}
+		return nil, fmt.Errorf("sandbox: the boot script ended before the code started (%s): %s", how, clipText(oneLine(res.Output), 300))
 	}
 	r.opts.classify(res, killedFor, timeout, req)
 	return res, nil
 }
 
+// bootConfig is the boot script's configuration for a run under mode.
+func (r *Runner) bootConfig(p *probe, mode, dir, lib, work, script string, timeout time.Duration) ([]byte, error) {
+	limits := map[string]int64{
+		"cpu":    int64(r.opts.cpuSeconds(timeout)),
+		"as":     r.opts.MemoryBytes,
+		"nproc":  int64(r.opts.MaxProcesses),
+		"fsize":  r.opts.MaxFileBytes,
+		"nofile": int64(r.opts.MaxOpenFiles),
+		"core":   0,
+	}
+	cfg := map[string]any{
+		"mode": mode, "work": work, "cwd": work, "scratch_bytes": r.opts.ScratchBytes, "limits": limits,
+		"setup_fd": setupFD, "sys_pivot_root": syscall.SYS_PIVOT_ROOT,
+		"argv": []string{p.python, "-s", script}, "env": env(lib, work),
+	}
+	if mode == modeRoot {
+		name := filepath.Base(script)
+		cfg["argv"] = []string{p.python, "-s", insideDir + "/" + name}
+		cfg["env"] = env(insideLib, insideWork)
+		cfg["cwd"] = insideWork
+		cfg["root"] = map[string]any{
+			"dir":      filepath.Join(dir, "root"),
+			"binds":    p.layout.Binds,
+			"symlinks": p.layout.Symlinks,
+			"devices":  rootDevices(),
+			"files":    [][]any{{lib, insideLib, true}, {script, insideDir + "/" + name, false}},
+			"work":     insideWork,
+		}
+	}
+	b, err := json.Marshal(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: %w", err)
+	}
+	return b, nil
+}
+
+// stripPaths takes the private directory and the minimal root's own paths
+// off the output, so that what the code printed reads the same in every
+// mode and names no host directory.
+func stripPaths(out, dir string) string {
+	out = strings.ReplaceAll(out, dir+string(filepath.Separator), "")
+	return strings.ReplaceAll(out, insideDir+"/", "")
+}
+
 // prepareDir writes the boot script, the library and the script into the
-// private directory and makes the work directory, with the ownership and
-// modes the sandboxed identity needs: it may read the library and the
-// script and write the work directory only.
+// private directory and makes the work directory and the minimal root's
+// mount point, with the ownership and modes the sandboxed identity needs:
+// it may read the library and the script and write the work directory
+// only.
 func (r *Runner) prepareDir(dir string, p *probe, req Request) (lib, work, script string, err error) {
 	// 0711: the sandboxed identity may enter, not list.
 	if err := os.Chmod(dir, 0o711); err != nil {
@@ -444,11 +378,13 @@ func (r *Runner) prepareDir(dir string, p *probe, req Request) (lib, work, scrip
 		return "", "", "", fmt.Errorf("sandbox: write the boot script: %w", err)
 	}
 	lib = filepath.Join(dir, "lib")
-	if err := os.Mkdir(lib, 0o755); err != nil {
-		return "", "", "", fmt.Errorf("sandbox: %w", err)
-	}
-	if err := os.Chmod(lib, 0o755); err != nil {
-		return "", "", "", fmt.Errorf("sandbox: %w", err)
+	for _, d := range []string{lib, filepath.Join(dir, "root")} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			return "", "", "", fmt.Errorf("sandbox: %w", err)
+		}
+		if err := os.Chmod(d, 0o755); err != nil {
+			return "", "", "", fmt.Errorf("sandbox: %w", err)
+		}
 	}
 	if r.opts.Lib != nil {
 		if err := copyTree(lib, r.opts.Lib); err != nil {
@@ -509,16 +445,16 @@ func writeReadable(path string, b []byte) error {
 }
 
 // procAttr starts the child in its own process group, killed should the
-// caller die, as the sandboxed identity and, in namespace mode, in new
-// namespaces in which it is root (the boot script needs that to lock the
-// file system down; it gives the identity up before the script runs).
-func (r *Runner) procAttr(p *probe, m mode) *syscall.SysProcAttr {
+// caller die, as the sandboxed identity and, in the namespace modes, in new
+// namespaces in which it is root (the boot script needs that to build the
+// minimal root; it gives the identity up before the script runs).
+func (r *Runner) procAttr(p *probe, mode string) *syscall.SysProcAttr {
 	attr := &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	uid, gid := os.Geteuid(), os.Getegid()
 	if p.dropUser {
 		uid, gid = int(r.opts.UID), int(r.opts.GID)
 	}
-	if !m.namespaces {
+	if !namespaces(mode) {
 		if p.dropUser {
 			attr.Credential = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), Groups: []uint32{}}
 		}

@@ -38,5 +38,8 @@ func (r *Runner) Info(time.Duration) *Info { return nil }
 // Timeout is the default wall-clock limit of one run.
 func (r *Runner) Timeout() time.Duration { return r.opts.Timeout }
 
+// Python is empty: no interpreter was probed.
+func (r *Runner) Python() string { return "" }
+
 // Run returns an error wrapping errors.ErrUnsupported.
 func (r *Runner) Run(context.Context, Request) (*Result, error) { return nil, errUnsupported }

@@ -227,16 +227,23 @@ func TestSandboxMemoryHog(t *testing.T) {
 const memoryHog = "chunks = []\nfor _ in range(40):\n    chunks.append(b'x' * (32 << 20))\nprint('allocated', len(chunks))\n"
 
 // TestSandboxWriteOutside: the script may write its work directory and
-// nothing else. With the file system locked down even a world-writable
-// directory is refused; without, the sandboxed identity's permissions are
-// what refuses it.
+// nothing else. In the minimal root a world-writable directory of the host
+// is not there at all; with the host's tree locked down it is refused;
+// without, the sandboxed identity's permissions are what refuses it.
 func TestSandboxWriteOutside(t *testing.T) {
 	r := testRunner(t, sandbox.Options{})
 	info, _ := r.Check(t.Context())
 	outside := t.TempDir()
 	want := "Permission denied"
 	switch {
-	case strings.HasPrefix(info.Filesystem, "read-only"):
+	case info.HostFilesHidden:
+		for _, d := range []string{filepath.Dir(outside), outside} {
+			if err := os.Chmod(d, 0o777); err != nil {
+				t.Fatal(err)
+			}
+		}
+		want = "No such file or directory"
+	case strings.Contains(info.Filesystem, "read-only"):
 		// Every identity may write there: only the lockdown refuses.
 		for _, d := range []string{filepath.Dir(outside), outside} {
 			if err := os.Chmod(d, 0o777); err != nil {
@@ -359,7 +366,7 @@ func TestSandboxFallback(t *testing.T) {
 	r := testRunner(t, sandbox.Options{Isolation: sandbox.IsolationNone, MaxProcesses: 16, MemoryBytes: 512 << 20,
 		OutputCap: 64 << 10, CPUSeconds: 600})
 	info, _ := r.Check(t.Context())
-	if info.Network != sandbox.NetworkNotIsolated || info.Filesystem != "permissions only" || info.PIDNamespace {
+	if info.Network != sandbox.NetworkNotIsolated || info.Filesystem != "permissions only" || info.PIDNamespace || info.HostFilesHidden || info.Proc != "host" {
 		t.Errorf("sandbox info %+v", *info)
 	}
 	nprocBinds := !slices.ContainsFunc(info.Rlimits, func(l string) bool { return strings.Contains(l, "not binding") })
@@ -406,4 +413,112 @@ func TestSandboxFallback(t *testing.T) {
 			t.Errorf("%s was created", target)
 		}
 	})
+}
+
+// TestSandboxMinimalRoot: in the minimal root the code sees the interpreter
+// and its libraries, its own directory and its own processes, and nothing
+// else of the host: no hidden path, no file of the host's tree, no other
+// process; and it can write nothing but its work directory.
+func TestSandboxMinimalRoot(t *testing.T) {
+	secret := t.TempDir()
+	if err := os.WriteFile(filepath.Join(secret, "targets.h5"), []byte("secret"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{filepath.Dir(secret), secret} {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := testRunner(t, sandbox.Options{Hidden: []string{secret}})
+	info, _ := r.Check(t.Context())
+	if !info.HostFilesHidden {
+		unavailable(t, "no minimal root here: "+strings.Join(info.Notes, "; "))
+	}
+	wd, _ := os.Getwd()
+	script := fmt.Sprintf(`import os, sys
+seen = []
+for p in [%q, %q, %q, "/etc/passwd", "/root", "/home", "/tmp", "/work", "/var", "/sys"]:
+    if os.path.exists(p):
+        seen.append(p)
+pids = sorted(int(d) for d in os.listdir("/proc") if d.isdigit())
+print("seen", seen)
+print("pids", pids, "mine", os.getpid())
+print("root", sorted(os.listdir("/")))
+try:
+    open("/escape.txt", "w")
+except OSError as e:
+    print("root write:", e.strerror)
+try:
+    open("/usr/escape.txt", "w")
+except OSError as e:
+    print("usr write:", e.strerror)
+open("inside.txt", "w").write("fine")
+import json, ctypes, math
+print("ok")
+`, secret, filepath.Join(secret, "targets.h5"), wd)
+	res, err := r.Run(t.Context(), sandbox.Request{Name: "root", Script: script, Timeout: 60 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkNothingLeft(t, res)
+	t.Logf("output:\n%s", res.Output)
+	if !res.Exited() {
+		t.Fatalf("%s: %s", res.Reason, res.Detail)
+	}
+	for _, want := range []string{"seen []", "pids [1] mine 1", "root write: Read-only file system", "usr write: Read-only file system", "ok"} {
+		if !strings.Contains(res.Output, want) {
+			t.Errorf("output lacks %q", want)
+		}
+	}
+}
+
+// TestSandboxHiddenRefused: a minimal root that would bind a hidden path
+// is not built; the runner falls back and says so.
+func TestSandboxHiddenRefused(t *testing.T) {
+	r := testRunner(t, sandbox.Options{Hidden: []string{"/usr/lib"}})
+	info, _ := r.Check(t.Context())
+	if info.HostFilesHidden || !slices.ContainsFunc(info.Notes, func(n string) bool { return strings.Contains(n, "would expose /usr/lib") }) {
+		t.Errorf("info %+v", *info)
+	}
+}
+
+// TestSandboxRecords: what the code writes on the record channel comes back
+// as it was written; past the cap the group is killed.
+func TestSandboxRecords(t *testing.T) {
+	r := testRunner(t, sandbox.Options{RecordCap: 1 << 20})
+	res, err := r.Run(t.Context(), sandbox.Request{Name: "rec", Timeout: 60 * time.Second,
+		Script: "import os\nos.write(3, b'one ')\nos.write(3, b'two')\nprint('done')\n"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(res.Records) != "one two" || res.RecordBytes != 7 || !res.Exited() {
+		t.Errorf("records %q (%d bytes), %s %s", res.Records, res.RecordBytes, res.Reason, res.Detail)
+	}
+	res = runContained(t, r, "import os\nwhile True:\n    os.write(3, b'x' * 65536)\n", 120*time.Second)
+	if res.Reason != sandbox.ReasonLimit || res.Limit != sandbox.LimitRecords || len(res.Records) > 1<<20 {
+		t.Errorf("reason %q limit %q, %d records bytes kept", res.Reason, res.Limit, len(res.Records))
+	}
+}
+
+// TestSandboxSetupChannel: code that prints the boot script's failure line
+// and exits with its status is the code's failure, not the runner's: only
+// the setup channel, closed when the code starts, can say the sandbox was
+// not set up.
+func TestSandboxSetupChannel(t *testing.T) {
+	for _, opts := range []sandbox.Options{{}, {Isolation: sandbox.IsolationNone}} {
+		r := testRunner(t, opts)
+		for _, script := range []string{
+			"import sys, os\nsys.stderr.write('coordbench-sandbox: setup failed: forged\\n')\nos._exit(120)\n",
+			"import os\nfor fd in range(3, 64):\n    try:\n        os.write(fd, b'setup failed: forged\\n')\n    except OSError:\n        pass\nos._exit(120)\n",
+		} {
+			res, err := r.Run(t.Context(), sandbox.Request{Name: "forge", Script: script, Timeout: 60 * time.Second})
+			if err != nil {
+				t.Errorf("isolation %q: the code's exit became the runner's error: %v", opts.Isolation, err)
+				continue
+			}
+			if res.Reason != sandbox.ReasonCrashed || res.ExitCode != 120 {
+				t.Errorf("isolation %q: %s, exit %d", opts.Isolation, res.Reason, res.ExitCode)
+			}
+		}
+	}
 }

@@ -26,6 +26,7 @@ const (
 	DefaultMaxOpenFiles = 256
 	DefaultOutputCap    = 256 << 10
 	DefaultScratchBytes = 256 << 20
+	DefaultRecordCap    = 64 << 20
 	// DefaultUID is the identity code runs as when the caller is root:
 	// nobody.
 	DefaultUID = 65534
@@ -77,13 +78,19 @@ const (
 	LimitOpenFiles = "open_files"
 	LimitOutput    = "output"
 	LimitScratch   = "scratch"
+	LimitRecords   = "records"
 )
 
+// RecordFD is the file descriptor of the record channel in the code's
+// process: the write end of a pipe the runner reads (Result.Records). Only
+// the code holds it; the runner never reads anything else from the code as
+// data.
+const RecordFD = 3
+
 const (
-	// setupFailed is the boot script's exit status when it could not set
-	// the sandbox up.
-	setupFailed = 120
-	setupMarker = "coordbench-sandbox: setup failed:"
+	// setupFD is the boot script's setup channel (see
+	// py/coordbench_sandbox.py); it is closed when the code starts.
+	setupFD = 4
 	// probeTimeout bounds each probe run; drainTimeout bounds the wait for
 	// the output pipe to close once the group is dead.
 	probeTimeout = 60 * time.Second
@@ -102,6 +109,10 @@ type Options struct {
 	Modules []string
 	// Lib is a file tree put on the code's PYTHONPATH, read-only to it.
 	Lib fs.FS
+	// Hidden are paths the code must not see. The minimal root binds
+	// nothing that holds one of them or lies inside one; a machine where
+	// that cannot be done falls back to a weaker mode, and Info says so.
+	Hidden []string
 	// Timeout bounds one run (default 300 s); Request.Timeout overrides it.
 	Timeout time.Duration
 	// CPUSeconds is RLIMIT_CPU (default: the timeout, rounded up).
@@ -117,6 +128,9 @@ type Options struct {
 	MaxOpenFiles int
 	// OutputCap bounds stdout and stderr together (default 256 KiB).
 	OutputCap int
+	// RecordCap bounds the record channel (default 64 MiB); past it the
+	// group is killed and the run fails with limit "records".
+	RecordCap int64
 	// ScratchBytes is the size of the work directory's tmpfs when the file
 	// system is locked down (default 256 MiB).
 	ScratchBytes int64
@@ -152,6 +166,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.OutputCap <= 0 {
 		o.OutputCap = DefaultOutputCap
+	}
+	if o.RecordCap <= 0 {
+		o.RecordCap = DefaultRecordCap
 	}
 	if o.ScratchBytes <= 0 {
 		o.ScratchBytes = DefaultScratchBytes
@@ -197,10 +214,19 @@ type Info struct {
 	// Network is "namespace" (no interface the code could use) or "not
 	// isolated".
 	Network string `json:"network"`
-	// Filesystem is "read-only except the work directory" or "permissions
-	// only".
-	Filesystem   string `json:"filesystem"`
-	PIDNamespace bool   `json:"pid_namespace"`
+	// Filesystem says what the code's file system is: a minimal root, the
+	// host's read-only, or the host's under file permissions only.
+	Filesystem string `json:"filesystem"`
+	// HostFilesHidden: the code sees nothing of the host's files but the
+	// interpreter and its libraries (the minimal root), and Options.Hidden
+	// least of all.
+	HostFilesHidden bool `json:"host_files_hidden"`
+	// Proc is what /proc shows: "own PID namespace", "none" or "host".
+	Proc string `json:"proc"`
+	// SetupChannel: setup failures come on a pipe closed when the code
+	// starts, so the code cannot pass its failure off as the runner's.
+	SetupChannel bool `json:"setup_channel"`
+	PIDNamespace bool `json:"pid_namespace"`
 	// User is who the code runs as.
 	User string `json:"user"`
 	// TimeoutSeconds is the wall-clock limit of one run.
@@ -225,9 +251,6 @@ type Request struct {
 	Script string
 	// Sections map the script's lines to their origin.
 	Sections []Section
-	// Files are opened read-only by the runner and passed to the script as
-	// file descriptors 3, 4, …
-	Files []string
 	// Timeout overrides Options.Timeout.
 	Timeout time.Duration
 }
@@ -255,6 +278,10 @@ type Result struct {
 	DurationMS      float64 `json:"duration_ms"`
 	CPUMS           float64 `json:"cpu_ms"`
 	MaxRSSKB        int64   `json:"max_rss_kb,omitempty"`
+	// Records is what the code wrote on the record channel (RecordFD), at
+	// most Options.RecordCap bytes; RecordBytes counts all.
+	Records     []byte `json:"-"`
+	RecordBytes int64  `json:"record_bytes"`
 	// Sandbox is what was in force.
 	Sandbox *Info `json:"-"`
 	// ProcessGroup and Dir are the run's process group and private
@@ -325,6 +352,9 @@ func (o Options) classify(res *Result, killedFor string, timeout time.Duration, 
 	case killedFor == LimitOutput:
 		res.Reason, res.Limit = ReasonLimit, LimitOutput
 		res.Detail = fmt.Sprintf("more than %d bytes of output; the process group was killed", o.OutputCap)
+	case killedFor == LimitRecords:
+		res.Reason, res.Limit = ReasonLimit, LimitRecords
+		res.Detail = fmt.Sprintf("more than %d bytes of records; the process group was killed", o.RecordCap)
 	case killedFor == ReasonTimeout:
 		res.Reason = ReasonTimeout
 		res.Detail = fmt.Sprintf("no result within %s; the process group was killed", timeout)
@@ -339,25 +369,36 @@ func (o Options) classify(res *Result, killedFor string, timeout time.Duration, 
 		if res.Detail == "" {
 			res.Detail = "killed by " + res.Signal
 		}
-	case strings.Contains(exc, "MemoryError") || strings.Contains(exc, "Cannot allocate memory"):
-		limit(LimitMemory, "")
-	case strings.Contains(exc, "Resource temporarily unavailable") && (strings.Contains(exc, "BlockingIOError") || strings.Contains(exc, "fork")):
-		limit(LimitProcesses, "")
-	case strings.Contains(exc, "File too large"):
-		limit(LimitFileSize, "")
-	case strings.Contains(exc, "No space left on device"):
-		limit(LimitScratch, "")
-	case strings.Contains(exc, "Too many open files"):
-		limit(LimitOpenFiles, "")
+	case ExceptionLimit(exc) != "":
+		limit(ExceptionLimit(exc), "")
 	default:
 		res.Reason = ReasonCrashed
 		if res.Detail == "" {
 			res.Detail = fmt.Sprintf("exit status %d", res.ExitCode)
 		}
 	}
-	if res.Section != "" && res.Detail != "" && res.Reason != ReasonExited && res.Reason != ReasonTimeout && res.Limit != LimitOutput {
+	if res.Section != "" && res.Detail != "" && res.Reason != ReasonExited && res.Reason != ReasonTimeout && res.Limit != LimitOutput && res.Limit != LimitRecords {
 		res.Detail += " (in " + res.Section + ")"
 	}
+}
+
+// ExceptionLimit names the limit a Python exception line says the code hit
+// ("" for none): MemoryError under the address-space limit, EAGAIN from fork
+// under the process limit, and so on.
+func ExceptionLimit(exc string) string {
+	switch {
+	case strings.Contains(exc, "MemoryError") || strings.Contains(exc, "Cannot allocate memory"):
+		return LimitMemory
+	case strings.Contains(exc, "Resource temporarily unavailable") && (strings.Contains(exc, "BlockingIOError") || strings.Contains(exc, "fork")):
+		return LimitProcesses
+	case strings.Contains(exc, "File too large"):
+		return LimitFileSize
+	case strings.Contains(exc, "No space left on device"):
+		return LimitScratch
+	case strings.Contains(exc, "Too many open files"):
+		return LimitOpenFiles
+	}
+	return ""
 }
 
 // tracebackFrame matches a frame line of a Python traceback.
@@ -410,10 +451,10 @@ func sectionOf(sections []Section, line int) string {
 	return ""
 }
 
-// cappedOutput keeps the first limit bytes of the output, counts the rest,
-// and closes over once the output passes limit.
+// cappedOutput keeps the first limit bytes of a stream, counts the rest,
+// and closes over once the stream passes limit.
 type cappedOutput struct {
-	limit int
+	limit int64
 	buf   bytes.Buffer
 	total int64
 	over  chan struct{}
@@ -427,10 +468,10 @@ func (c *cappedOutput) drain(r io.Reader) {
 		n, err := r.Read(b)
 		if n > 0 {
 			c.total += int64(n)
-			if room := c.limit - c.buf.Len(); room > 0 {
-				c.buf.Write(b[:min(n, room)])
+			if room := c.limit - int64(c.buf.Len()); room > 0 {
+				c.buf.Write(b[:min(int64(n), room)])
 			}
-			if c.total > int64(c.limit) {
+			if c.total > c.limit {
 				c.once.Do(func() { close(c.over) })
 			}
 		}

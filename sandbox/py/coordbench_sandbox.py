@@ -1,29 +1,42 @@
-"""coordbench sandbox boot: the first code a step's process runs.
+"""coordbench sandbox boot: the first code a run's process runs.
 
 The Go runner starts this file with the chosen interpreter, in a process
 group of its own and, where the machine allows, in new user, mount,
 network, PID, IPC and UTS namespaces (as root-in-namespace). Nothing of the
-step's code has run yet. It then, in order:
+code to run has run yet. Then, by the configuration's mode:
 
-1. with "lockdown": mounts a size-limited tmpfs over the work directory,
-   makes every mount read-only (mount_setattr, recursively from "/") except
-   that tmpfs, so the code can write nowhere else;
-2. sets the resource limits, soft = hard (CPU seconds get one second of
-   grace between SIGXCPU and SIGKILL), so the code cannot raise them;
-3. with "lockdown": enters a further user and mount namespace in which it
-   holds no mapped identity, which locks the read-only mounts (the code
-   can no longer remount them) and leaves it no capability over any file;
-4. sets no_new_privs, so no set-user-ID program regains privileges;
-5. changes to the work directory and replaces itself (execv) with a fresh
-   interpreter running the step's script, which inherits all of the above.
+* "root": builds a minimal root on a tmpfs (the interpreter, its standard
+  library, the packages and shared libraries it loads, bind-mounted from the
+  host; a few device nodes; a fresh /proc of the PID namespace; the run's
+  library and script under /sandbox, read-only; a size-limited tmpfs as the
+  work directory /sandbox/work), pivot_roots into it and detaches the host's
+  tree, and makes every mount read-only except the work directory. Nothing
+  else of the host (its files, its other processes) is reachable.
+* "lockdown": mounts a size-limited tmpfs over the work directory and makes
+  every other mount of the host's tree read-only.
+* "namespaces", "plain": no file system changes.
 
-A failure of any step ends the process with status 120 and a line starting
-"coordbench-sandbox: setup failed:" on stderr, before any untrusted code
-ran; the runner reports it as its own error, not the solver's.
+In every mode it then sets the resource limits, soft = hard (CPU seconds
+get one second of grace between SIGXCPU and SIGKILL), so the code cannot
+raise them; with "root" or "lockdown" enters a further user and mount
+namespace in which it holds no mapped identity, which locks the read-only
+mounts and leaves it no capability over any file; sets no_new_privs; changes
+to the work directory; and replaces itself (execve) with a fresh interpreter
+running the script.
 
-The configuration is one JSON argument: python, script, work, lockdown,
-scratch_bytes, limits ({"cpu": s, "as": bytes, "nproc": n, "fsize": bytes,
-"nofile": n, "core": 0}).
+The setup channel is file descriptor setup_fd, the write end of a pipe the
+runner reads: "ready" is written just before execve, and the descriptor is
+close-on-exec, so the code never holds it. A failure before or at execve
+writes "setup failed: ..." there and exits with status 120. Whatever the code
+prints or exits with later cannot reach this channel, so it cannot pass its
+own failure off as the runner's.
+
+The configuration is one JSON argument: mode, argv, env, cwd, work (the
+host's work directory), scratch_bytes, limits ({"cpu": s, "as": bytes,
+"nproc": n, "fsize": bytes, "nofile": n, "core": 0}), setup_fd,
+sys_pivot_root, and with mode "root" root: {dir, binds: [[path, is_dir]],
+symlinks: [[path, target]], devices: [path], files: [[host, inside,
+is_dir]], work}.
 """
 
 import ctypes
@@ -41,14 +54,21 @@ AT_FDCWD = -100
 AT_RECURSIVE = 0x8000
 MOUNT_ATTR_RDONLY = 0x1
 MOUNT_ATTR_NOSUID = 0x2
+MS_RDONLY = 0x1
 MS_NOSUID = 0x2
 MS_NODEV = 0x4
+MS_NOEXEC = 0x8
+MS_BIND = 0x1000
+MS_REC = 0x4000
+MS_PRIVATE = 1 << 18
+MNT_DETACH = 0x2
 CLONE_NEWNS = 0x00020000
 CLONE_NEWUSER = 0x10000000
 PR_SET_NO_NEW_PRIVS = 38
 
 _libc = ctypes.CDLL(None, use_errno=True)
 _libc.syscall.restype = ctypes.c_long
+_libc.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong, ctypes.c_char_p]
 
 
 class _MountAttr(ctypes.Structure):
@@ -62,17 +82,74 @@ def _check(ret, what):
         raise OSError(err, "%s: %s" % (what, os.strerror(err)))
 
 
+def _b(s):
+    return s.encode() if isinstance(s, str) else s
+
+
+def _mount(src, dst, fstype, flags, data=None):
+    _check(_libc.mount(_b(src), _b(dst), _b(fstype), flags, _b(data)),
+           "mount %s on %s" % (src or fstype, dst))
+
+
 def _mount_setattr(path, flags, attr_set, attr_clr):
     attr = _MountAttr(attr_set, attr_clr, 0, 0)
-    _check(_libc.syscall(SYS_MOUNT_SETATTR, AT_FDCWD, path.encode(), flags,
+    _check(_libc.syscall(SYS_MOUNT_SETATTR, AT_FDCWD, _b(path), flags,
                          ctypes.byref(attr), ctypes.sizeof(attr)),
            "mount_setattr " + path)
 
 
+def _mkfile(path):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "a"):
+        pass
+
+
+def build_root(root, scratch_bytes, sys_pivot_root):
+    """Builds the minimal root and pivots into it (see the module doc)."""
+    new = root["dir"]
+    # Nothing of what follows may propagate back to the host's mounts.
+    _mount(None, "/", None, MS_REC | MS_PRIVATE)
+    _mount("tmpfs", new, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,mode=0755")
+    for path, target in root["symlinks"]:
+        os.makedirs(os.path.dirname(new + path), exist_ok=True)
+        os.symlink(target, new + path)
+    for path, is_dir in root["binds"]:
+        inside = new + path
+        if is_dir:
+            os.makedirs(inside, exist_ok=True)
+        else:
+            _mkfile(inside)
+        _mount(path, inside, None, MS_BIND | MS_REC)
+    for dev in root["devices"]:
+        _mkfile(new + dev)
+        _mount(dev, new + dev, None, MS_BIND)
+    os.makedirs(new + "/proc", exist_ok=True)
+    try:
+        _mount("proc", new + "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    except OSError:
+        pass  # a kernel or container that refuses it: no /proc at all
+    work = new + root["work"]
+    os.makedirs(work, exist_ok=True)
+    _mount("tmpfs", work, "tmpfs", MS_NOSUID | MS_NODEV, "size=%d,mode=0700" % scratch_bytes)
+    for host, inside, is_dir in root["files"]:
+        if is_dir:
+            os.makedirs(new + inside, exist_ok=True)
+        else:
+            _mkfile(new + inside)
+        _mount(host, new + inside, None, MS_BIND)
+    old = new + "/.old"
+    os.makedirs(old, exist_ok=True)
+    os.chdir(new)
+    _check(_libc.syscall(sys_pivot_root, b".", b".old"), "pivot_root")
+    os.chdir("/")
+    _check(_libc.umount2(b"/.old", MNT_DETACH), "detach the host's tree")
+    os.rmdir("/.old")
+    _mount_setattr("/", AT_RECURSIVE, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID, 0)
+    _mount_setattr(root["work"], 0, 0, MOUNT_ATTR_RDONLY)
+
+
 def lockdown(work, scratch_bytes):
-    _check(_libc.mount(b"tmpfs", work.encode(), b"tmpfs", MS_NOSUID | MS_NODEV,
-                       ("size=%d,mode=0700" % scratch_bytes).encode()),
-           "mount tmpfs on the work directory")
+    _mount("tmpfs", work, "tmpfs", MS_NOSUID | MS_NODEV, "size=%d,mode=0700" % scratch_bytes)
     _mount_setattr("/", AT_RECURSIVE, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID, 0)
     _mount_setattr(work, 0, 0, MOUNT_ATTR_RDONLY)
 
@@ -99,26 +176,33 @@ def set_limits(limits):
         resource.setrlimit(LIMITS[name], (soft, hard))
 
 
+def _report(fd, text):
+    try:
+        os.write(fd, text.encode("utf-8", "replace"))
+    except OSError:
+        pass
+
+
 def main():
     cfg = json.loads(sys.argv[1])
+    fd = int(cfg["setup_fd"])
     try:
-        if cfg.get("lockdown"):
+        mode = cfg["mode"]
+        if mode == "root":
+            build_root(cfg["root"], int(cfg["scratch_bytes"]), int(cfg["sys_pivot_root"]))
+        elif mode == "lockdown":
             lockdown(cfg["work"], int(cfg["scratch_bytes"]))
         set_limits(cfg.get("limits", {}))
-        if cfg.get("lockdown"):
+        if mode in ("root", "lockdown"):
             seal()
         _check(_libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "prctl no_new_privs")
-        os.chdir(cfg["work"])
+        os.chdir(cfg["cwd"])
         sys.stdout.flush()
-    except Exception as e:  # noqa: BLE001 - every failure is reported the same way
-        sys.stderr.write("coordbench-sandbox: setup failed: %s\n" % e)
-        sys.stderr.flush()
-        os._exit(SETUP_FAILED)
-    try:
-        os.execv(cfg["python"], [cfg["python"], "-s", cfg["script"]])
-    except OSError as e:
-        sys.stderr.write("coordbench-sandbox: setup failed: exec %s: %s\n" % (cfg["python"], e))
-        sys.stderr.flush()
+        os.set_inheritable(fd, False)
+        _report(fd, "ready\n")
+        os.execve(cfg["argv"][0], cfg["argv"], dict(e.split("=", 1) for e in cfg["env"]))
+    except BaseException as e:  # noqa: BLE001 - every failure is reported the same way
+        _report(fd, "setup failed: %s\n" % e)
         os._exit(SETUP_FAILED)
 
 

@@ -11,7 +11,7 @@ import (
 // TestCompareHelpers runs our scicode.compare.cmp in the sandbox on
 // the cases its documentation names.
 func TestCompareHelpers(t *testing.T) {
-	r, err := sandbox.New(sandbox.Options{Lib: helpers(), Modules: []string{"numpy", "scipy", "h5py", "sympy"}})
+	r, err := sandbox.New(sandbox.Options{Lib: sandboxLib(), Modules: []string{"numpy", "scipy", "h5py", "sympy"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -108,6 +108,7 @@ func (w *walker) step(ctx context.Context, k int) StepResult {
 			continue
 		}
 		lastCode = code
+		a.Code = code
 		if !step.Scored() {
 			a.Reason = ReasonUnscored
 			r.Attempts = append(r.Attempts, a)
@@ -130,7 +131,8 @@ func (w *walker) step(ctx context.Context, k int) StepResult {
 		a.Reason, a.Limit, a.Detail, a.Section = res.Reason, res.Limit, res.Detail, res.Section
 		run := res.Run
 		a.TestMS, a.CPUMS, a.ExitCode, a.Signal, a.OutputBytes = run.DurationMS, run.CPUMS, run.ExitCode, run.Signal, run.OutputBytes
-		r.TestMS = round(r.TestMS+run.DurationMS, 3)
+		a.JudgeMS = res.JudgeMS
+		r.TestMS = round(r.TestMS+run.DurationMS+res.JudgeMS, 3)
 		r.Attempts = append(r.Attempts, a)
 		if res.Passed {
 			r.Passed = true
@@ -232,6 +234,10 @@ func (w *walker) feedback(k, turn int, a Attempt, res *Verdict) string {
 		b.WriteString("no code was found in it.\n")
 	case ReasonTestFailed:
 		fmt.Fprintf(&b, "%s failed.\n", orDefault(a.Section, "a test case"))
+	case ReasonNoResult:
+		b.WriteString("the run ended before the test cases' values were recorded.\n")
+	case ReasonInvalidResult:
+		b.WriteString("a value it returned cannot be compared.\n")
 	case ReasonTimeout:
 		fmt.Fprintf(&b, "the tests did not finish within %s.\n", w.timeout)
 	case ReasonLimit:
@@ -268,26 +274,6 @@ func (w *walker) feedbackData(k, turn int, a Attempt, output string) map[string]
 		d["output"] = output
 	}
 	return d
-}
-
-// trimTestOutput keeps the end of the output, where the traceback is,
-// starting at a line, within n bytes.
-func trimTestOutput(out string, n int) string {
-	out = strings.TrimSpace(out)
-	if i := strings.LastIndex(out, "Traceback (most recent call last):"); i > 0 && len(out)-i <= n {
-		out = out[i:]
-	}
-	if len(out) <= n {
-		return out
-	}
-	cut := len(out) - n
-	if j := strings.IndexByte(out[cut:], '\n'); j >= 0 && j < n/2 {
-		cut += j + 1
-	}
-	for cut < len(out) && out[cut]&0xC0 == 0x80 {
-		cut++
-	}
-	return "…\n" + out[cut:]
 }
 
 func msSince(t time.Time) float64 { return round(float64(time.Since(t).Microseconds())/1000, 3) }

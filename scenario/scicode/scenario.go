@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 
@@ -26,8 +28,10 @@ const (
 	keyStepTimeout    = "step_timeout_seconds"
 
 	DefaultMaxTurns = 3
-	maxTurns        = 20
-	maxStepTimeout  = 1800 * time.Second
+	// DefaultRecordCap bounds the values one run records.
+	DefaultRecordCap = 256 << 20
+	maxTurns         = 20
+	maxStepTimeout   = 1800 * time.Second
 	// A problem is many steps, each up to max_num_steps calls and test
 	// runs: without a task_timeout_seconds or deadline_seconds in the
 	// request, a SciCode assessment gets these (the shared defaults suit a
@@ -65,7 +69,11 @@ type Scenario struct {
 	missing map[string]string // split -> why it is not available
 	runner  *sandbox.Runner
 	sandbox *sandbox.Info
+	judge   *judge
 	log     *slog.Logger
+
+	plansMu sync.Mutex
+	plans   map[string][]plannedCase // split/step → the test cases as the sandbox runs them
 }
 
 var _ scenario.Scenario = (*Scenario)(nil)
@@ -82,7 +90,11 @@ func New(ctx context.Context, opts Options) (*Scenario, error) {
 	if opts.Sandbox.Logger == nil {
 		opts.Sandbox.Logger = opts.Logger
 	}
-	opts.Sandbox.Lib = helpers()
+	if opts.Sandbox.RecordCap <= 0 {
+		// The values of one step: step 6.1's are 21 MB.
+		opts.Sandbox.RecordCap = DefaultRecordCap
+	}
+	opts.Sandbox.Lib = sandboxLib()
 	opts.Sandbox.Modules = []string{"numpy", "scipy", "h5py"}
 	dir := opts.DataDir
 	if dir == "" {
@@ -91,7 +103,13 @@ func New(ctx context.Context, opts Options) (*Scenario, error) {
 			return nil, err
 		}
 	}
-	s := &Scenario{opts: opts, dir: dir, splits: map[string]*Split{}, missing: map[string]string{}, log: opts.Logger}
+	s := &Scenario{opts: opts, dir: dir, splits: map[string]*Split{}, missing: map[string]string{}, log: opts.Logger,
+		plans: map[string][]plannedCase{}}
+	// The data (targets, reference code) must never be within the
+	// solver's reach.
+	if abs, err := filepath.Abs(dir); err == nil {
+		opts.Sandbox.Hidden = append(opts.Sandbox.Hidden, abs)
+	}
 	var errs []error
 	for _, name := range []string{SplitValidation, SplitTest} {
 		sp, err := LoadSplit(dir, name)
@@ -122,7 +140,24 @@ func New(ctx context.Context, opts Options) (*Scenario, error) {
 		return nil, fmt.Errorf("scicode: %w", err)
 	}
 	s.runner, s.sandbox = runner, info
+	s.judge = &judge{python: runner.Python, log: s.log}
+	// The judge starts now: its imports are done before the first test,
+	// and a green agent without h5py says so at start-up.
+	if err := s.judge.call(cctx, map[string]any{"op": "hello"}, nil, &judgeReply{}); err != nil {
+		return nil, fmt.Errorf("scicode: the judge does not start: %w", err)
+	}
+	if !TamperProof(info) {
+		s.log.Warn("scicode: "+notTamperProof, "filesystem", info.Filesystem, "notes", info.Notes)
+	}
 	return s, nil
+}
+
+// Close stops the judge process; a later Test starts it again.
+func (s *Scenario) Close() error {
+	if s.judge != nil {
+		s.judge.stop()
+	}
+	return nil
 }
 
 // Name is the result's domain.

@@ -144,7 +144,7 @@ func TestScenarioRepair(t *testing.T) {
 		}
 		switch m.Kind {
 		case scicode.FeedbackKind:
-			if m.Turn != 2 || !strings.Contains(m.Text, "did not pass (turn 1 of 2)") || !strings.Contains(m.Text, "Traceback") {
+			if m.Turn != 2 || !strings.Contains(m.Text, "did not pass (turn 1 of 2)") || !strings.Contains(m.Text, "test case 1 of") {
 				t.Errorf("feedback for %s: turn %d, text:\n%s", m.Step, m.Turn, m.Text)
 			}
 		case scicode.StepKind:

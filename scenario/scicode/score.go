@@ -1,96 +1,23 @@
 package scicode
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/coordbench/coordbench/evals"
-	"github.com/coordbench/coordbench/sandbox"
 )
-
-// Reasons a step or an attempt ends (StepResult.Reason, Attempt.Reason,
-// Verdict.Reason).
-const (
-	ReasonPassed     = "passed"
-	ReasonTestFailed = "test_failed"
-	ReasonCrashed    = "crashed"
-	ReasonTimeout    = "timeout"
-	ReasonLimit      = "limit"
-	ReasonNoCode     = "no_code"
-	ReasonNoAnswer   = "no_answer"
-	ReasonNotRun     = "not_run"
-	ReasonRunner     = "runner_error"
-	ReasonUnscored   = "unscored"
-)
-
-// TestRequest is one answer's code to test as one step.
-type TestRequest struct {
-	Split   *Split
-	Problem *Problem
-	// Step is the index of the step in Problem.Steps.
-	Step int
-	// Previous[i] is the code step i is given as (empty ones are left out).
-	Previous []string
-	Code     string
-	// Timeout overrides the sandbox's.
-	Timeout time.Duration
-}
-
-// Verdict is what testing one answer found.
-type Verdict struct {
-	Passed bool
-	// Reason is ReasonPassed, ReasonTestFailed, ReasonCrashed,
-	// ReasonTimeout or ReasonLimit; Limit names the limit.
-	Reason, Limit string
-	// Detail is one line: what failed and where; Section is where ("test
-	// case 2 of 3", "the step's code").
-	Detail, Section string
-	// Feedback is the end of the test output that the solver may see.
-	Feedback string
-	// Run is what the sandbox saw.
-	Run *sandbox.Result
-}
-
-// Test runs the answer's code for one step in the sandbox, as SciCode's
-// harness would, and decides the verdict. The error is the runner's own
-// failure (the caller's context ending among them), never the code's.
-func (s *Scenario) Test(ctx context.Context, req TestRequest) (*Verdict, error) {
-	if req.Split == nil || req.Problem == nil || req.Step < 0 || req.Step >= len(req.Problem.Steps) {
-		return nil, errors.New("scicode: test: no such step")
-	}
-	step := &req.Problem.Steps[req.Step]
-	script, sections := BuildScript(req.Problem, req.Step, req.Previous, req.Code)
-	res, err := s.runner.Run(ctx, sandbox.Request{Name: step.Number, Script: script, Sections: sections,
-		Files: []string{req.Split.TargetsPath}, Timeout: req.Timeout})
-	if err != nil {
-		return nil, fmt.Errorf("scicode: step %s: %w", step.Number, err)
-	}
-	v := &Verdict{Reason: res.Reason, Limit: res.Limit, Detail: res.Detail, Section: res.Section, Run: res}
-	switch {
-	case res.Reason == sandbox.ReasonExited:
-		v.Passed, v.Reason = true, ReasonPassed
-	case res.Reason == sandbox.ReasonCrashed && strings.HasPrefix(res.Exception, "AssertionError") && strings.HasPrefix(res.Section, "test case"):
-		v.Reason = ReasonTestFailed
-	}
-	if !v.Passed {
-		v.Feedback = trimTestOutput(res.Output, feedbackChars)
-	}
-	return v, nil
-}
 
 // StepResult is one sub-step in the result.
 type StepResult struct {
 	Step   string `json:"step"`
 	Scored bool   `json:"scored"`
 	Passed bool   `json:"passed"`
-	// Reason is the last attempt's: passed, test_failed, crashed, timeout,
-	// limit, no_code, no_answer, runner_error, not_run, unscored.
+	// Reason is the last attempt's: passed, test_failed, crashed,
+	// no_result, invalid_result, timeout, limit, no_code, no_answer,
+	// runner_error, not_run, unscored.
 	Reason string `json:"reason"`
 	Limit  string `json:"limit,omitempty"`
 	Detail string `json:"detail,omitempty"`
@@ -115,10 +42,12 @@ type Attempt struct {
 	Detail  string `json:"detail,omitempty"`
 	Section string `json:"section,omitempty"`
 	// AnswerSource is where the code was found: data, json, code_tag,
-	// fenced.
+	// fenced; Code is the code as tested.
 	AnswerSource string  `json:"answer_source,omitempty"`
+	Code         string  `json:"code,omitempty"`
 	CallMS       float64 `json:"call_ms"`
 	TestMS       float64 `json:"test_ms,omitempty"`
+	JudgeMS      float64 `json:"judge_ms,omitempty"`
 	CPUMS        float64 `json:"cpu_ms,omitempty"`
 	ExitCode     int     `json:"exit_code,omitempty"`
 	Signal       string  `json:"signal,omitempty"`
@@ -168,7 +97,11 @@ func (w *walker) outcome() *evals.Outcome {
 		"failures":           failures,
 		"steps":              w.steps,
 		"sandbox":            sb,
+		"tamper_proof":       TamperProof(sb),
 		"time_ms":            msSince(w.started),
+	}
+	if !TamperProof(sb) {
+		details["tamper_proof_note"] = notTamperProof
 	}
 	if w.contextID != "" {
 		details["context_id"] = w.contextID
@@ -184,6 +117,9 @@ func (w *walker) outcome() *evals.Outcome {
 		summary += ", solved"
 	}
 	summary += fmt.Sprintf(", %s", plural(turns, "turn", "turns"))
+	if !TamperProof(sb) {
+		summary += " (not tamper-proof: see the sandbox block)"
+	}
 	if len(failures) > 0 {
 		var parts []string
 		for _, k := range slices.Sorted(maps.Keys(failures)) {

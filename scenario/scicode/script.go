@@ -1,9 +1,7 @@
 package scicode
 
 import (
-	"embed"
 	"fmt"
-	"io/fs"
 	"strings"
 
 	"github.com/coordbench/coordbench/sandbox"
@@ -11,26 +9,24 @@ import (
 
 // Section names of a SciCode test script.
 const (
+	SectionHarness      = "the harness"
 	SectionDependencies = "the dependencies"
 	SectionAnswer       = "the step's code"
-	SectionTargets      = "reading the targets"
+	SectionTests        = "the test cases"
 )
 
-// targetsFD is where the script finds the targets file: the first of the
-// sandbox's Request.Files.
-const targetsFD = 3
-
-// BuildScript builds the test script of step index k of p as
-// SciCode's harness does: the problem's dependencies, the code of the
-// previous steps in order (previous[i] is step i's; empty ones are left
-// out), this step's code, the targets of the step, then for each test case
-// `target = targets[i]` followed by the test case's text. Everything runs
-// in one namespace, so a later test case may use what an earlier one
-// defined, and all share one random stream. The targets are read from file
-// descriptor 3 (see Runner). The sections say which lines came from where.
-func BuildScript(p *Problem, k int, previous []string, code string) (string, []sandbox.Section) {
+// BuildScript builds the script the sandbox runs for step index k of p:
+// the harness's import (before any of the solver's code), the problem's
+// dependencies, the code of the previous steps in order (previous[i] is step
+// i's; empty ones are left out), this step's code, then the test cases as
+// the judge rewrote them (cases), run by the harness in the script's
+// namespace: a later test case may use what an earlier one defined, and all
+// share one random stream, as in SciCode's harness. The targets are not in
+// it: the test cases record values, the judge compares them. The sections
+// say which lines came from where.
+func BuildScript(p *Problem, k int, previous []string, code string, cases [][2]string) (string, []sandbox.Section) {
 	b := &scriptBuilder{}
-	step := &p.Steps[k]
+	b.add(SectionHarness, "import coordbench_harness as __coordbench_harness__")
 	b.add(SectionDependencies, p.Dependencies)
 	for i := 0; i < k && i < len(previous); i++ {
 		if strings.TrimSpace(previous[i]) != "" {
@@ -38,13 +34,45 @@ func BuildScript(p *Problem, k int, previous []string, code string) (string, []s
 		}
 	}
 	b.add(SectionAnswer, code)
-	b.add(SectionTargets, fmt.Sprintf("from scicode.parse.parse import process_hdf5_to_tuple\n\ntargets = process_hdf5_to_tuple('%s', %d, %d)",
-		step.Number, len(step.TestCases), targetsFD))
-	for i, tc := range step.TestCases {
-		b.add(fmt.Sprintf("test case %d of %d", i+1, len(step.TestCases)),
-			fmt.Sprintf("target = targets[%d]\n\n%s", i, tc))
+	var lit strings.Builder
+	lit.WriteString("__coordbench_harness__.run_cases(globals(), [")
+	for i, c := range cases {
+		if i > 0 {
+			lit.WriteString(", ")
+		}
+		fmt.Fprintf(&lit, "(%s, %s)", pyString(c[0]), pyString(c[1]))
 	}
+	lit.WriteString("])")
+	b.add(SectionTests, lit.String())
 	return b.sb.String(), b.sections
+}
+
+// pyString is s as a Python string literal, on one line.
+func pyString(s string) string {
+	var b strings.Builder
+	b.WriteByte('\'')
+	for _, r := range s {
+		switch {
+		case r == '\\':
+			b.WriteString(`\\`)
+		case r == '\'':
+			b.WriteString(`\'`)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r < 0x20 || r == 0x7f:
+			fmt.Fprintf(&b, `\x%02x`, r)
+		case r == 0x2028 || r == 0x2029 || r == 0x85:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('\'')
+	return b.String()
 }
 
 // scriptBuilder appends blocks of code separated by a blank line and
@@ -66,20 +94,4 @@ func (b *scriptBuilder) add(name, text string) {
 	b.sb.WriteString(text)
 	b.sb.WriteString("\n")
 	b.line += n
-}
-
-// helperFS holds the Python package that SciCode's test scripts import
-// (scicode.compare.cmp, scicode.parse.parse), put on the sandbox's
-// PYTHONPATH.
-//
-//go:embed py/scicode/__init__.py py/scicode/compare/__init__.py py/scicode/compare/cmp.py py/scicode/parse/__init__.py py/scicode/parse/parse.py
-var helperFS embed.FS
-
-// helpers is the tree to put on PYTHONPATH: the scicode package.
-func helpers() fs.FS {
-	sub, err := fs.Sub(helperFS, "py")
-	if err != nil {
-		panic(err) // "py" is embedded above
-	}
-	return sub
 }

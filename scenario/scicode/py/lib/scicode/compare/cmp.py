@@ -14,9 +14,10 @@ A test case compares the step's result with its target, e.g.
   tolerances (by equality when that cannot compare them).
 """
 
+import sys
+
 import numpy as np
 import scipy.sparse
-import sympy
 
 __all__ = ["cmp_tuple_or_list", "are_dicts_close"]
 
@@ -28,13 +29,20 @@ def _dense(x):
     return x
 
 
+def _is_symbol(x):
+    # sympy is imported only where a symbol can exist: where sympy is
+    # already loaded (importing it takes a second).
+    sympy = sys.modules.get("sympy")
+    return sympy is not None and isinstance(x, sympy.Symbol)
+
+
 def _names_for_symbols(d):
     """A copy of d in which sympy symbols, keys or values, are strings."""
     out = {}
     for key, value in d.items():
-        if isinstance(key, sympy.Symbol):
+        if _is_symbol(key):
             key = str(key)
-        if isinstance(value, sympy.Symbol):
+        if _is_symbol(value):
             value = str(value)
         out[key] = value
     return out

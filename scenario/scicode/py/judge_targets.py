@@ -1,4 +1,6 @@
-"""Reads a step's targets from an HDF5 file in SciCode's layout.
+"""The judge's reader of a step's targets from an HDF5 file in SciCode's
+layout (SciCode's own is scicode.parse.parse.process_hdf5_to_tuple). It
+runs only in the judge: the targets never enter the sandbox.
 
 ``process_hdf5_to_tuple(step_id, test_num, h5py_file)`` returns the targets
 of test cases 1..test_num of a step as a list, the i-th being what the
@@ -19,12 +21,8 @@ Members are read in the order h5py lists them (by name, so ``var10`` comes
 before ``var2``), as SciCode's own reader does: targets written for that
 reader compare right only in that order.
 
-``h5py_file`` is a path or, in coordbench's sandbox, the number of an open
-file descriptor holding the file (the sandbox need not be able to open the
-data directory).
+``h5py_file`` is a path.
 """
-
-import os
 
 import h5py
 import scipy.sparse
@@ -93,8 +91,6 @@ def _entry(obj):
 
 
 def _open(h5py_file):
-    if isinstance(h5py_file, int):
-        return h5py.File(os.fdopen(h5py_file, "rb", closefd=False), "r")
     return h5py.File(h5py_file, "r")
 
 

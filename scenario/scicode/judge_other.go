@@ -1,0 +1,9 @@
+//go:build !linux
+
+package scicode
+
+import "syscall"
+
+// judgeProcAttr: elsewhere the sandbox does not run, and neither does the
+// judge.
+func judgeProcAttr() *syscall.SysProcAttr { return nil }

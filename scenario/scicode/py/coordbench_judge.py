@@ -1,0 +1,153 @@
+"""coordbench judge: the trusted side of SciCode scoring.
+
+This process never imports, compiles or runs the solver's code. It reads
+the data set (test cases, targets) and the values the sandbox recorded, and
+decides, with SciCode's comparison rules, whether each test case holds.
+
+A SciCode test case is Python: setup statements, then assertions such as
+``assert np.allclose(f(x), target)``, ``assert cmp_tuple_or_list(f(a),
+target)`` or ``assert (np.isclose(0, B[:, 0] @ B[:, 3])) == target``,
+sometimes inside a function the case defines and calls. The judge walks each
+case statement by statement (Pass) and sorts every name into one of three
+kinds:
+
+* trusted: bound by a statement that uses only trusted names, allowed
+  modules (numpy, scipy, math, sympy, ...), safe builtins, and functions the
+  case itself defines from those; the judge runs the statement itself (the
+  sandbox runs it too) and holds the value;
+* judge-only: ``target`` and names bound from it; they never enter the
+  sandbox (a statement that needs one there cannot be rewritten);
+* dependent: anything the solver's code computed or could have changed (a
+  call into its code, a mutable value passed to such a call, the global
+  random streams once its code has run, names the case does not bind).
+
+Each assertion is split into a skeleton the judge evaluates (comparisons,
+comparison functions, arithmetic, indexing, trusted names, ``target``) and
+leaves, the smallest dependent sub-expressions (``f(x)``, ``B``). The
+sandbox's copy of the case has the assertion replaced by a call that records
+the leaves' values; the judge decodes them (npy, JSON; never pickle;
+anything but plain values refused), evaluates the skeleton with the real
+target, and so decides. A form it cannot split is an error that says why,
+never a pass.
+
+Protocol (stdin/stdout, private descriptors): a request is a 4-byte
+big-endian length and a JSON object, followed for "judge" by an 8-byte length
+and the recorded bytes; the answer is a 4-byte length and a JSON object.
+Requests: {"op": "hello"}; {"op": "plan", "step", "dependencies", "cases"};
+{"op": "judge", "step", "dependencies", "cases", "targets", "plan_sources"}.
+"""
+
+import json
+import os
+import resource
+import struct
+import sys
+import traceback
+
+import numpy as np
+
+from judge_names import Unrewritable
+from judge_pass import Outcome, Pass, index_records
+from judge_records import parse_records
+
+
+def op_plan(req):
+    try:
+        cases = Pass(req["step"], req.get("dependencies", ""), req["cases"]).run()
+    except Unrewritable as e:
+        return {"ok": False, "error": str(e)}
+    return {"ok": True, "cases": cases}
+
+
+def op_judge(req, data):
+    from judge_targets import process_hdf5_to_tuple
+    cases = req["cases"]
+    targets = process_hdf5_to_tuple(req["step"], len(cases), req["targets"])
+    records, malformed = parse_records(data)
+    idx = index_records(records)
+    p = Pass(req["step"], req.get("dependencies", ""), cases, targets=targets, records=idx)
+    failure = None
+    try:
+        out = p.run()
+    except Unrewritable as e:
+        return {"ok": False, "error": str(e)}
+    except Outcome as o:
+        failure = {"case": o.case, "kind": o.kind, "detail": o.detail, "assertion": o.assertion,
+                   "traceback": o.traceback}
+        out = None
+    if out is not None and [c["source"] for c in out] != req.get("plan_sources"):
+        return {"ok": False, "error": "the test cases as judged differ from the ones the sandbox ran"}
+    if failure is None and not idx["done"]:
+        failure = {"case": len(cases), "kind": "missing", "detail": "the run ended before it recorded its end"}
+    if failure is None and malformed:
+        failure = {"case": 0, "kind": "invalid", "detail": "the record channel holds a " + malformed}
+    return {"ok": True, "passed": failure is None, "failure": failure, "malformed": malformed or "",
+            "cases": len(cases)}
+
+
+def op_hello(_req):
+    import h5py
+    import scipy
+    import scipy.sparse  # noqa: F401 - loaded now rather than on the first request
+    import judge_targets  # noqa: F401
+    import scicode.compare.cmp  # noqa: F401
+    return {"ok": True, "python": sys.version.split()[0], "numpy": np.__version__,
+            "scipy": scipy.__version__, "h5py": h5py.__version__}
+
+
+def main():
+    # The protocol runs on private descriptors: whatever a test case's own
+    # statements print goes to stderr, and none of them reads the requests.
+    proto_in = os.fdopen(os.dup(0), "rb", buffering=0)
+    proto_out = os.fdopen(os.dup(1), "wb", buffering=0)
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    if len(sys.argv) > 1:
+        limit = int(sys.argv[1])
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+    def read_exact(n):
+        buf = bytearray(n)
+        view, got = memoryview(buf), 0
+        while got < n:
+            k = proto_in.readinto(view[got:])
+            if not k:
+                return None
+            got += k
+        return bytes(buf)
+
+    while True:
+        head = read_exact(4)
+        if head is None:
+            return
+        (n,) = struct.unpack(">I", head)
+        req = json.loads(read_exact(n).decode("utf-8"))
+        data = b""
+        if req.get("op") == "judge":
+            (m,) = struct.unpack(">Q", read_exact(8))
+            data = read_exact(m) if m else b""
+        started = resource.getrusage(resource.RUSAGE_SELF)
+        try:
+            if req.get("op") == "plan":
+                resp = op_plan(req)
+            elif req.get("op") == "judge":
+                resp = op_judge(req, data)
+            elif req.get("op") == "hello":
+                resp = op_hello(req)
+            else:
+                resp = {"ok": False, "error": "unknown op %r" % req.get("op")}
+        except MemoryError:
+            resp = {"ok": True, "passed": False, "failure": {"case": 0, "kind": "invalid",
+                    "detail": "the recorded values are too large to compare"}}
+        except Exception as e:  # noqa: BLE001 - the judge's own failure, reported
+            resp = {"ok": False, "error": "judge: %s" % "".join(traceback.format_exception_only(type(e), e)).strip()}
+        ended = resource.getrusage(resource.RUSAGE_SELF)
+        resp["cpu_ms"] = round(1000 * (ended.ru_utime - started.ru_utime + ended.ru_stime - started.ru_stime), 3)
+        body = json.dumps(resp).encode("utf-8")
+        proto_out.write(struct.pack(">I", len(body)) + body)
+
+
+if __name__ == "__main__":
+    main()

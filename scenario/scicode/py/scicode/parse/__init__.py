@@ -1,1 +1,0 @@
-"""Targets reader for SciCode test cases (see parse)."""
