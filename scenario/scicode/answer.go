@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"regexp"
 	"strings"
+
+	"github.com/coordbench/coordbench/internal/textutil"
 )
 
 // Where ExtractAnswer found the code.
@@ -14,10 +16,7 @@ const (
 	AnswerFromFence   = "fenced"
 )
 
-var (
-	codeTag     = regexp.MustCompile(`(?s)<code>(.*?)</code>`)
-	fencedBlock = regexp.MustCompile("(?s)```[ \\t]*([A-Za-z0-9_+-]*)[^\\n]*\\n(.*?)```")
-)
+var codeTag = regexp.MustCompile(`(?s)<code>(.*?)</code>`)
 
 // ExtractAnswer finds the code in a solver's answer, in this order:
 // a data part {"code": "..."}; the text as JSON {"code": "..."} (bare or in
@@ -44,15 +43,15 @@ func ExtractAnswer(text string, data []map[string]any) (code, source string) {
 				continue
 			}
 			// A fence inside the tags is taken off.
-			if fm := fencedBlock.FindStringSubmatch(inner); fm != nil && strings.HasPrefix(inner, "```") {
-				inner = fm[2]
+			if fs := textutil.Fences(inner); len(fs) > 0 && strings.HasPrefix(inner, "```") {
+				inner = fs[0].Body
 			}
 			return cleanCode(inner), AnswerFromCodeTag
 		}
 	}
 	var other string
-	for _, fm := range fencedBlock.FindAllStringSubmatch(text, -1) {
-		lang, body := strings.ToLower(fm[1]), fm[2]
+	for _, fc := range textutil.Fences(text) {
+		lang, body := fc.Lang, fc.Body
 		if strings.TrimSpace(body) == "" {
 			continue
 		}
