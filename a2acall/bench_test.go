@@ -1,0 +1,122 @@
+package a2acall_test
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2aclient"
+	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
+
+	"github.com/coordbench/coordbench/a2acall"
+)
+
+// BenchmarkCall measures what one blocking A2A call costs the caller, in
+// three ways against the same loopback a2aserve server (an untraced child
+// process, see main_test.go):
+//
+//   - a2a-go: a plain a2a-go client, no tracing, no Messenger;
+//   - messenger/off: the Messenger with a no-op TracerProvider;
+//   - messenger/sdk: the Messenger with an SDK TracerProvider that records
+//     every span (AlwaysSample) and hands it to a no-op exporter.
+//
+// Besides ns/op (wall time, which the loaded machine makes noisy) each
+// reports the CPU time of the calling process per call (cpu-ns/op, from
+// getrusage around the loop), of the server process (server-cpu-ns/op) and
+// their sum (total-cpu-ns/op). The Messenger's overhead is its cpu-ns/op
+// over a2a-go's. Run it interleaved, e.g.
+//
+//	go test -c -o /tmp/a2acall.test ./a2acall
+//	for i in 1 2 3 4 5; do /tmp/a2acall.test -test.run '^$' -test.bench Call -test.benchmem; done
+func BenchmarkCall(b *testing.B) {
+	srv := startBenchServer(b)
+	text := benchText()
+
+	b.Run("a2a-go", func(b *testing.B) {
+		ctx := b.Context()
+		base := http.DefaultTransport.(*http.Transport).Clone()
+		defer base.CloseIdleConnections()
+		card, err := (&agentcard.Resolver{Client: &http.Client{Transport: base}}).Resolve(ctx, srv.URL)
+		if err != nil {
+			b.Fatal(err)
+		}
+		client, err := a2aclient.NewFromCard(ctx, card, a2aclient.WithJSONRPCTransport(&http.Client{Transport: base}))
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer func() { _ = client.Destroy() }()
+		call := func() {
+			res, err := client.SendMessage(ctx, &a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart(text))})
+			if err != nil {
+				b.Fatal(err)
+			}
+			task, ok := res.(*a2a.Task)
+			if !ok || task.Status.State != a2a.TaskStateCompleted || len(task.Artifacts) != 1 {
+				b.Fatalf("answer %#v", res)
+			}
+		}
+		measureCalls(b, srv, call)
+	})
+	for _, v := range []struct {
+		name string
+		tp   func() trace.TracerProvider
+	}{
+		{"messenger/off", func() trace.TracerProvider { return noop.NewTracerProvider() }},
+		{"messenger/sdk", func() trace.TracerProvider {
+			return sdktrace.NewTracerProvider(sdktrace.WithSyncer(tracetest.NewNoopExporter()))
+		}},
+	} {
+		b.Run(v.name, func(b *testing.B) {
+			tp := v.tp()
+			if sdk, ok := tp.(*sdktrace.TracerProvider); ok {
+				defer func() { _ = sdk.Shutdown(context.Background()) }()
+			}
+			m := a2acall.New(tp, nil, a2acall.Options{Logger: quietLogger})
+			defer func() { _ = m.Close() }()
+			call := func() {
+				reply, err := m.Send(b.Context(), a2acall.SendRequest{URL: srv.URL, Text: text})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if reply.State != "completed" || reply.Text == "" {
+					b.Fatalf("reply %+v", reply)
+				}
+			}
+			measureCalls(b, srv, call)
+		})
+	}
+}
+
+// measureCalls makes one call to warm the connection (and the Messenger's
+// card cache), then times b.Loop and reports the CPU time per call of both
+// processes.
+func measureCalls(b *testing.B, srv *benchServer, call func()) {
+	call()
+	b.ReportAllocs()
+	serverBefore := srv.cpu(b)
+	u0, s0 := processCPU()
+	n := 0
+	for b.Loop() {
+		call()
+		n++
+	}
+	u1, s1 := processCPU()
+	serverAfter := srv.cpu(b)
+	client := float64((u1-u0)+(s1-s0)) / float64(n)
+	server := float64(serverAfter-serverBefore) / float64(n)
+	b.ReportMetric(client, "cpu-ns/op")
+	b.ReportMetric(server, "server-cpu-ns/op")
+	b.ReportMetric(client+server, "total-cpu-ns/op")
+}
+
+// benchText is a request of about a kilobyte, the size of a short task
+// prompt.
+func benchText() string {
+	return strings.Repeat("Review paper 7 against the venue's criteria and answer accept or reject with reasons. ", 12)
+}
