@@ -36,51 +36,75 @@ import (
 //	for i in 1 2 3 4 5; do /tmp/a2acall.test -test.run '^$' -test.bench Call -test.benchmem; done
 func BenchmarkCall(b *testing.B) {
 	srv := startBenchServer(b)
-	text := benchText()
-
-	b.Run("a2a-go", func(b *testing.B) {
-		ctx := b.Context()
-		base := http.DefaultTransport.(*http.Transport).Clone()
-		defer base.CloseIdleConnections()
-		card, err := (&agentcard.Resolver{Client: &http.Client{Transport: base}}).Resolve(ctx, srv.URL)
-		if err != nil {
-			b.Fatal(err)
-		}
-		client, err := a2aclient.NewFromCard(ctx, card, a2aclient.WithJSONRPCTransport(&http.Client{Transport: base}))
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer func() { _ = client.Destroy() }()
-		call := func() {
-			res, err := client.SendMessage(ctx, &a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart(text))})
-			if err != nil {
-				b.Fatal(err)
-			}
-			task, ok := res.(*a2a.Task)
-			if !ok || task.Status.State != a2a.TaskStateCompleted || len(task.Artifacts) != 1 {
-				b.Fatalf("answer %#v", res)
-			}
-		}
-		measureCalls(b, srv, call)
-	})
-	for _, v := range []struct {
-		name string
-		tp   func() trace.TracerProvider
-	}{
-		{"messenger/off", func() trace.TracerProvider { return noop.NewTracerProvider() }},
-		{"messenger/sdk", func() trace.TracerProvider {
-			return sdktrace.NewTracerProvider(sdktrace.WithSyncer(tracetest.NewNoopExporter()))
-		}},
-	} {
+	for _, v := range callVariants() {
 		b.Run(v.name, func(b *testing.B) {
-			tp := v.tp()
-			if sdk, ok := tp.(*sdktrace.TracerProvider); ok {
-				defer func() { _ = sdk.Shutdown(context.Background()) }()
+			call, closeCall := v.start(b, srv.URL)
+			defer closeCall()
+			measureCalls(b, srv, call)
+		})
+	}
+}
+
+// BenchmarkInterleavedCalls makes the same three kinds of call as
+// BenchmarkCall, but in one process and interleaved: each round makes a
+// block of calls of each kind, in an order that rotates, and the CPU time of
+// each block (getrusage around it) is added to its kind's. A shared machine
+// whose load changes from minute to minute then weighs on the three alike,
+// and the overheads (off-overhead-%, sdk-overhead-%: CPU per call over
+// a2a-go's) compare like with like. The garbage collector's work is shared
+// out by time rather than by who allocated, which slightly flatters the
+// kinds that allocate more; BenchmarkCall, each kind alone, does not.
+func BenchmarkInterleavedCalls(b *testing.B) {
+	const block = 10
+	srv := startBenchServer(b)
+	variants := callVariants()
+	calls := make([]func(), len(variants))
+	for i, v := range variants {
+		call, closeCall := v.start(b, srv.URL)
+		defer closeCall()
+		call()
+		calls[i] = call
+	}
+	cpu := make([]int64, len(variants))
+	n := 0
+	for b.Loop() {
+		for j := range variants {
+			i := (n + j) % len(variants)
+			u0, s0 := processCPU()
+			for range block {
+				calls[i]()
 			}
+			u1, s1 := processCPU()
+			cpu[i] += (u1 - u0) + (s1 - s0)
+		}
+		n++
+	}
+	per := make([]float64, len(variants))
+	for i, v := range variants {
+		per[i] = float64(cpu[i]) / float64(n*block)
+		b.ReportMetric(per[i], strings.ReplaceAll(v.name, "messenger/", "")+"-cpu-ns/call")
+	}
+	b.ReportMetric(100*(per[1]/per[0]-1), "off-overhead-%")
+	b.ReportMetric(100*(per[2]/per[0]-1), "sdk-overhead-%")
+}
+
+// callVariant is one way of making the benchmark's call: start makes the
+// client and returns the call and what closes the client.
+type callVariant struct {
+	name  string
+	start func(b *testing.B, url string) (call func(), closeCall func())
+}
+
+// callVariants are the three kinds of call the benchmarks compare, in this
+// order: a2a-go, messenger/off, messenger/sdk.
+func callVariants() []callVariant {
+	text := benchText()
+	messenger := func(newTP func() trace.TracerProvider) func(b *testing.B, url string) (func(), func()) {
+		return func(b *testing.B, url string) (func(), func()) {
+			tp := newTP()
 			m := a2acall.New(tp, nil, a2acall.Options{Logger: quietLogger})
-			defer func() { _ = m.Close() }()
 			call := func() {
-				reply, err := m.Send(b.Context(), a2acall.SendRequest{URL: srv.URL, Text: text})
+				reply, err := m.Send(b.Context(), a2acall.SendRequest{URL: url, Text: text})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -88,8 +112,45 @@ func BenchmarkCall(b *testing.B) {
 					b.Fatalf("reply %+v", reply)
 				}
 			}
-			measureCalls(b, srv, call)
-		})
+			return call, func() {
+				_ = m.Close()
+				if sdk, ok := tp.(*sdktrace.TracerProvider); ok {
+					_ = sdk.Shutdown(context.Background())
+				}
+			}
+		}
+	}
+	return []callVariant{
+		{"a2a-go", func(b *testing.B, url string) (func(), func()) {
+			ctx := b.Context()
+			base := http.DefaultTransport.(*http.Transport).Clone()
+			card, err := (&agentcard.Resolver{Client: &http.Client{Transport: base}}).Resolve(ctx, url)
+			if err != nil {
+				b.Fatal(err)
+			}
+			client, err := a2aclient.NewFromCard(ctx, card, a2aclient.WithJSONRPCTransport(&http.Client{Transport: base}))
+			if err != nil {
+				b.Fatal(err)
+			}
+			call := func() {
+				res, err := client.SendMessage(ctx, &a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart(text))})
+				if err != nil {
+					b.Fatal(err)
+				}
+				task, ok := res.(*a2a.Task)
+				if !ok || task.Status.State != a2a.TaskStateCompleted || len(task.Artifacts) != 1 {
+					b.Fatalf("answer %#v", res)
+				}
+			}
+			return call, func() {
+				_ = client.Destroy()
+				base.CloseIdleConnections()
+			}
+		}},
+		{"messenger/off", messenger(func() trace.TracerProvider { return noop.NewTracerProvider() })},
+		{"messenger/sdk", messenger(func() trace.TracerProvider {
+			return sdktrace.NewTracerProvider(sdktrace.WithSyncer(tracetest.NewNoopExporter()))
+		})},
 	}
 }
 

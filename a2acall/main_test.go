@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -19,6 +20,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
+	"github.com/a2aproject/a2a-go/v2/a2asrv/taskstore"
 
 	"github.com/coordbench/coordbench/a2aserve"
 )
@@ -68,7 +70,8 @@ func serveBenchmarkServer(in io.Reader, out io.Writer) error {
 			DefaultOutputModes: []string{"text/plain"},
 			Skills:             []a2a.AgentSkill{},
 		},
-		Executor: benchExecutor{},
+		Executor:  benchExecutor{},
+		TaskStore: &recyclingStore{inner: taskstore.NewInMemory(nil)},
 	})
 	if err != nil {
 		return fmt.Errorf("handler: %w", err)
@@ -89,6 +92,48 @@ func serveBenchmarkServer(in io.Reader, out io.Writer) error {
 		return fmt.Errorf("shutdown: %w", err)
 	}
 	return nil
+}
+
+// recyclingStore is a2a-go's in-memory task store, replaced by an empty one
+// every recycleTasks tasks: a2a-go's own keeps every task for the life of
+// the process (and deep-copies each through gob on every access), so a long
+// benchmark's server would grow without bound, and its cost per call with
+// it. The benchmark calls one at a time, so no task is under way when the
+// store is replaced.
+type recyclingStore struct {
+	mu      sync.Mutex
+	inner   *taskstore.InMemory
+	created int
+}
+
+const recycleTasks = 1000
+
+func (s *recyclingStore) store() *taskstore.InMemory {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.inner
+}
+
+func (s *recyclingStore) Create(ctx context.Context, task *a2a.Task) (taskstore.TaskVersion, error) {
+	s.mu.Lock()
+	if s.created++; s.created > recycleTasks {
+		s.inner, s.created = taskstore.NewInMemory(nil), 1
+	}
+	inner := s.inner
+	s.mu.Unlock()
+	return inner.Create(ctx, task)
+}
+
+func (s *recyclingStore) Update(ctx context.Context, req *taskstore.UpdateRequest) (taskstore.TaskVersion, error) {
+	return s.store().Update(ctx, req)
+}
+
+func (s *recyclingStore) Get(ctx context.Context, id a2a.TaskID) (*taskstore.StoredTask, error) {
+	return s.store().Get(ctx, id)
+}
+
+func (s *recyclingStore) List(ctx context.Context, req *a2a.ListTasksRequest) (*a2a.ListTasksResponse, error) {
+	return s.store().List(ctx, req)
 }
 
 // benchExecutor answers with a completed task: submitted, one artifact,

@@ -100,9 +100,15 @@ type Messenger struct {
 	// closing is canceled by Close, which so ends the calls under way.
 	closing    context.Context
 	closeCalls context.CancelFunc
-	mu         sync.Mutex
-	closed     bool
-	clients    map[string]*clientEntry
+	// extensions is the Traceability Extension URI as a message's
+	// extensions list, shared read-only by every message.
+	extensions []string
+
+	mu      sync.Mutex
+	closed  bool
+	clients map[string]*clientEntry
+	// targets are the participant URLs as given, each parsed once.
+	targets map[string]*target
 }
 
 // New returns a Messenger whose spans are made by tp. store, when
@@ -122,14 +128,16 @@ func New(tp trace.TracerProvider, store *otelmap.Store, opts Options) *Messenger
 	base := http.DefaultTransport.(*http.Transport).Clone()
 	client := &http.Client{Transport: newHTTPTransport(tp, base, opts.NoTransportSpans)}
 	m := &Messenger{
-		opts:     opts,
-		tracer:   tp.Tracer(instrumentationName),
-		store:    store,
-		log:      opts.Logger,
-		base:     base,
-		factory:  newClientFactory(client),
-		cardHTTP: &http.Client{Transport: base},
-		clients:  make(map[string]*clientEntry),
+		opts:       opts,
+		tracer:     tp.Tracer(instrumentationName),
+		store:      store,
+		log:        opts.Logger,
+		base:       base,
+		factory:    newClientFactory(client),
+		cardHTTP:   &http.Client{Transport: base},
+		extensions: []string{tracedata.ExtensionURI},
+		clients:    make(map[string]*clientEntry),
+		targets:    make(map[string]*target),
 	}
 	m.closing, m.closeCalls = context.WithCancel(context.Background())
 	return m
@@ -203,13 +211,11 @@ func (e *CallError) Unwrap() error { return e.Err }
 // ErrTaskFailed; other errors after the participant answered in part
 // return what arrived as well (State tells how far it got).
 func (m *Messenger) Send(ctx context.Context, req SendRequest) (reply *Reply, err error) {
-	base, err := normalizeURL(req.URL)
+	tgt, err := m.target(req.URL)
 	if err != nil {
 		return nil, &CallError{URL: req.URL, Err: err}
 	}
-	if m.isClosed() {
-		return nil, &CallError{URL: req.URL, Err: ErrClosed}
-	}
+	base := tgt.base
 	timeout := req.Timeout
 	if timeout <= 0 {
 		timeout = m.opts.CallTimeout
@@ -217,21 +223,27 @@ func (m *Messenger) Send(ctx context.Context, req SendRequest) (reply *Reply, er
 	ctx, cancel := m.callContext(ctx, timeout)
 	defer cancel()
 
-	attrs := []attribute.KeyValue{
-		otelmap.AttrGenAIOperationName.String(otelmap.OpInvokeAgent),
-		otelmap.AttrCallType.String(string(tracedata.CallAgent)),
-	}
-	attrs = append(attrs, serverAttrs(base)...)
+	// The attributes a sampler may want are given at the start (those of
+	// the participant URL computed once per URL); the rest, the message
+	// content above all, is computed only for a span that records, and set
+	// in one go when it ends (late).
+	attrs := tgt.spanAttrs
 	if req.ContextID != "" {
 		attrs = append(attrs, otelmap.AttrGenAIConversationID.String(req.ContextID))
-	}
-	if !m.opts.DisableContentCapture {
-		attrs = append(attrs, otelmap.AttrGenAIInputMessages.String(GenAIContent("user", req.Text, dataParts(req.Data), "")))
 	}
 	// The span is named once the card is known; until then it is the bare
 	// operation name, which is also what a call to an agent without a
 	// readable card keeps.
 	ctx, span := m.tracer.Start(ctx, otelmap.OpInvokeAgent, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
+	recording := span.IsRecording()
+	capture := recording && !m.opts.DisableContentCapture
+	var late []attribute.KeyValue
+	if recording {
+		late = make([]attribute.KeyValue, 0, 7)
+	}
+	if capture {
+		late = append(late, otelmap.AttrGenAIInputMessages.String(GenAIContent("user", req.Text, dataParts(req.Data), "")))
+	}
 	errType := ""
 	var agent string
 	defer func() {
@@ -239,7 +251,9 @@ func (m *Messenger) Send(ctx context.Context, req SendRequest) (reply *Reply, er
 			if errType == "" {
 				errType = classify(err)
 			}
-			failSpan(span, err, errType)
+			if recording {
+				late = append(late, failSpan(span, err, errType))
+			}
 			ce := &CallError{URL: req.URL, Agent: agent, Err: err}
 			if reply != nil {
 				ce.State = reply.State
@@ -252,6 +266,7 @@ func (m *Messenger) Send(ctx context.Context, req SendRequest) (reply *Reply, er
 			}
 			err = ce
 		}
+		span.SetAttributes(late...)
 		span.End()
 	}()
 
@@ -264,8 +279,10 @@ func (m *Messenger) Send(ctx context.Context, req SendRequest) (reply *Reply, er
 		return nil, err
 	}
 	agent = p.name
-	span.SetName(otelmap.SpanInvokeAgentPrefix + p.name)
-	span.SetAttributes(otelmap.AttrGenAIAgentName.String(p.name), otelmap.AttrGenAIAgentID.String(p.id))
+	if recording {
+		span.SetName(otelmap.SpanInvokeAgentPrefix + p.name)
+		late = append(late, otelmap.AttrGenAIAgentName.String(p.name), otelmap.AttrGenAIAgentID.String(p.id))
+	}
 
 	msg := a2a.NewMessage(a2a.MessageRoleUser)
 	if req.Text != "" || req.Data == nil {
@@ -276,10 +293,9 @@ func (m *Messenger) Send(ctx context.Context, req SendRequest) (reply *Reply, er
 	}
 	msg.ContextID = req.ContextID
 	msg.TaskID = a2a.TaskID(req.TaskID)
-	msg.Extensions = []string{tracedata.ExtensionURI}
-	// a2a-go turns service parameters into headers: A2A-Extensions for
-	// 1.0, X-A2A-Extensions for 0.3.
-	ctx = a2aclient.AttachServiceParams(ctx, a2aclient.ServiceParams{a2a.SvcParamExtensions: {tracedata.ExtensionURI}})
+	// The extension headers (A2A-Extensions, X-A2A-Extensions) are set by
+	// the HTTP transport, on every request.
+	msg.Extensions = m.extensions
 
 	col := &collector{}
 	streamed := p.streaming && !m.opts.DisableStreaming
@@ -294,11 +310,11 @@ func (m *Messenger) Send(ctx context.Context, req SendRequest) (reply *Reply, er
 
 	reply = col.reply(p, streamed)
 	reply.ExtensionSteps = m.recordExtension(ctx, span.SpanContext(), p, col.metas)
-	if reply.ContextID != "" {
-		span.SetAttributes(otelmap.AttrGenAIConversationID.String(reply.ContextID))
+	if recording && reply.ContextID != "" {
+		late = append(late, otelmap.AttrGenAIConversationID.String(reply.ContextID))
 	}
-	if !m.opts.DisableContentCapture && (reply.Text != "" || len(reply.Data) > 0) {
-		span.SetAttributes(otelmap.AttrGenAIOutputMessages.String(GenAIContent("assistant", reply.Text, reply.Data, finishReason(col.state))))
+	if capture && (reply.Text != "" || len(reply.Data) > 0) {
+		late = append(late, otelmap.AttrGenAIOutputMessages.String(GenAIContent("assistant", reply.Text, reply.Data, finishReason(col.state))))
 	}
 	if err != nil {
 		if !col.seen {

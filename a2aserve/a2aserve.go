@@ -23,6 +23,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
+	"github.com/a2aproject/a2a-go/v2/a2asrv/taskstore"
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
@@ -63,6 +64,9 @@ type Options struct {
 	// may answer the request itself by returning true (the purple agent's
 	// crash fault does).
 	Intercept func(w http.ResponseWriter, r *http.Request, body []byte) bool
+	// TaskStore keeps the tasks; nil means a2a-go's in-memory store, which
+	// keeps every task for the life of the process.
+	TaskStore taskstore.Store
 }
 
 type protocolKey struct{}
@@ -96,10 +100,14 @@ func NewHandler(opts Options) (*http.ServeMux, error) {
 		return nil, fmt.Errorf("a2aserve: agent card: %w", err)
 	}
 	card := a2asrv.NewAgentCardHandler(staticCardJSON(cardJSON))
-	handler := a2asrv.NewHandler(opts.Executor,
+	handlerOpts := []a2asrv.RequestHandlerOption{
 		a2asrv.WithLogger(opts.Logger),
 		a2asrv.WithCapabilityChecks(&opts.Card.Capabilities),
-	)
+	}
+	if opts.TaskStore != nil {
+		handlerOpts = append(handlerOpts, a2asrv.WithTaskStore(opts.TaskStore))
+	}
+	handler := a2asrv.NewHandler(opts.Executor, handlerOpts...)
 	var transport []a2asrv.TransportOption
 	if opts.SSEKeepAlive > 0 {
 		transport = append(transport, a2asrv.WithTransportKeepAlive(opts.SSEKeepAlive))
