@@ -192,10 +192,10 @@ func run() error {
 		}
 	}
 	fmt.Println()
-	fmt.Println("Each side computes each graph in a fresh process of its own: \"first\" is that process's first call,")
-	fmt.Printf("\"best\" the best of %s calls. Both include building the graph. CPU time counts every thread\n", runsText(o))
-	fmt.Println("(the Go side's BFS runs on GOMAXPROCS workers, networkx on one): on a loaded machine it is the")
-	fmt.Println("steadier clock; wall time is what a user waits.")
+	fmt.Println("Each side computes each graph in a fresh process of its own: \"first\" is that process's")
+	fmt.Printf("first call, \"best\" the best of %s calls. Both include building the graph.\n", runsText(o))
+	fmt.Println("CPU time counts every thread (the Go side's BFS runs on GOMAXPROCS workers, networkx on one):")
+	fmt.Println("on a loaded machine it is the steadier clock; wall time is what a user waits.")
 	if !o.nxFull && slicesMax(o.sizes) > o.fullMax {
 		fmt.Printf("≈: networkx's all-pairs metrics timed once from %d sampled sources and scaled to all n (one BFS per source); -nx-full runs them in full.\n", o.sample)
 	}
