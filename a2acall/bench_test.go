@@ -36,7 +36,7 @@ import (
 //	for i in 1 2 3 4 5; do /tmp/a2acall.test -test.run '^$' -test.bench Call -test.benchmem; done
 func BenchmarkCall(b *testing.B) {
 	srv := startBenchServer(b)
-	for _, v := range callVariants() {
+	for _, v := range callVariants(nil) {
 		b.Run(v.name, func(b *testing.B) {
 			call, closeCall := v.start(b, srv.URL)
 			defer closeCall()
@@ -46,21 +46,31 @@ func BenchmarkCall(b *testing.B) {
 }
 
 // BenchmarkInterleavedCalls makes the same three kinds of call as
-// BenchmarkCall, but in one process and interleaved: each round makes a
-// block of calls of each kind, in an order that rotates, and the CPU time of
-// each block (getrusage around it) is added to its kind's. A shared machine
-// whose load changes from minute to minute then weighs on the three alike,
-// and the overheads (off-overhead-%, sdk-overhead-%: CPU per call over
-// a2a-go's) compare like with like. The garbage collector's work is shared
-// out by time rather than by who allocated, which slightly flatters the
-// kinds that allocate more; BenchmarkCall, each kind alone, does not.
+// BenchmarkCall (loopback) and BenchmarkClientWork (in-process), but in one
+// process and interleaved: each round makes a block of calls of each kind,
+// in an order that rotates, and the CPU time of each block (getrusage
+// around it) is added to its kind's. A shared machine whose load changes
+// from second to second then weighs on the three alike, and the overheads
+// (off-overhead-%, sdk-overhead-%: CPU per call over a2a-go's) compare like
+// with like. The garbage collector's work is shared out by time rather than
+// by who allocated, which slightly flatters the kinds that allocate more;
+// BenchmarkCall and BenchmarkClientWork, each kind alone, do not.
 func BenchmarkInterleavedCalls(b *testing.B) {
+	b.Run("loopback", func(b *testing.B) {
+		srv := startBenchServer(b)
+		interleave(b, callVariants(nil), srv.URL)
+	})
+	b.Run("in-process", func(b *testing.B) {
+		rp := recordAnswers(b)
+		interleave(b, callVariants(rp), rp.url)
+	})
+}
+
+func interleave(b *testing.B, variants []callVariant, url string) {
 	const block = 10
-	srv := startBenchServer(b)
-	variants := callVariants()
 	calls := make([]func(), len(variants))
 	for i, v := range variants {
-		call, closeCall := v.start(b, srv.URL)
+		call, closeCall := v.start(b, url)
 		defer closeCall()
 		call()
 		calls[i] = call
@@ -96,13 +106,18 @@ type callVariant struct {
 }
 
 // callVariants are the three kinds of call the benchmarks compare, in this
-// order: a2a-go, messenger/off, messenger/sdk.
-func callVariants() []callVariant {
+// order: a2a-go, messenger/off, messenger/sdk; over base when it is not
+// nil, else over a fresh *http.Transport each.
+func callVariants(base http.RoundTripper) []callVariant {
 	text := benchText()
 	messenger := func(newTP func() trace.TracerProvider) func(b *testing.B, url string) (func(), func()) {
 		return func(b *testing.B, url string) (func(), func()) {
 			tp := newTP()
-			m := a2acall.New(tp, nil, a2acall.Options{Logger: quietLogger})
+			opts := a2acall.Options{Logger: quietLogger}
+			m := a2acall.New(tp, nil, opts)
+			if base != nil {
+				m = a2acall.NewWithTransport(tp, nil, opts, base)
+			}
 			call := func() {
 				reply, err := m.Send(b.Context(), a2acall.SendRequest{URL: url, Text: text})
 				if err != nil {
@@ -123,12 +138,16 @@ func callVariants() []callVariant {
 	return []callVariant{
 		{"a2a-go", func(b *testing.B, url string) (func(), func()) {
 			ctx := b.Context()
-			base := http.DefaultTransport.(*http.Transport).Clone()
-			card, err := (&agentcard.Resolver{Client: &http.Client{Transport: base}}).Resolve(ctx, url)
+			transport := http.DefaultTransport.(*http.Transport).Clone()
+			var rt http.RoundTripper = transport
+			if base != nil {
+				rt = base
+			}
+			card, err := (&agentcard.Resolver{Client: &http.Client{Transport: rt}}).Resolve(ctx, url)
 			if err != nil {
 				b.Fatal(err)
 			}
-			client, err := a2aclient.NewFromCard(ctx, card, a2aclient.WithJSONRPCTransport(&http.Client{Transport: base}))
+			client, err := a2aclient.NewFromCard(ctx, card, a2aclient.WithJSONRPCTransport(&http.Client{Transport: rt}))
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -144,7 +163,7 @@ func callVariants() []callVariant {
 			}
 			return call, func() {
 				_ = client.Destroy()
-				base.CloseIdleConnections()
+				transport.CloseIdleConnections()
 			}
 		}},
 		{"messenger/off", messenger(func() trace.TracerProvider { return noop.NewTracerProvider() })},

@@ -40,8 +40,9 @@ import (
 // it makes no span (Options.NoTransportSpans): it then only propagates the
 // context's span.
 type httpTransport struct {
-	base   http.RoundTripper
-	tracer trace.Tracer
+	base     http.RoundTripper
+	tracer   trace.Tracer
+	asClient []trace.SpanStartOption
 	// ext is the extension URI as a header value, shared read-only by
 	// every request (its capacity is its length, so an append copies).
 	ext []string
@@ -57,6 +58,7 @@ func newHTTPTransport(tp trace.TracerProvider, base http.RoundTripper, noSpans b
 	t := &httpTransport{base: base, ext: []string{tracedata.ExtensionURI}}
 	if !noSpans {
 		t.tracer = tp.Tracer(instrumentationName)
+		t.asClient = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient)}
 	}
 	return t
 }
@@ -73,7 +75,7 @@ func (t *httpTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	ctx := r.Context()
 	var span trace.Span
 	if t.tracer != nil {
-		ctx, span = t.tracer.Start(ctx, r.Method, trace.WithSpanKind(trace.SpanKindClient))
+		ctx, span = t.tracer.Start(ctx, r.Method, t.asClient...)
 	}
 	r2 := r.WithContext(ctx)
 	r2.Header = t.headers(r.Header)

@@ -84,12 +84,15 @@ type Options struct {
 type Messenger struct {
 	opts   Options
 	tracer trace.Tracer
-	store  *otelmap.Store
-	log    *slog.Logger
+	// asClient starts a CLIENT span; made once, as every Start would
+	// otherwise allocate it.
+	asClient []trace.SpanStartOption
+	store    *otelmap.Store
+	log      *slog.Logger
 
 	// base is the connection pool of every client; Close empties it so no
 	// keep-alive goroutine outlives the Messenger.
-	base    *http.Transport
+	base    pool
 	factory *a2aclient.Factory
 	// cardHTTP fetches agent cards without a span and without traceparent:
 	// the fetch is the Messenger's bookkeeping, not a call, and a traced
@@ -116,6 +119,17 @@ type Messenger struct {
 // participants return (the third road of spans); the Messenger's own spans
 // reach the trace store through tp's processors.
 func New(tp trace.TracerProvider, store *otelmap.Store, opts Options) *Messenger {
+	return newMessenger(tp, store, opts, http.DefaultTransport.(*http.Transport).Clone())
+}
+
+// pool is the transport under every client: an *http.Transport, or a
+// benchmark's stand-in.
+type pool interface {
+	http.RoundTripper
+	CloseIdleConnections()
+}
+
+func newMessenger(tp trace.TracerProvider, store *otelmap.Store, opts Options, base pool) *Messenger {
 	if opts.CallTimeout <= 0 {
 		opts.CallTimeout = DefaultCallTimeout
 	}
@@ -125,11 +139,11 @@ func New(tp trace.TracerProvider, store *otelmap.Store, opts Options) *Messenger
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	base := http.DefaultTransport.(*http.Transport).Clone()
 	client := &http.Client{Transport: newHTTPTransport(tp, base, opts.NoTransportSpans)}
 	m := &Messenger{
 		opts:       opts,
 		tracer:     tp.Tracer(instrumentationName),
+		asClient:   []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient)},
 		store:      store,
 		log:        opts.Logger,
 		base:       base,
@@ -234,7 +248,7 @@ func (m *Messenger) Send(ctx context.Context, req SendRequest) (reply *Reply, er
 	// The span is named once the card is known; until then it is the bare
 	// operation name, which is also what a call to an agent without a
 	// readable card keeps.
-	ctx, span := m.tracer.Start(ctx, otelmap.OpInvokeAgent, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
+	ctx, span := m.tracer.Start(ctx, otelmap.OpInvokeAgent, m.asClient[0], trace.WithAttributes(attrs...))
 	recording := span.IsRecording()
 	capture := recording && !m.opts.DisableContentCapture
 	var late []attribute.KeyValue

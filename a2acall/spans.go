@@ -52,7 +52,7 @@ func (m *Messenger) a2aSpan(ctx context.Context, method, messageID, contextID st
 	if m.opts.NoTransportSpans {
 		return ctx, methodSpan{span: noopSpan}
 	}
-	ctx, span := m.tracer.Start(ctx, method, trace.WithSpanKind(trace.SpanKindClient))
+	ctx, span := m.tracer.Start(ctx, method, m.asClient...)
 	return ctx, methodSpan{span: span, method: method, messageID: messageID, contextID: contextID}
 }
 
