@@ -62,13 +62,13 @@ type participant struct {
 // Agent returns what the participant's card says, fetching it (and creating
 // the client) on first use.
 func (m *Messenger) Agent(ctx context.Context, participantURL string) (AgentInfo, error) {
-	base, err := normalizeURL(participantURL)
+	tgt, err := m.target(participantURL)
 	if err != nil {
 		return AgentInfo{}, &CallError{URL: participantURL, Err: err}
 	}
 	ctx, cancel := m.callContext(ctx, m.opts.CallTimeout)
 	defer cancel()
-	p, err := m.participant(ctx, base)
+	p, err := m.participant(ctx, tgt.base)
 	if err != nil {
 		return AgentInfo{}, &CallError{URL: participantURL, Err: closedErr(ctx, err)}
 	}

@@ -19,7 +19,8 @@
 //	                                   coordbench.call_type=AGENT, message text when captured
 //	  SendMessage              CLIENT  the A2A method (or SendStreamingMessage, GetTask),
 //	                                   a2a.* attributes
-//	    POST                   CLIENT  otelhttp; carries traceparent and X-A2A-Extensions
+//	    POST                   CLIENT  the HTTP span as otelhttp makes it; carries traceparent
+//	                                   and X-A2A-Extensions
 //
 // so the callee's SERVER spans pair with the POST span, and the steps it
 // returns through the Traceability Extension become spans under
@@ -27,9 +28,13 @@
 // With Options.NoTransportSpans only invoke_agent is made, and traceparent
 // carries its context.
 //
+// A span nobody records costs its start and end alone: attributes and
+// message content are computed only for recording spans.
+//
 // Files, by concern: messenger.go (Options, New, Send), card.go (the agent
 // card and AgentInfo), transport.go (protocol selection, blocking, streaming
-// and polling calls, the HTTP transport), reply.go (collecting the answer
-// into a Reply), spans.go (call spans, Traceability Extension steps), pool.go
-// (one client per URL, Close).
+// and polling calls), httpclient.go (the HTTP transport: POST span and
+// headers), reply.go (collecting the answer into a Reply), spans.go (call
+// spans, Traceability Extension steps), content.go (the message content of
+// spans), pool.go (one client per URL, the URLs parsed once, Close).
 package a2acall

@@ -88,12 +88,15 @@ type Options struct {
 type Messenger struct {
 	opts   Options
 	tracer trace.Tracer
-	store  *otelmap.Store
-	log    *slog.Logger
+	// asClient starts a CLIENT span; made once, as every Start would
+	// otherwise allocate it.
+	asClient []trace.SpanStartOption
+	store    *otelmap.Store
+	log      *slog.Logger
 
 	// base is the connection pool of every client; Close empties it so no
 	// keep-alive goroutine outlives the Messenger.
-	base    *http.Transport
+	base    pool
 	factory *a2aclient.Factory
 	// cardHTTP fetches agent cards without a span and without traceparent:
 	// the fetch is the Messenger's bookkeeping, not a call, and a traced
@@ -104,9 +107,15 @@ type Messenger struct {
 	// closing is canceled by Close, which so ends the calls under way.
 	closing    context.Context
 	closeCalls context.CancelFunc
-	mu         sync.Mutex
-	closed     bool
-	clients    map[string]*clientEntry
+	// extensions is the Traceability Extension URI as a message's
+	// extensions list, shared read-only by every message.
+	extensions []string
+
+	mu      sync.Mutex
+	closed  bool
+	clients map[string]*clientEntry
+	// targets are the participant URLs as given, each parsed once.
+	targets map[string]*target
 }
 
 // New returns a Messenger whose spans are made by tp. store, when
@@ -114,6 +123,17 @@ type Messenger struct {
 // participants return (the third road of spans); the Messenger's own spans
 // reach the trace store through tp's processors.
 func New(tp trace.TracerProvider, store *otelmap.Store, opts Options) *Messenger {
+	return newMessenger(tp, store, opts, http.DefaultTransport.(*http.Transport).Clone())
+}
+
+// pool is the transport under every client: an *http.Transport, or a
+// benchmark's stand-in.
+type pool interface {
+	http.RoundTripper
+	CloseIdleConnections()
+}
+
+func newMessenger(tp trace.TracerProvider, store *otelmap.Store, opts Options, base pool) *Messenger {
 	if opts.CallTimeout <= 0 {
 		opts.CallTimeout = DefaultCallTimeout
 	}
@@ -128,17 +148,19 @@ func New(tp trace.TracerProvider, store *otelmap.Store, opts Options) *Messenger
 		// the rest; ParseCredentials refuses them outright.
 		opts.Logger.Warn("a2acall: credentials", "err", err)
 	}
-	base := http.DefaultTransport.(*http.Transport).Clone()
 	client := &http.Client{Transport: newHTTPTransport(tp, base, opts.NoTransportSpans)}
 	m := &Messenger{
-		opts:     opts,
-		tracer:   tp.Tracer(instrumentationName),
-		store:    store,
-		log:      opts.Logger,
-		base:     base,
-		factory:  newClientFactory(client),
-		cardHTTP: &http.Client{Transport: base},
-		clients:  make(map[string]*clientEntry),
+		opts:       opts,
+		tracer:     tp.Tracer(instrumentationName),
+		asClient:   []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient)},
+		store:      store,
+		log:        opts.Logger,
+		base:       base,
+		factory:    newClientFactory(client),
+		cardHTTP:   &http.Client{Transport: base},
+		extensions: []string{tracedata.ExtensionURI},
+		clients:    make(map[string]*clientEntry),
+		targets:    make(map[string]*target),
 	}
 	m.closing, m.closeCalls = context.WithCancel(context.Background())
 	return m
@@ -212,13 +234,11 @@ func (e *CallError) Unwrap() error { return e.Err }
 // ErrTaskFailed; other errors after the participant answered in part
 // return what arrived as well (State tells how far it got).
 func (m *Messenger) Send(ctx context.Context, req SendRequest) (reply *Reply, err error) {
-	base, err := normalizeURL(req.URL)
+	tgt, err := m.target(req.URL)
 	if err != nil {
 		return nil, &CallError{URL: req.URL, Err: err}
 	}
-	if m.isClosed() {
-		return nil, &CallError{URL: req.URL, Err: ErrClosed}
-	}
+	base := tgt.base
 	timeout := req.Timeout
 	if timeout <= 0 {
 		timeout = m.opts.CallTimeout
@@ -226,21 +246,27 @@ func (m *Messenger) Send(ctx context.Context, req SendRequest) (reply *Reply, er
 	ctx, cancel := m.callContext(ctx, timeout)
 	defer cancel()
 
-	attrs := []attribute.KeyValue{
-		otelmap.AttrGenAIOperationName.String(otelmap.OpInvokeAgent),
-		otelmap.AttrCallType.String(string(tracedata.CallAgent)),
-	}
-	attrs = append(attrs, serverAttrs(base)...)
+	// The attributes a sampler may want are given at the start (those of
+	// the participant URL computed once per URL); the rest, the message
+	// content above all, is computed only for a span that records, and set
+	// in one go when it ends (late).
+	attrs := tgt.spanAttrs
 	if req.ContextID != "" {
 		attrs = append(attrs, otelmap.AttrGenAIConversationID.String(req.ContextID))
-	}
-	if !m.opts.DisableContentCapture {
-		attrs = append(attrs, otelmap.AttrGenAIInputMessages.String(GenAIContent("user", req.Text, dataParts(req.Data), "")))
 	}
 	// The span is named once the card is known; until then it is the bare
 	// operation name, which is also what a call to an agent without a
 	// readable card keeps.
-	ctx, span := m.tracer.Start(ctx, otelmap.OpInvokeAgent, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
+	ctx, span := m.tracer.Start(ctx, otelmap.OpInvokeAgent, m.asClient[0], trace.WithAttributes(attrs...))
+	recording := span.IsRecording()
+	capture := recording && !m.opts.DisableContentCapture
+	var late []attribute.KeyValue
+	if recording {
+		late = make([]attribute.KeyValue, 0, 7)
+	}
+	if capture {
+		late = append(late, otelmap.AttrGenAIInputMessages.String(GenAIContent("user", req.Text, dataParts(req.Data), "")))
+	}
 	errType := ""
 	var agent string
 	defer func() {
@@ -248,7 +274,9 @@ func (m *Messenger) Send(ctx context.Context, req SendRequest) (reply *Reply, er
 			if errType == "" {
 				errType = classify(err)
 			}
-			failSpan(span, err, errType)
+			if recording {
+				late = append(late, failSpan(span, err, errType))
+			}
 			ce := &CallError{URL: req.URL, Agent: agent, Err: err}
 			if reply != nil {
 				ce.State = reply.State
@@ -261,6 +289,7 @@ func (m *Messenger) Send(ctx context.Context, req SendRequest) (reply *Reply, er
 			}
 			err = ce
 		}
+		span.SetAttributes(late...)
 		span.End()
 	}()
 
@@ -273,8 +302,10 @@ func (m *Messenger) Send(ctx context.Context, req SendRequest) (reply *Reply, er
 		return nil, err
 	}
 	agent = p.name
-	span.SetName(otelmap.SpanInvokeAgentPrefix + p.name)
-	span.SetAttributes(otelmap.AttrGenAIAgentName.String(p.name), otelmap.AttrGenAIAgentID.String(p.id))
+	if recording {
+		span.SetName(otelmap.SpanInvokeAgentPrefix + p.name)
+		late = append(late, otelmap.AttrGenAIAgentName.String(p.name), otelmap.AttrGenAIAgentID.String(p.id))
+	}
 
 	msg := a2a.NewMessage(a2a.MessageRoleUser)
 	if req.Text != "" || req.Data == nil {
@@ -285,10 +316,9 @@ func (m *Messenger) Send(ctx context.Context, req SendRequest) (reply *Reply, er
 	}
 	msg.ContextID = req.ContextID
 	msg.TaskID = a2a.TaskID(req.TaskID)
-	msg.Extensions = []string{tracedata.ExtensionURI}
-	// a2a-go turns service parameters into headers: A2A-Extensions for
-	// 1.0, X-A2A-Extensions for 0.3.
-	ctx = a2aclient.AttachServiceParams(ctx, a2aclient.ServiceParams{a2a.SvcParamExtensions: {tracedata.ExtensionURI}})
+	// The extension headers (A2A-Extensions, X-A2A-Extensions) are set by
+	// the HTTP transport, on every request.
+	msg.Extensions = m.extensions
 
 	col := &collector{}
 	streamed := p.streaming && !m.opts.DisableStreaming
@@ -303,11 +333,11 @@ func (m *Messenger) Send(ctx context.Context, req SendRequest) (reply *Reply, er
 
 	reply = col.reply(p, streamed)
 	reply.ExtensionSteps = m.recordExtension(ctx, span.SpanContext(), p, col.metas)
-	if reply.ContextID != "" {
-		span.SetAttributes(otelmap.AttrGenAIConversationID.String(reply.ContextID))
+	if recording && reply.ContextID != "" {
+		late = append(late, otelmap.AttrGenAIConversationID.String(reply.ContextID))
 	}
-	if !m.opts.DisableContentCapture && (reply.Text != "" || len(reply.Data) > 0) {
-		span.SetAttributes(otelmap.AttrGenAIOutputMessages.String(GenAIContent("assistant", reply.Text, reply.Data, finishReason(col.state))))
+	if capture && (reply.Text != "" || len(reply.Data) > 0) {
+		late = append(late, otelmap.AttrGenAIOutputMessages.String(GenAIContent("assistant", reply.Text, reply.Data, finishReason(col.state))))
 	}
 	if err != nil {
 		if !col.seen {

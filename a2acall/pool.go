@@ -4,11 +4,59 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+
+	"go.opentelemetry.io/otel/attribute"
+
+	"github.com/coordbench/coordbench/otelmap"
+	"github.com/coordbench/coordbench/tracedata"
 )
 
 // This file: the messenger pool. A Messenger keeps one a2a-go client per
 // participant URL, made from the agent's card on first use and reused by
-// every later call; Close closes them all.
+// every later call; Close closes them all. The URLs callers give are parsed
+// once each too.
+
+// maxTargets bounds the participant URLs a Messenger remembers parsed;
+// beyond it a URL is parsed on every call (callers name a few participants,
+// so this is a bound on a misuse, not a working limit).
+const maxTargets = 4096
+
+// target is a participant URL as a caller gave it, parsed once: its base
+// (normalizeURL) and the invoke_agent span's attributes known before the
+// call (operation, call type, server.address and server.port).
+type target struct {
+	base string
+	// spanAttrs is shared by every call; its capacity is its length, so a
+	// call that appends to it gets a copy.
+	spanAttrs []attribute.KeyValue
+}
+
+// target returns the parsed form of the participant URL raw, or ErrClosed
+// after Close.
+func (m *Messenger) target(raw string) (*target, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return nil, ErrClosed
+	}
+	if t := m.targets[raw]; t != nil {
+		return t, nil
+	}
+	base, err := normalizeURL(raw)
+	if err != nil {
+		return nil, err
+	}
+	attrs := append([]attribute.KeyValue{
+		otelmap.AttrGenAIOperationName.String(otelmap.OpInvokeAgent),
+		otelmap.AttrCallType.String(string(tracedata.CallAgent)),
+	}, serverAttrs(base)...)
+	t := &target{base: base, spanAttrs: slices.Clip(attrs)}
+	if len(m.targets) < maxTargets {
+		m.targets[raw] = t
+	}
+	return t, nil
+}
 
 // clientEntry is one participant URL's client. lock is held (a one-slot
 // channel, so that waiting for it honours the caller's context) while the

@@ -1,10 +1,10 @@
 package a2acall
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net"
 	"net/url"
@@ -21,8 +21,8 @@ import (
 
 // This file: the call spans (see the package doc for their shape). Send
 // starts and ends the invoke_agent span; block, stream and poll wrap each
-// a2a-go call in its A2A method span (a2aSpan, endA2ASpan); otelhttp makes
-// the POST span (transport.go). The Traceability Extension steps a
+// a2a-go call in its A2A method span (a2aSpan, methodSpan.end); the HTTP
+// transport makes the POST span (httpclient.go). The Traceability Extension steps a
 // participant returns become spans under invoke_agent here too.
 //
 // The A2A method span is not an a2aclient.CallInterceptor, although a2a-go
@@ -37,39 +37,53 @@ import (
 // instrumentationName is the tracer's instrumentation scope.
 const instrumentationName = "github.com/coordbench/coordbench/a2acall"
 
-// a2aSpan starts the A2A client span of one method; with NoTransportSpans
-// it returns ctx as it is and a span that records nothing.
-func (m *Messenger) a2aSpan(ctx context.Context, method string, p *participant, messageID, contextID string) (context.Context, trace.Span) {
-	if m.opts.NoTransportSpans {
-		return ctx, noopSpan
-	}
-	attrs := []attribute.KeyValue{
-		otelmap.AttrA2AMethodName.String(method),
-		otelmap.AttrA2AProtocolVersion.String(p.protocol),
-	}
-	if messageID != "" {
-		attrs = append(attrs, otelmap.AttrA2AMessageID.String(messageID))
-	}
-	if contextID != "" {
-		attrs = append(attrs, otelmap.AttrGenAIConversationID.String(contextID))
-	}
-	return m.tracer.Start(ctx, method, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
+// methodSpan is the A2A method span of one a2a-go call. Its attributes
+// are set once, when it ends, and only when it records: a span that nobody
+// records costs its start and end alone. (A sampler therefore sees only its
+// name and kind; coordbench samples by parent.)
+type methodSpan struct {
+	span                         trace.Span
+	method, messageID, contextID string
 }
 
-func (m *Messenger) endA2ASpan(span trace.Span, p *participant, col *collector, err error) {
+// a2aSpan starts the A2A client span of one method; with NoTransportSpans
+// it returns ctx as it is and a span that records nothing.
+func (m *Messenger) a2aSpan(ctx context.Context, method, messageID, contextID string) (context.Context, methodSpan) {
+	if m.opts.NoTransportSpans {
+		return ctx, methodSpan{span: noopSpan}
+	}
+	ctx, span := m.tracer.Start(ctx, method, m.asClient...)
+	return ctx, methodSpan{span: span, method: method, messageID: messageID, contextID: contextID}
+}
+
+// end ends the span with what the answer gathered so far says: task id and
+// state, the conversation, the error.
+func (s methodSpan) end(p *participant, col *collector, err error) {
+	if !s.span.IsRecording() {
+		s.span.End()
+		return
+	}
+	attrs := make([]attribute.KeyValue, 0, 7)
+	attrs = append(attrs,
+		otelmap.AttrA2AMethodName.String(s.method),
+		otelmap.AttrA2AProtocolVersion.String(p.protocol))
+	if s.messageID != "" {
+		attrs = append(attrs, otelmap.AttrA2AMessageID.String(s.messageID))
+	}
 	if col.taskID != "" {
-		span.SetAttributes(otelmap.AttrA2ATaskID.String(col.taskID))
+		attrs = append(attrs, otelmap.AttrA2ATaskID.String(col.taskID))
 	}
 	if col.state != a2a.TaskStateUnspecified {
-		span.SetAttributes(otelmap.AttrA2ATaskState.String(wireState(col.state, p.legacy)))
+		attrs = append(attrs, otelmap.AttrA2ATaskState.String(wireState(col.state, p.legacy)))
 	}
-	if col.contextID != "" {
-		span.SetAttributes(otelmap.AttrGenAIConversationID.String(col.contextID))
+	if conv := cmp.Or(col.contextID, s.contextID); conv != "" {
+		attrs = append(attrs, otelmap.AttrGenAIConversationID.String(conv))
 	}
 	if err != nil {
-		failSpan(span, err, classify(err))
+		attrs = append(attrs, failSpan(s.span, err, classify(err)))
 	}
-	span.End()
+	s.span.SetAttributes(attrs...)
+	s.span.End()
 }
 
 // recordExtension turns the Traceability Extension payloads of an answer
@@ -77,6 +91,9 @@ func (m *Messenger) endA2ASpan(span trace.Span, p *participant, col *collector, 
 // participant's word, so a malformed one is logged and ignored: it costs the
 // trace those steps, not the call.
 func (m *Messenger) recordExtension(ctx context.Context, parent trace.SpanContext, p *participant, metas []map[string]any) int {
+	if len(metas) == 0 {
+		return 0
+	}
 	seen := make(map[trace.SpanID]struct{})
 	var spans []otelmap.Span
 	for _, meta := range metas {
@@ -154,55 +171,16 @@ func classify(err error) string {
 	return "_OTHER"
 }
 
-// failSpan marks span failed with the error.type the conventions ask of a
-// failed operation.
-func failSpan(span trace.Span, err error, errType string) {
+// failSpan records err on span and sets its status; it returns the
+// error.type attribute the conventions ask of a failed operation, for the
+// caller to set with the span's other attributes.
+func failSpan(span trace.Span, err error, errType string) attribute.KeyValue {
 	span.RecordError(err)
 	span.SetStatus(codes.Error, err.Error())
-	span.SetAttributes(otelmap.AttrErrorType.String(errType))
+	return otelmap.AttrErrorType.String(errType)
 }
 
 func timeoutErr(err error) bool { return errors.Is(err, context.DeadlineExceeded) }
-
-// dataParts wraps one data map as the list genAIContent takes.
-func dataParts(d map[string]any) []map[string]any {
-	if d == nil {
-		return nil
-	}
-	return []map[string]any{d}
-}
-
-// GenAIContent renders a message as the GenAI conventions' JSON message
-// list (gen_ai.input.messages / gen_ai.output.messages): the text as a text
-// part and each data part JSON-encoded as one more, each bounded by
-// otelmap.TruncateContent so the attribute stays valid JSON.
-func GenAIContent(role, text string, data []map[string]any, finishReason string) string {
-	type part struct {
-		Type    string `json:"type"`
-		Content string `json:"content"`
-	}
-	type message struct {
-		Role         string `json:"role"`
-		Parts        []part `json:"parts"`
-		FinishReason string `json:"finish_reason,omitempty"`
-	}
-	msg := message{Role: role, Parts: []part{}, FinishReason: finishReason}
-	if text != "" || len(data) == 0 {
-		msg.Parts = append(msg.Parts, part{Type: "text", Content: otelmap.TruncateContent(text)})
-	}
-	for _, d := range data {
-		b, err := json.Marshal(d)
-		if err != nil {
-			b = []byte(fmt.Sprint(d))
-		}
-		msg.Parts = append(msg.Parts, part{Type: "text", Content: otelmap.TruncateContent(string(b))})
-	}
-	b, err := json.Marshal([]message{msg})
-	if err != nil { // strings only: cannot happen
-		return ""
-	}
-	return string(b)
-}
 
 // noopSpan stands in for the A2A method span a caller without transport
 // spans does not make; ending it does nothing.

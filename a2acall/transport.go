@@ -4,24 +4,18 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
 	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
-	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
-	"go.opentelemetry.io/otel/propagation"
-	"go.opentelemetry.io/otel/trace"
-
-	"github.com/coordbench/coordbench/tracedata"
 )
 
 // This file: the transport. a2a-go clients for A2A 1.0 and, through
-// a2acompat/a2av0, the 0.3 wire format, over one HTTP client that makes the
-// POST span and carries the Traceability Extension header; and the three
-// ways a call gets its answer: a blocking send, a stream, polling.
+// a2acompat/a2av0, the 0.3 wire format, over one HTTP client (whose
+// transport, httpclient.go, makes the POST span and carries the
+// Traceability Extension headers); and the three ways a call gets its
+// answer: a blocking send, a stream, polling.
 
 // HeaderExtensions is the A2A extension activation header as the spec and the
 // 0.3 Python SDK spell it. a2a-go 1.0 sends the service parameter
@@ -44,24 +38,6 @@ const (
 	pollMax = 2 * time.Second
 )
 
-// newHTTPTransport is the transport of every A2A call: otelhttp's POST
-// client span, which carries traceparent, over the Traceability Extension
-// header; with noSpans, traceparent alone (see Options.NoTransportSpans).
-// There is no http.Client.Timeout: every call carries its own deadline, and
-// a streaming answer may legitimately last as long as the call.
-func newHTTPTransport(tp trace.TracerProvider, base http.RoundTripper, noSpans bool) http.RoundTripper {
-	if noSpans {
-		return extensionHeaderTransport{propagatingTransport{base}}
-	}
-	return otelhttp.NewTransport(extensionHeaderTransport{base},
-		otelhttp.WithTracerProvider(tp),
-		// Set explicitly rather than taken from the global, so that the
-		// Messenger propagates W3C trace context whatever the process
-		// configured.
-		otelhttp.WithPropagators(propagation.TraceContext{}),
-		otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string { return r.Method }))
-}
-
 // newClientFactory makes a2a-go clients that speak JSON-RPC and HTTP+JSON,
 // A2A 1.0 and 0.3, over client; connect tells it which interface to use.
 func newClientFactory(client *http.Client) *a2aclient.Factory {
@@ -79,7 +55,7 @@ func newClientFactory(client *http.Client) *a2aclient.Factory {
 
 // block makes the blocking message/send.
 func (m *Messenger) block(ctx context.Context, p *participant, msg *a2a.Message, col *collector) error {
-	ctx, span := m.a2aSpan(ctx, "SendMessage", p, msg.ID, msg.ContextID)
+	ctx, span := m.a2aSpan(ctx, "SendMessage", msg.ID, msg.ContextID)
 	res, err := p.client.SendMessage(ctx, &a2a.SendMessageRequest{Message: msg})
 	if err == nil {
 		switch r := res.(type) {
@@ -91,7 +67,7 @@ func (m *Messenger) block(ctx context.Context, p *participant, msg *a2a.Message,
 			err = fmt.Errorf("message/send answered %T", res)
 		}
 	}
-	m.endA2ASpan(span, p, col, err)
+	span.end(p, col, err)
 	if err != nil {
 		return fmt.Errorf("message/send: %w", err)
 	}
@@ -101,8 +77,8 @@ func (m *Messenger) block(ctx context.Context, p *participant, msg *a2a.Message,
 // stream makes message/stream and reads events until one ends the call. A
 // stream that ends early is left to poll.
 func (m *Messenger) stream(ctx context.Context, p *participant, msg *a2a.Message, col *collector) (err error) {
-	ctx, span := m.a2aSpan(ctx, "SendStreamingMessage", p, msg.ID, msg.ContextID)
-	defer func() { m.endA2ASpan(span, p, col, err) }()
+	ctx, span := m.a2aSpan(ctx, "SendStreamingMessage", msg.ID, msg.ContextID)
+	defer func() { span.end(p, col, err) }()
 	for ev, err := range p.client.SendStreamingMessage(ctx, &a2a.SendMessageRequest{Message: msg}) {
 		if err != nil {
 			return fmt.Errorf("message/stream: %w", err)
@@ -135,71 +111,15 @@ func (m *Messenger) poll(ctx context.Context, p *participant, col *collector) er
 		case <-t.C:
 		}
 		wait = min(wait*2, pollMax)
-		sctx, span := m.a2aSpan(ctx, "GetTask", p, "", col.contextID)
+		sctx, span := m.a2aSpan(ctx, "GetTask", "", col.contextID)
 		task, err := p.client.GetTask(sctx, &a2a.GetTaskRequest{ID: a2a.TaskID(col.taskID)})
 		if err == nil {
 			col.task(task)
 		}
-		m.endA2ASpan(span, p, col, err)
+		span.end(p, col, err)
 		if err != nil {
 			return fmt.Errorf("tasks/get %s: %w", col.taskID, err)
 		}
 	}
 	return nil
-}
-
-// extensionHeaderTransport puts the Traceability Extension on every
-// request under both names agents read: X-A2A-Extensions, spelled so on the
-// wire (the spec's header, which 0.3 Python agents read), and A2A-Extensions
-// (a2a-go 1.0's service parameter). Values already set by a2a-go are kept,
-// one header line per extension URI.
-type extensionHeaderTransport struct{ base http.RoundTripper }
-
-func (t extensionHeaderTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	r2 := *r
-	r2.Header = r.Header.Clone()
-	if r2.Header == nil {
-		r2.Header = http.Header{}
-	}
-	legacyKey := http.CanonicalHeaderKey(HeaderExtensions) // "X-A2a-Extensions"
-	uris := mergeURIs(r2.Header.Values(legacyKey), []string{tracedata.ExtensionURI})
-	delete(r2.Header, legacyKey)
-	// A non-canonical key is written as is.
-	r2.Header[HeaderExtensions] = uris
-	modern := mergeURIs(r2.Header.Values(a2a.SvcParamExtensions), []string{tracedata.ExtensionURI})
-	r2.Header.Del(a2a.SvcParamExtensions)
-	for _, u := range modern {
-		r2.Header.Add(a2a.SvcParamExtensions, u)
-	}
-	return t.base.RoundTrip(&r2)
-}
-
-// mergeURIs splits comma-separated header values and returns the URIs once
-// each, in order.
-func mergeURIs(lists ...[]string) []string {
-	var out []string
-	for _, l := range lists {
-		for _, v := range l {
-			for _, u := range strings.Split(v, ",") {
-				if u = strings.TrimSpace(u); u != "" && !slices.Contains(out, u) {
-					out = append(out, u)
-				}
-			}
-		}
-	}
-	return out
-}
-
-// propagatingTransport injects the W3C trace context of the request's
-// context without making a span of its own (see Options.NoTransportSpans).
-type propagatingTransport struct{ base http.RoundTripper }
-
-func (t propagatingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	r2 := *r
-	r2.Header = r.Header.Clone()
-	if r2.Header == nil {
-		r2.Header = http.Header{}
-	}
-	propagation.TraceContext{}.Inject(r.Context(), propagation.HeaderCarrier(r2.Header))
-	return t.base.RoundTrip(&r2)
 }

@@ -1,0 +1,19 @@
+package a2acall
+
+import (
+	"net/http"
+
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/coordbench/coordbench/otelmap"
+)
+
+// NewWithTransport is New over base instead of a fresh *http.Transport, for
+// the benchmarks that replay answers in process.
+func NewWithTransport(tp trace.TracerProvider, store *otelmap.Store, opts Options, base http.RoundTripper) *Messenger {
+	return newMessenger(tp, store, opts, closeless{base})
+}
+
+type closeless struct{ http.RoundTripper }
+
+func (closeless) CloseIdleConnections() {}
