@@ -124,8 +124,8 @@ func Perturbations() []Perturbation {
 				return nil
 			})},
 		{Name: "clock_skew_+90s", Expect: ExpectSameLabel,
-			Why: "a leaf reviewer's span times are shifted by +90 s on the way (an OTLP proxy): the graph comes from parentage, not times",
-			apply: onLeaf(func(env *perturbEnv, s *purple.AgentSpec) error {
+			Why: "a reviewer's span times (a leaf's if there is one) are shifted by +90 s on the way (an OTLP proxy): the graph comes from parentage, not times",
+			apply: onCalled(func(env *perturbEnv, s *purple.AgentSpec) error {
 				url, stop, err := startSkewProxy(env.ctx, env.greenURL, skewOffset)
 				if err != nil {
 					return err
@@ -136,8 +136,8 @@ func Perturbations() []Perturbation {
 				return nil
 			})},
 		{Name: "slow_reviewer_2s", Expect: ExpectSameLabel,
-			Why: "a leaf reviewer waits 2 s before working: timing changes, calls do not",
-			apply: onLeaf(func(_ *perturbEnv, s *purple.AgentSpec) error {
+			Why: "a reviewer (a leaf if there is one) waits 2 s before working: timing changes, calls do not",
+			apply: onCalled(func(_ *perturbEnv, s *purple.AgentSpec) error {
 				s.Options.Faults.Delay = 2 * time.Second
 				return nil
 			})},
@@ -166,9 +166,25 @@ func Perturbations() []Perturbation {
 // onLeaf applies f to the topology's first leaf reviewer: an agent some
 // other agent calls, with no peers of its own, that reports its spans by
 // some road. Topologies without one (a hub, whose reviewers call back)
-// are not applicable: silencing a reviewer that calls others hides calls,
-// which the rules do not pin to one label.
+// are not applicable: silencing or failing a reviewer that calls others
+// hides calls, which the rules do not pin to one label.
 func onLeaf(f func(env *perturbEnv, s *purple.AgentSpec) error) func(*perturbEnv, groundtruth.Topology, []purple.AgentSpec) (string, error) {
+	return onReviewer(true, f)
+}
+
+// onCalled applies f to the first leaf reviewer, else to the first called
+// reviewer that reports its spans: for perturbations that change when
+// spans arrive or what times they carry, not which calls are made.
+func onCalled(f func(env *perturbEnv, s *purple.AgentSpec) error) func(*perturbEnv, groundtruth.Topology, []purple.AgentSpec) (string, error) {
+	return func(env *perturbEnv, top groundtruth.Topology, specs []purple.AgentSpec) (string, error) {
+		if na, err := onReviewer(true, f)(env, top, specs); na == "" {
+			return "", err
+		}
+		return onReviewer(false, f)(env, top, specs)
+	}
+}
+
+func onReviewer(leafOnly bool, f func(env *perturbEnv, s *purple.AgentSpec) error) func(*perturbEnv, groundtruth.Topology, []purple.AgentSpec) (string, error) {
 	return func(env *perturbEnv, top groundtruth.Topology, specs []purple.AgentSpec) (string, error) {
 		called := map[string]bool{}
 		for _, a := range top.Agents {
@@ -177,11 +193,15 @@ func onLeaf(f func(env *perturbEnv, s *purple.AgentSpec) error) func(*perturbEnv
 			}
 		}
 		for i, a := range top.Agents {
-			if called[a.Name] && len(a.Peers) == 0 && a.Name != top.Entry && (a.ExportsSpans || a.ReturnsExtensionSteps) {
+			if called[a.Name] && (!leafOnly || len(a.Peers) == 0) && a.Name != top.Entry && a.Role != top.Entry &&
+				(a.ExportsSpans || a.ReturnsExtensionSteps) {
 				return "", f(env, &specs[i])
 			}
 		}
-		return "no leaf reviewer that reports spans", nil
+		if leafOnly {
+			return "no leaf reviewer that reports spans", nil
+		}
+		return "no called reviewer that reports spans", nil
 	}
 }
 
