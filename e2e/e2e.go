@@ -1,4 +1,6 @@
-// Package e2e is coordbench's end-to-end benchmark: for every scenario of
+// Package e2e holds coordbench's end-to-end benchmarks.
+//
+// The reconstruction benchmark (Run): for every scenario of
 // the ground truth (groundtruth/ground_truth.json) it starts the scenario's purple topology on
 // loopback (base purple agents from package purple, each a real HTTP server
 // with its own tracer provider, exporting OTLP to the green agent's
@@ -11,8 +13,13 @@
 // gives per scenario the expected and found label, the coverage and the
 // outcome, and the classification accuracy overall and per label.
 //
-// `make e2e` (cmd/e2e) prints the report; the package's tests run it in
-// `make test` and assert it.
+// `make e2e-reconstruction` (alias `make e2e`, cmd/e2e) prints the
+// report; the package's tests run it in `make test` and assert it.
+//
+// The validity benchmark (RunPerturb, perturb.go): the same topologies
+// under perturbations, each case against the verdict the documented rules
+// call for; `make e2e-perturb` (cmd/e2e -perturb) runs the whole matrix,
+// `make test` a corner of it.
 package e2e
 
 import (
