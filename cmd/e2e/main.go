@@ -133,6 +133,8 @@ func options(c *cli.Command, args []string, getenv func(string) string) (co cmdO
 	fs.BoolVar(&co.perturb, "perturb", false, "run the validity benchmark (the perturbation matrix) instead of the reconstruction one")
 	fs.BoolVar(&co.PerPattern, "per-pattern", false, "with --perturb: one topology per pattern (when --tasks is not given)")
 	perts := fs.String("perturbations", "", "with --perturb: comma-separated perturbation names (default: all)")
+	fs.DurationVar(&co.PerturbSettleMaxWait, "settle-max-wait", e2e.DefaultPerturbSettleMaxWait,
+		"with --perturb: the green agent's maximum settle wait (its default; lower it to see the matrix fail)")
 	tasks := fs.String("tasks", "", "comma-separated scenario ids (default: all)")
 	fs.IntVar(&opts.Parallel, "parallel", e2e.DefaultParallel, "scenarios run at once")
 	fs.StringVar(&jsonOut, "json", "", "also write the report as JSON to this file")
