@@ -1,4 +1,6 @@
-// Package e2e is coordbench's end-to-end benchmark: for every scenario of
+// Package e2e holds coordbench's end-to-end benchmarks.
+//
+// The reconstruction benchmark (Run): for every scenario of
 // the ground truth (groundtruth/ground_truth.json) it starts the scenario's purple topology on
 // loopback (base purple agents from package purple, each a real HTTP server
 // with its own tracer provider, exporting OTLP to the green agent's
@@ -11,8 +13,13 @@
 // gives per scenario the expected and found label, the coverage and the
 // outcome, and the classification accuracy overall and per label.
 //
-// `make e2e` (cmd/e2e) prints the report; the package's tests run it in
-// `make test` and assert it.
+// `make e2e-reconstruction` (alias `make e2e`, cmd/e2e) prints the
+// report; the package's tests run it in `make test` and assert it.
+//
+// The validity benchmark (RunPerturb, perturb.go): the same topologies
+// under perturbations, each case against the verdict the documented rules
+// call for; `make e2e-perturb` (cmd/e2e -perturb) runs the whole matrix,
+// `make test` a corner of it.
 package e2e
 
 import (
@@ -155,6 +162,10 @@ type ScenarioResult struct {
 	// has a different number of, and calls it has that the topology does
 	// not.
 	EdgeMismatches []string `json:"edge_mismatches,omitempty"`
+
+	// EvidenceLevel is the graph evaluator's evidence level (complete,
+	// partial, insufficient).
+	EvidenceLevel string `json:"evidence_level,omitempty"`
 
 	TraceID      string                  `json:"trace_id"`
 	Coverage     tracedata.Coverage      `json:"coverage"`
@@ -324,14 +335,27 @@ func roads(top groundtruth.Topology) []string {
 func runScenario(ctx context.Context, h *loopback.Harness, opts *Options, sc groundtruth.Entry) ScenarioResult {
 	r := ScenarioResult{ID: sc.ID, Pattern: sc.Topology.Pattern, Roads: roads(sc.Topology),
 		ExpectedLabel: sc.Expected.Label, ExpectedFindings: sc.Expected.Findings}
+	return runCase(ctx, h, opts, sc, r, SystemSpecs(sc.Topology, h.URL(), opts.Faults[sc.ID], baseOptions(opts)), opts.SettleMaxWait)
+}
+
+// baseOptions are the purple agents' options before the topology's: no
+// LLM, spans flushed before each response.
+func baseOptions(opts *Options) purple.Options {
+	return purple.Options{Getenv: opts.Getenv, Logger: opts.Logger, PeerTimeout: opts.CallTimeout,
+		LLM: &purple.LLMConfig{}, FlushOnResponse: true}
+}
+
+// runCase starts the team of specs, asks the green agent to assess the
+// scenario's one task with the given maximum settle wait, and fills r
+// with what it found.
+func runCase(ctx context.Context, h *loopback.Harness, opts *Options, sc groundtruth.Entry, r ScenarioResult,
+	specs []purple.AgentSpec, settleMaxWait time.Duration) ScenarioResult {
 	fail := func(err error) ScenarioResult {
 		r.Err = err.Error()
 		opts.Logger.Warn("e2e: scenario failed", "scenario", sc.ID, "err", err)
 		return r
 	}
-	base := purple.Options{Getenv: opts.Getenv, Logger: opts.Logger, PeerTimeout: opts.CallTimeout,
-		LLM: &purple.LLMConfig{}, FlushOnResponse: true}
-	sys, err := h.StartTeam(ctx, SystemSpecs(sc.Topology, h.URL(), opts.Faults[sc.ID], base))
+	sys, err := h.StartTeam(ctx, specs)
 	if err != nil {
 		return fail(err)
 	}
@@ -345,7 +369,7 @@ func runScenario(ctx context.Context, h *loopback.Harness, opts *Options, sc gro
 		"entry_role":           sc.Topology.Entry,
 		"task_ids":             []string{sc.ID},
 		"settle_quiet_ms":      opts.SettleQuiet.Milliseconds(),
-		"settle_max_wait_ms":   opts.SettleMaxWait.Milliseconds(),
+		"settle_max_wait_ms":   settleMaxWait.Milliseconds(),
 		"call_timeout_seconds": opts.CallTimeout.Seconds(),
 		"evaluators":           map[string]bool{evals.JudgeName: opts.Judge},
 	}
@@ -363,6 +387,9 @@ func runScenario(ctx context.Context, h *loopback.Harness, opts *Options, sc gro
 		return fail(errors.New("the result has no graph evaluation"))
 	}
 	r.FoundLabel = graph.Label
+	if graph.Evidence != nil {
+		r.EvidenceLevel = graph.Evidence.Level
+	}
 	r.FoundFindings = []string{}
 	for _, f := range graph.Findings {
 		r.FoundFindings = append(r.FoundFindings, f.Kind)

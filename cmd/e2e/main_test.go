@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestOptions: flags become the benchmark's options; with --judge only the
@@ -25,6 +26,12 @@ func TestOptions(t *testing.T) {
 	}
 	if opts, _, _ := options(command(io.Discard, &stderr), nil, func(k string) string { return env[k] }); opts.Getenv != nil {
 		t.Error("without --judge the agents should see no environment (e2e.Options' nil Getenv)")
+	}
+	co, _, code := options(command(io.Discard, &stderr), []string{"--perturb", "--per-pattern", "--perturbations", "late_export_5s,silent_entry", "--settle-max-wait", "2s"},
+		func(string) string { return "" })
+	if code >= 0 || !co.perturb || !co.PerPattern || strings.Join(co.Perturbations, ",") != "late_export_5s,silent_entry" ||
+		co.PerturbSettleMaxWait != 2*time.Second {
+		t.Errorf("--perturb flags: exit %d, options %+v", code, co)
 	}
 	for _, tc := range []struct {
 		args []string
