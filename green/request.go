@@ -106,12 +106,39 @@ func parseRequestConfig(raw json.RawMessage) (scenario.RequestConfig, error) {
 	if cfg.Raw == nil {
 		cfg.Raw = map[string]json.RawMessage{}
 	}
+	if err := checkRawRanges(cfg.Raw); err != nil {
+		return cfg, err
+	}
 	// Unknown keys are ignored here (they stay in Raw for the scenario);
 	// known keys of the wrong type are errors that name the key.
 	if err := json.Unmarshal(raw, &cfg); err != nil {
 		return cfg, scenario.BadRequest("config: %v", jsonErrorText(err))
 	}
 	return cfg, nil
+}
+
+// checkRawRanges range-checks the numeric keys as sent, before they are
+// decoded into their fields, so that a number too large for its field
+// (num_tasks 1e300) is rejected with the range rather than as a decoding
+// error. Values that are not numbers are left to the decoder's type error.
+func checkRawRanges(raw map[string]json.RawMessage) error {
+	for _, r := range scenario.ConfigRanges() {
+		v, ok := raw[r.Key]
+		if !ok {
+			continue
+		}
+		var n json.Number
+		if json.Unmarshal(v, &n) != nil {
+			continue
+		}
+		// ParseFloat gives ±Inf for numbers beyond float64 (1e400), which
+		// the range check then refuses.
+		f, _ := strconv.ParseFloat(n.String(), 64)
+		if err := r.Check(f); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // validateConfig checks the shared keys' values.
@@ -122,27 +149,8 @@ func validateConfig(c *scenario.RequestConfig, participants map[string]string) e
 			return scenario.BadRequest("config.entry_role %q is not among the participants (%s)", c.EntryRole, strings.Join(sortedKeys(participants), ", "))
 		}
 	}
-	for _, f := range []struct {
-		name string
-		v    float64
-	}{
-		{"num_tasks", float64(c.NumTasks)},
-		{"shard_index", float64(c.ShardIndex)},
-		{"num_shards", float64(c.NumShards)},
-		{"num_instances", float64(c.NumInstances)},
-		{"call_timeout_seconds", c.CallTimeoutSeconds},
-		{"task_timeout_seconds", c.TaskTimeoutSeconds},
-		{"deadline_seconds", c.DeadlineSeconds},
-		{"settle_quiet_ms", float64(c.SettleQuietMS)},
-		{"settle_max_wait_ms", float64(c.SettleMaxWaitMS)},
-		{"repeats", float64(c.Repeats)},
-	} {
-		if f.v < 0 {
-			return scenario.BadRequest("config.%s is %v; it must not be negative", f.name, f.v)
-		}
-	}
-	if c.Repeats > scenario.MaxRepeats {
-		return scenario.BadRequest("config.repeats is %d; at most %d runs of a task are allowed", c.Repeats, scenario.MaxRepeats)
+	if err := c.CheckRanges(); err != nil {
+		return err
 	}
 	if c.NumShards > 0 && c.ShardIndex >= c.NumShards {
 		return scenario.BadRequest("config.shard_index %d is out of range for num_shards %d (0..%d)", c.ShardIndex, c.NumShards, c.NumShards-1)

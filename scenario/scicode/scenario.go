@@ -227,7 +227,8 @@ func parseConfig(req *scenario.Request) (Config, error) {
 	}
 	if v, ok := raw[keyStepTimeout]; ok {
 		var secs float64
-		if err := json.Unmarshal(v, &secs); err != nil || secs <= 0 || time.Duration(secs*float64(time.Second)) > maxStepTimeout {
+		// Compared in seconds: 1e300 s as a time.Duration would overflow.
+		if err := json.Unmarshal(v, &secs); err != nil || !(secs > 0 && secs <= maxStepTimeout.Seconds()) {
 			return cfg, scenario.BadRequest("config.%s must be a number of seconds above 0 and at most %d, not %s", keyStepTimeout, int(maxStepTimeout.Seconds()), v)
 		}
 		cfg.StepTimeout = time.Duration(secs * float64(time.Second))
