@@ -175,6 +175,7 @@ func (s *Server) build(ctx context.Context) error {
 	}
 	s.store = otelmap.NewStore(opts.StoreLimits)
 	s.receiver = otelmap.NewReceiver(s.store, opts.ReceiverLimits)
+	s.receiver.SetLogger(s.log)
 	// The provider records into the store through a TaskTraceRecorder, so
 	// only the task traces under assessment are held: a server that runs
 	// for days must not fill its store with the traces of its requests.

@@ -11,8 +11,10 @@ import (
 	"log/slog"
 	"mime"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
@@ -39,7 +41,8 @@ const (
 	DefaultMaxDecompressedBytes = 64 << 20
 )
 
-// ReceiverLimits bound one request. Zero fields take the defaults.
+// ReceiverLimits bound one request, the requests in flight together, and
+// the receiver's logging. Zero fields take the defaults.
 type ReceiverLimits struct {
 	// MaxBodyBytes bounds the request body as it arrives on the wire,
 	// compressed or not.
@@ -47,6 +50,23 @@ type ReceiverLimits struct {
 	// MaxDecompressedBytes bounds the body after gzip decompression. An
 	// uncompressed body is held to the smaller of the two limits.
 	MaxDecompressedBytes int64
+	// MaxInflightBytes bounds the bytes of request bodies held at once,
+	// across all requests (default DefaultMaxInflightBytesFactor times
+	// MaxDecompressedBytes; never less than twice the larger per-request
+	// limit, so that a request at the limit can pass alone). A request
+	// that would pass it is answered 503 with Retry-After; exporters
+	// retry it.
+	MaxInflightBytes int64
+	// ReclaimAfterBytes: once the receiver is idle after a burst that held
+	// at least this many bytes at once, it returns memory to the OS
+	// (debug.FreeOSMemory, at most every 10 s). Default MaxInflightBytes/4;
+	// negative never.
+	ReclaimAfterBytes int64
+	// LogBurst rejections of each reason are logged per LogInterval
+	// (defaults DefaultLogBurst, DefaultLogInterval); the rest are
+	// counted in the stats and summed up in the next line logged.
+	LogBurst    int
+	LogInterval time.Duration
 }
 
 func (l ReceiverLimits) withDefaults() ReceiverLimits {
@@ -55,6 +75,21 @@ func (l ReceiverLimits) withDefaults() ReceiverLimits {
 	}
 	if l.MaxDecompressedBytes <= 0 {
 		l.MaxDecompressedBytes = DefaultMaxDecompressedBytes
+	}
+	if l.MaxInflightBytes <= 0 {
+		l.MaxInflightBytes = DefaultMaxInflightBytesFactor * l.MaxDecompressedBytes
+	}
+	// A buffer grows by doubling: while the last growth copies, a body at
+	// the limit holds about 1.5 times the limit.
+	l.MaxInflightBytes = max(l.MaxInflightBytes, 2*(max(l.MaxBodyBytes, l.MaxDecompressedBytes)+1))
+	if l.ReclaimAfterBytes == 0 {
+		l.ReclaimAfterBytes = l.MaxInflightBytes / 4
+	}
+	if l.LogBurst <= 0 {
+		l.LogBurst = DefaultLogBurst
+	}
+	if l.LogInterval <= 0 {
+		l.LogInterval = DefaultLogInterval
 	}
 	return l
 }
@@ -65,14 +100,19 @@ func (l ReceiverLimits) withDefaults() ReceiverLimits {
 // ExportTraceServiceResponse (carrying partial_success when the store
 // turned spans away), 400 with a google.rpc.Status for a body that does not
 // decode, 413 over a size limit, 415 for other media types or encodings,
-// 405 for other methods. A request is decoded in full before anything is
-// stored, so a malformed one leaves the store as it was.
+// 405 for other methods, 503 with Retry-After while the bytes of the
+// requests in flight are at their limit (receiver_inflight.go). A request
+// is decoded in full before anything is stored, so a malformed one leaves
+// the store as it was. Rejections are counted in Stats and logged at Warn,
+// at most LogBurst per reason per LogInterval (ratelog.go).
 //
 // A Receiver is safe for concurrent use.
 type Receiver struct {
-	store  *Store
-	limits ReceiverLimits
-	logger atomic.Pointer[slog.Logger]
+	store    *Store
+	limits   ReceiverLimits
+	logger   atomic.Pointer[slog.Logger]
+	budget   *byteBudget
+	logLimit *logLimiter
 
 	requests       atomic.Uint64
 	rejMalformed   atomic.Uint64
@@ -81,6 +121,7 @@ type Receiver struct {
 	rejMethod      atomic.Uint64
 	rejNotFound    atomic.Uint64
 	rejCanceled    atomic.Uint64
+	rejOverloaded  atomic.Uint64
 	spansReceived  atomic.Uint64
 	spansAccepted  atomic.Uint64
 	spansDuplicate atomic.Uint64
@@ -89,7 +130,10 @@ type Receiver struct {
 
 // NewReceiver returns a receiver that adds what it decodes to store.
 func NewReceiver(store *Store, limits ReceiverLimits) *Receiver {
-	return &Receiver{store: store, limits: limits.withDefaults()}
+	limits = limits.withDefaults()
+	return &Receiver{store: store, limits: limits,
+		budget:   &byteBudget{limit: limits.MaxInflightBytes, reclaimAt: limits.ReclaimAfterBytes},
+		logLimit: newLogLimiter(limits.LogBurst, limits.LogInterval)}
 }
 
 // Limits returns the limits in force.
@@ -116,6 +160,16 @@ type ReceiverStats struct {
 	SpansAccepted    uint64           `json:"spans_accepted"`
 	SpansDuplicate   uint64           `json:"spans_duplicate"`
 	SpansRejected    uint64           `json:"spans_rejected"`
+	// BytesInFlight is what the requests being read and decoded hold now;
+	// BytesInFlightPeak the most they ever held at once (at most
+	// ReceiverLimits.MaxInflightBytes).
+	BytesInFlight     int64 `json:"bytes_in_flight"`
+	BytesInFlightPeak int64 `json:"bytes_in_flight_peak"`
+	// MemoryReclaims counts the returns of memory to the OS after bursts.
+	MemoryReclaims uint64 `json:"memory_reclaims"`
+	// LogsSuppressed counts the Warn lines not written because their
+	// reason's share of the log was spent (ReceiverLimits.LogBurst).
+	LogsSuppressed uint64 `json:"logs_suppressed"`
 }
 
 // RequestsRejected counts requests turned away, by reason.
@@ -134,15 +188,19 @@ type RequestsRejected struct {
 	// Canceled: the request's context ended before its spans were stored
 	// (503).
 	Canceled uint64 `json:"canceled"`
+	// Overloaded: the bytes in flight were at their limit (503 with
+	// Retry-After; the sender retries).
+	Overloaded uint64 `json:"overloaded"`
 }
 
 // Total is the number of rejected requests.
 func (r RequestsRejected) Total() uint64 {
-	return r.Malformed + r.TooLarge + r.UnsupportedMediaType + r.Method + r.NotFound + r.Canceled
+	return r.Malformed + r.TooLarge + r.UnsupportedMediaType + r.Method + r.NotFound + r.Canceled + r.Overloaded
 }
 
 // Stats returns the current counters.
 func (r *Receiver) Stats() ReceiverStats {
+	inflight, peak, reclaims := r.budget.stats()
 	return ReceiverStats{
 		Requests: r.requests.Load(),
 		RequestsRejected: RequestsRejected{
@@ -152,11 +210,16 @@ func (r *Receiver) Stats() ReceiverStats {
 			Method:               r.rejMethod.Load(),
 			NotFound:             r.rejNotFound.Load(),
 			Canceled:             r.rejCanceled.Load(),
+			Overloaded:           r.rejOverloaded.Load(),
 		},
-		SpansReceived:  r.spansReceived.Load(),
-		SpansAccepted:  r.spansAccepted.Load(),
-		SpansDuplicate: r.spansDuplicate.Load(),
-		SpansRejected:  r.spansRejected.Load(),
+		SpansReceived:     r.spansReceived.Load(),
+		SpansAccepted:     r.spansAccepted.Load(),
+		SpansDuplicate:    r.spansDuplicate.Load(),
+		SpansRejected:     r.spansRejected.Load(),
+		BytesInFlight:     inflight,
+		BytesInFlightPeak: peak,
+		MemoryReclaims:    reclaims,
+		LogsSuppressed:    r.logLimit.total(),
 	}
 }
 
@@ -184,18 +247,20 @@ type rejection struct {
 	counter *atomic.Uint64
 	reason  string
 	msg     string
+	// retryAfter, when positive, is sent as Retry-After (seconds).
+	retryAfter int
 }
 
 func (r *Receiver) malformed(msg string) *rejection {
-	return &rejection{http.StatusBadRequest, codes.InvalidArgument, &r.rejMalformed, "malformed", msg}
+	return &rejection{http.StatusBadRequest, codes.InvalidArgument, &r.rejMalformed, "malformed", msg, 0}
 }
 
 func (r *Receiver) tooLarge(msg string) *rejection {
-	return &rejection{http.StatusRequestEntityTooLarge, codes.InvalidArgument, &r.rejTooLarge, "too_large", msg}
+	return &rejection{http.StatusRequestEntityTooLarge, codes.InvalidArgument, &r.rejTooLarge, "too_large", msg, 0}
 }
 
 func (r *Receiver) unsupported(msg string) *rejection {
-	return &rejection{http.StatusUnsupportedMediaType, codes.InvalidArgument, &r.rejMediaType, "unsupported_media_type", msg}
+	return &rejection{http.StatusUnsupportedMediaType, codes.InvalidArgument, &r.rejMediaType, "unsupported_media_type", msg, 0}
 }
 
 // ServeHTTP handles one export request.
@@ -207,7 +272,11 @@ func (r *Receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	gz := isGzip(req.Header.Get("Content-Encoding"))
-	body, err := r.readBody(w, req, gz)
+	// The body's buffers, and the spans decoded from them, are held
+	// until the request ends.
+	l := &lease{b: r.budget}
+	defer r.endLease(w, l)
+	body, err := r.readBody(w, req, gz, l)
 	if err != nil {
 		r.reject(w, req, format, r.classifyReadError(req.Context(), err))
 		return
@@ -238,7 +307,7 @@ func (r *Receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		}
 		resp.PartialSuccess().SetRejectedSpans(int64(res.Rejected))
 		resp.PartialSuccess().SetErrorMessage(msg)
-		r.log().LogAttrs(req.Context(), slog.LevelWarn, "otlp receiver: spans rejected",
+		r.warn(req.Context(), "spans_rejected", "otlp receiver: spans rejected",
 			slog.Int("rejected", res.Rejected), slog.Int("received", len(spans)),
 			slog.String("reason", msg), slog.String("remote", req.RemoteAddr))
 	}
@@ -272,12 +341,12 @@ func (r *Receiver) check(w http.ResponseWriter, req *http.Request) (wireFormat, 
 	format := parseContentType(req.Header.Get("Content-Type"))
 	if req.URL.Path != TracesPath {
 		return format, &rejection{http.StatusNotFound, codes.NotFound, &r.rejNotFound, "not_found",
-			fmt.Sprintf("no OTLP endpoint at %q; traces go to %s", req.URL.Path, TracesPath)}
+			fmt.Sprintf("no OTLP endpoint at %q; traces go to %s", req.URL.Path, TracesPath), 0}
 	}
 	if req.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
 		return format, &rejection{http.StatusMethodNotAllowed, codes.Unimplemented, &r.rejMethod, "method",
-			fmt.Sprintf("method %s not allowed; use POST", req.Method)}
+			fmt.Sprintf("method %s not allowed; use POST", req.Method), 0}
 	}
 	if format == formatUnknown {
 		return format, r.unsupported(fmt.Sprintf("unsupported content type %q; use %s or %s",
@@ -335,18 +404,18 @@ func (e *errBodyTooLarge) Error() string {
 // close the connection rather than drain an oversized body); the
 // decompressed bytes are counted as they come, so a gzip bomb is stopped
 // after at most MaxDecompressedBytes+1 bytes were inflated.
-func (r *Receiver) readBody(w http.ResponseWriter, req *http.Request, gz bool) ([]byte, error) {
+func (r *Receiver) readBody(w http.ResponseWriter, req *http.Request, gz bool, l *lease) ([]byte, error) {
 	var body io.Reader = ctxReader{req.Context(), http.MaxBytesReader(w, req.Body, r.limits.MaxBodyBytes)}
 	if !gz {
 		limit := min(r.limits.MaxBodyBytes, r.limits.MaxDecompressedBytes)
-		return readLimited(body, limit, req.ContentLength, "request body")
+		return readLimited(body, limit, req.ContentLength, "request body", l)
 	}
 	zr, err := gzip.NewReader(body)
 	if err != nil {
 		return nil, fmt.Errorf("gzip: %w", err)
 	}
 	defer zr.Close()
-	b, err := readLimited(zr, r.limits.MaxDecompressedBytes, 0, "decompressed request body")
+	b, err := readLimited(zr, r.limits.MaxDecompressedBytes, 0, "decompressed request body", l)
 	if err != nil {
 		return nil, fmt.Errorf("gzip: %w", err)
 	}
@@ -356,9 +425,12 @@ func (r *Receiver) readBody(w http.ResponseWriter, req *http.Request, gz bool) (
 func (r *Receiver) classifyReadError(ctx context.Context, err error) *rejection {
 	var tooBig *errBodyTooLarge
 	var maxBytes *http.MaxBytesError
+	var over *errOverloaded
 	switch {
 	case ctx.Err() != nil:
 		return r.canceled(ctx.Err())
+	case errors.As(err, &over):
+		return r.overloaded(over)
 	case errors.As(err, &tooBig):
 		return r.tooLarge(tooBig.Error())
 	case errors.As(err, &maxBytes):
@@ -370,7 +442,7 @@ func (r *Receiver) classifyReadError(ctx context.Context, err error) *rejection 
 
 func (r *Receiver) canceled(err error) *rejection {
 	return &rejection{http.StatusServiceUnavailable, codes.Unavailable, &r.rejCanceled, "canceled",
-		"request ended before its spans were stored: " + err.Error()}
+		"request ended before its spans were stored: " + err.Error(), 0}
 }
 
 // maxPrealloc caps what a declared Content-Length makes us allocate before
@@ -381,21 +453,31 @@ const maxPrealloc = 4 << 20
 // readLimited reads r to EOF into one buffer of at most limit bytes. The
 // buffer starts at the declared size when there is one (up to maxPrealloc)
 // and grows by doubling, never past limit+1 bytes: the one byte more is how
-// an over-limit body is told from one exactly at the limit.
-func readLimited(r io.Reader, limit, declared int64, what string) ([]byte, error) {
+// an over-limit body is told from one exactly at the limit. Each buffer is
+// taken from l before it is allocated (errOverloaded when l's budget is
+// spent); a buffer outgrown is given back once copied.
+func readLimited(r io.Reader, limit, declared int64, what string, l *lease) ([]byte, error) {
 	size := int64(64 << 10)
 	if declared > 0 {
 		size = min(declared+1, maxPrealloc) // +1: the read that meets EOF needs no growth
 	}
 	size = min(size, limit+1)
+	if !l.grow(size) {
+		return nil, &errOverloaded{l.b.limit}
+	}
 	buf := make([]byte, 0, size)
 	for {
 		if len(buf) == cap(buf) {
 			if int64(len(buf)) > limit {
 				return nil, &errBodyTooLarge{what, limit}
 			}
-			grown := make([]byte, len(buf), min(2*int64(cap(buf))+1, limit+1))
+			next := min(2*int64(cap(buf))+1, limit+1)
+			if !l.grow(next) {
+				return nil, &errOverloaded{l.b.limit}
+			}
+			grown := make([]byte, len(buf), next)
 			copy(grown, buf)
+			l.shrink(int64(cap(buf)))
 			buf = grown
 		}
 		n, err := r.Read(buf[len(buf):cap(buf)])
@@ -465,7 +547,7 @@ func cleanDecodeError(err error) string {
 // logs why — never the body.
 func (r *Receiver) reject(w http.ResponseWriter, req *http.Request, format wireFormat, rej *rejection) {
 	rej.counter.Add(1)
-	r.log().LogAttrs(req.Context(), slog.LevelWarn, "otlp receiver: request rejected",
+	r.warn(req.Context(), rej.reason, "otlp receiver: request rejected",
 		slog.String("reason", rej.reason), slog.Int("status", rej.status), slog.String("error", rej.msg),
 		slog.String("remote", req.RemoteAddr), slog.String("content_type", req.Header.Get("Content-Type")),
 		slog.String("content_encoding", req.Header.Get("Content-Encoding")))
@@ -486,6 +568,9 @@ func (r *Receiver) reject(w http.ResponseWriter, req *http.Request, format wireF
 	}
 	w.Header().Set("Content-Type", format.contentType())
 	w.Header().Set("X-Content-Type-Options", "nosniff")
+	if rej.retryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(rej.retryAfter))
+	}
 	w.WriteHeader(rej.status)
 	_, _ = w.Write(body)
 }
