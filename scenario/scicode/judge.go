@@ -226,7 +226,9 @@ func (j *judge) start() (*judgeProc, error) {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("judge: write its code: %w", err)
 	}
-	cmd := exec.Command(python, "-s", filepath.Join(dir, "coordbench_judge.py"), fmt.Sprint(judgeMemory))
+	// The judge removes its directory once it has loaded its code, so that
+	// a judge killed with the green agent leaves nothing behind.
+	cmd := exec.Command(python, "-s", filepath.Join(dir, "coordbench_judge.py"), fmt.Sprint(judgeMemory), "--remove-own-directory")
 	cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8", "PYTHONDONTWRITEBYTECODE=1",
 		"PYTHONPATH=" + filepath.Join(dir, "lib"), "HOME=" + dir, "TMPDIR=" + dir,
 		"OPENBLAS_NUM_THREADS=1", "OMP_NUM_THREADS=1", "MKL_NUM_THREADS=1"}

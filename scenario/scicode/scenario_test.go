@@ -298,3 +298,21 @@ func TestRequestConfig(t *testing.T) {
 		}
 	}
 }
+
+// TestNotTamperProof: without namespaces the scores still come from the
+// judge, and the result says plainly that they are not tamper-proof.
+func TestNotTamperProof(t *testing.T) {
+	s := newForTest(t, sandbox.Options{Isolation: sandbox.IsolationNone})
+	split, _ := s.Split(scicode.SplitValidation)
+	url := startSolver(t, "oracle", answerWith(split, nil, reference), false)
+	req := request(t, `{"participants": {"solver": %q}, "config": {"scenario": "scicode", "problem_ids": ["1"]}}`, url)
+	o, err := runProblem(t, s, t.Context(), req, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	note, _ := o.Details["tamper_proof_note"].(string)
+	if o.Score != 1 || o.Details["tamper_proof"] != false || !strings.Contains(note, "not tamper-proof") ||
+		!strings.Contains(o.Summary, "not tamper-proof") {
+		t.Errorf("score %v, tamper_proof %v, note %q, summary %q", o.Score, o.Details["tamper_proof"], note, o.Summary)
+	}
+}

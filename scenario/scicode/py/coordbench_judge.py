@@ -40,15 +40,18 @@ Requests: {"op": "hello"}; {"op": "plan", "step", "dependencies", "cases"};
 import json
 import os
 import resource
+import shutil
 import struct
 import sys
 import traceback
 
 import numpy as np
 
+import scicode.compare.cmp  # noqa: F401 - loaded before the code directory goes
 from judge_names import Unrewritable
 from judge_pass import Outcome, Pass, index_records
 from judge_records import parse_records
+from judge_targets import process_hdf5_to_tuple
 
 
 def op_plan(req):
@@ -60,7 +63,6 @@ def op_plan(req):
 
 
 def op_judge(req, data):
-    from judge_targets import process_hdf5_to_tuple
     cases = req["cases"]
     targets = process_hdf5_to_tuple(req["step"], len(cases), req["targets"])
     records, malformed = parse_records(data)
@@ -89,8 +91,6 @@ def op_hello(_req):
     import h5py
     import scipy
     import scipy.sparse  # noqa: F401 - loaded now rather than on the first request
-    import judge_targets  # noqa: F401
-    import scicode.compare.cmp  # noqa: F401
     return {"ok": True, "python": sys.version.split()[0], "numpy": np.__version__,
             "scipy": scipy.__version__, "h5py": h5py.__version__}
 
@@ -107,6 +107,10 @@ def main():
     if len(sys.argv) > 1:
         limit = int(sys.argv[1])
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    if "--remove-own-directory" in sys.argv[2:]:
+        # Everything is loaded: the temporary directory the green agent
+        # wrote this code to goes now, whatever ends this process later.
+        shutil.rmtree(os.path.dirname(os.path.abspath(__file__)), ignore_errors=True)
 
     def read_exact(n):
         buf = bytearray(n)

@@ -113,8 +113,7 @@ class Pass:
 
     def statement(self, node, scope, run):
         names = stores(node)
-        uses_judge = any(scope.kind(n) == "judge" or n == "target" for n in loads(node)) or \
-            any(isinstance(n, ast.Name) and n.id == "target" for n in ast.walk(node))
+        uses_judge = any(scope.kind(n) == "judge" for n in loads(node))
         if isinstance(node, ast.Assert):
             return self.assertion(node, scope)
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -286,6 +285,12 @@ class Pass:
                 node.value = recurse(node.value)
                 return node
             return self.leaf(node, scope, leaves, seen)
+        if isinstance(node, ast.Subscript) and any(scope.kind(n) == "judge" for n in loads(node.value)) and \
+                not trusted(node.slice, scope, judge_ok=True):
+            # The solver's values would choose which part of the target is
+            # compared (a loop's index, say).
+            raise Unrewritable("%s: the solver's values would index the target: %s"
+                               % (self.name(), _clip(ast.unparse(node))))
         if isinstance(node, (ast.BoolOp, ast.UnaryOp, ast.BinOp, ast.Compare, ast.Tuple, ast.List,
                              ast.Set, ast.Dict, ast.IfExp, ast.Subscript, ast.Starred, ast.Slice)):
             for field, value in ast.iter_fields(node):
