@@ -22,8 +22,8 @@ type captureHandler struct {
 func newCaptureHandler() *captureHandler { return &captureHandler{byMessage: map[string]int{}} }
 
 func (h *captureHandler) Enabled(context.Context, slog.Level) bool { return true }
-func (h *captureHandler) WithAttrs([]slog.Attr) slog.Handler      { return h }
-func (h *captureHandler) WithGroup(string) slog.Handler           { return h }
+func (h *captureHandler) WithAttrs([]slog.Attr) slog.Handler       { return h }
+func (h *captureHandler) WithGroup(string) slog.Handler            { return h }
 
 func (h *captureHandler) Handle(_ context.Context, r slog.Record) error {
 	h.mu.Lock()
