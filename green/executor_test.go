@@ -18,6 +18,7 @@ import (
 
 	"github.com/coordbench/coordbench/a2acall"
 	"github.com/coordbench/coordbench/evals"
+	"github.com/coordbench/coordbench/internal/testenv"
 	"github.com/coordbench/coordbench/otelmap"
 	"github.com/coordbench/coordbench/report"
 	"github.com/coordbench/coordbench/scenario"
@@ -202,7 +203,7 @@ func TestExecutorTaskFailures(t *testing.T) {
 		}
 	}
 	hang.Close() // its detached executor ends
-	checkNoGoroutineLeak(t, before)
+	testenv.CheckNoGoroutineLeak(t, before)
 }
 
 // brokenScenario fails its first task with an error and returns no

@@ -19,6 +19,7 @@ import (
 
 	"github.com/coordbench/coordbench/a2acall"
 	"github.com/coordbench/coordbench/evals"
+	"github.com/coordbench/coordbench/internal/testenv"
 	"github.com/coordbench/coordbench/scenario"
 	"github.com/coordbench/coordbench/scenario/coordination"
 )
@@ -540,5 +541,5 @@ func TestServerNoGoroutineLeak(t *testing.T) {
 		good.Close()
 		hang.Close()
 	}()
-	checkNoGoroutineLeak(t, before)
+	testenv.CheckNoGoroutineLeak(t, before)
 }

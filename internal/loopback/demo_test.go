@@ -84,7 +84,7 @@ func TestRunDemo(t *testing.T) {
 		t.Errorf("warnings: %q", res.Warnings)
 	}
 	checkDemoSummary(t, res)
-	checkNoGoroutineLeak(t, before)
+	testenv.CheckNoGoroutineLeak(t, before)
 }
 
 // TestRunDemoStubPapers runs the demo on the built-in paper stubs (what it

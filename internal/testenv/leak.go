@@ -1,4 +1,4 @@
-package loopback
+package testenv
 
 import (
 	"runtime"
@@ -6,9 +6,9 @@ import (
 	"time"
 )
 
-// checkNoGoroutineLeak waits briefly for goroutines that are still
-// finishing (connection readers seeing EOF) before calling it a leak.
-func checkNoGoroutineLeak(t *testing.T, before int) {
+// CheckNoGoroutineLeak fails t when more goroutines run than before, after
+// waiting briefly for those still finishing (connection readers seeing EOF).
+func CheckNoGoroutineLeak(t testing.TB, before int) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for {
@@ -19,7 +19,7 @@ func checkNoGoroutineLeak(t *testing.T, before int) {
 		if time.Now().After(deadline) {
 			buf := make([]byte, 1<<20)
 			buf = buf[:runtime.Stack(buf, true)]
-			t.Fatalf("%d goroutines before the demo, %d after:\n%s", before, now, buf)
+			t.Fatalf("%d goroutines before, %d after:\n%s", before, now, buf)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
