@@ -237,8 +237,8 @@ func (s *Server) build(ctx context.Context) error {
 }
 
 // newHandler serves the card, a health check and JSON-RPC of both protocol
-// versions (a2aserve), and the OTLP receiver, each behind its token when
-// one is set (auth.go). Only the JSON-RPC requests are traced: a span per
+// versions (a2aserve), the receiver's and store's counters (StatsPath),
+// and the OTLP receiver, each behind its token when one is set (auth.go). Only the JSON-RPC requests are traced: a span per
 // OTLP export would be a trace per export.
 func (s *Server) newHandler() (http.Handler, error) {
 	mux, err := a2aserve.NewHandler(a2aserve.Options{
@@ -253,6 +253,7 @@ func (s *Server) newHandler() (http.Handler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("server: %w", err)
 	}
+	mux.HandleFunc(StatsPath, s.serveStats)
 	return s.protect(mux), nil
 }
 
