@@ -11,7 +11,7 @@ STATICCHECK_VERSION := v0.8.2
 GOBIN     := $(shell $(GO) env GOPATH)/bin
 
 .PHONY: all build test test_all validate lint type_check ruff fmt-check vet race fuzz \
-	test-stack conformance bench bench-graph demo clean tools otelcol jaeger-build jaeger
+	test-stack conformance bench bench-graph bench-ingest demo clean tools otelcol jaeger-build jaeger
 
 all: build
 
@@ -83,6 +83,14 @@ bench:
 
 bench-graph:
 	$(GO) run ./cmd/bench-graph
+
+# Green's OTLP/HTTP ingest against Jaeger v2's (docs/performance.md): the
+# same generated 1M-span payload posted to fresh processes of each,
+# interleaved; spans/s, spans per CPU-second, peak RSS and the ratios.
+# BENCH_INGEST_FLAGS passes flags, e.g. BENCH_INGEST_FLAGS="--runs 5".
+bench-ingest: jaeger-build
+	$(GO) build -o $(BIN)/ ./cmd/green ./cmd/bench-ingest
+	$(BIN)/bench-ingest --green $(BIN)/green --jaeger $(BIN)/jaeger $(BENCH_INGEST_FLAGS)
 
 # The main job on the embedded default: no network, in-memory traces,
 # rule-based judge.

@@ -1,0 +1,187 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// result is one run of one server.
+type result struct {
+	server string
+	run    int
+	spans  int
+	// wall is from the first request sent until the server held every
+	// span; cpu the server process's CPU time over the same stretch
+	// (its start-up is not counted).
+	wall, cpu time.Duration
+	peakRSS   int64
+}
+
+func (r result) spansPerSecond() float64    { return float64(r.spans) / r.wall.Seconds() }
+func (r result) spansPerCPUSecond() float64 { return float64(r.spans) / r.cpu.Seconds() }
+
+// runOnce starts a fresh process of s, posts the payload to it, waits
+// until it holds every span, reads its usage and stops it.
+func runOnce(ctx context.Context, o options, s server, p *payload, run int, logDir string) (result, error) {
+	res := result{server: s.name(), run: run, spans: p.shape.spans()}
+	ctx, cancel := context.WithTimeout(ctx, o.runTimeout)
+	defer cancel()
+	cmd, err := s.command(ctx)
+	if err != nil {
+		return res, err
+	}
+	logPath := filepath.Join(logDir, fmt.Sprintf("%s-%d.log", s.name(), run))
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		return res, fmt.Errorf("%s: log: %w", s.name(), err)
+	}
+	defer logFile.Close()
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	if err := cmd.Start(); err != nil {
+		return res, fmt.Errorf("%s: start: %w", s.name(), err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	defer stop(cmd, exited, 10*time.Second)
+	fail := func(err error) (result, error) {
+		return res, fmt.Errorf("%s run %d: %w (its log: %s)", s.name(), run, err, logPath)
+	}
+
+	client := newClient(o.conns)
+	defer client.CloseIdleConnections()
+	if err := waitReady(ctx, s, client, exited); err != nil {
+		return fail(err)
+	}
+	pid := cmd.Process.Pid
+	before, err := readUsage(pid)
+	if err != nil {
+		return fail(err)
+	}
+	start := time.Now()
+	if err := post(ctx, client, s.tracesURL(), p.bodies, o.conns); err != nil {
+		return fail(err)
+	}
+	if err := waitHeld(ctx, s, client, res.spans); err != nil {
+		return fail(err)
+	}
+	res.wall = time.Since(start)
+	after, err := readUsage(pid)
+	if err != nil {
+		return fail(err)
+	}
+	res.cpu, res.peakRSS = after.cpu-before.cpu, after.peakRSS
+	if j, ok := s.(*jaegerServer); ok {
+		if err := j.checkTrace(ctx, client, traceID(0).String(), p.shape.spansPerTrace); err != nil {
+			return fail(err)
+		}
+	}
+	return res, nil
+}
+
+func newClient(conns int) *http.Client {
+	return &http.Client{Transport: &http.Transport{
+		MaxIdleConnsPerHost: conns,
+		MaxConnsPerHost:     conns,
+		DisableCompression:  true,
+	}}
+}
+
+func waitReady(ctx context.Context, s server, c *http.Client, exited <-chan error) error {
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		pollCtx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		ok := s.ready(pollCtx, c)
+		cancel()
+		if ok {
+			return nil
+		}
+		select {
+		case err := <-exited:
+			return fmt.Errorf("exited before it was ready: %v", err)
+		case <-ctx.Done():
+			return fmt.Errorf("not ready: %w", ctx.Err())
+		case <-tick.C:
+		}
+	}
+}
+
+// waitHeld polls until the server holds want spans.
+func waitHeld(ctx context.Context, s server, c *http.Client, want int) error {
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		n, err := s.held(ctx, c, want)
+		if err != nil {
+			return err
+		}
+		if n == want {
+			return nil
+		}
+		if n > want {
+			return fmt.Errorf("holds %d spans, %d were sent", n, want)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("holds %d of the %d spans sent: %w", n, want, ctx.Err())
+		case <-tick.C:
+		}
+	}
+}
+
+// post sends every body to url over conns connections, each request when
+// a connection is free, and fails on the first answer other than 200.
+func post(ctx context.Context, c *http.Client, url string, bodies [][]byte, conns int) error {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range conns {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= len(bodies) || ctx.Err() != nil {
+					return
+				}
+				if err := postOne(ctx, c, url, bodies[i]); err != nil {
+					cancel(fmt.Errorf("request %d: %w", i, err))
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if err := context.Cause(ctx); err != nil {
+		return err
+	}
+	return nil
+}
+
+func postOne(ctx context.Context, c *http.Client, url string, body []byte) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/x-protobuf")
+	resp, err := c.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	answer, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return fmt.Errorf("reading the answer: %w", err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("status %d: %q", resp.StatusCode, bytes.TrimSpace(answer[:min(len(answer), 300)]))
+	}
+	return nil
+}
