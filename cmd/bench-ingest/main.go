@@ -32,6 +32,7 @@ import (
 	"runtime"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/coordbench/coordbench/internal/cli"
@@ -39,7 +40,12 @@ import (
 )
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	// Interrupted, the run under way stops its server (runOnce's deferred
+	// stop) before the command exits.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
 }
 
 type options struct {
@@ -50,7 +56,7 @@ type options struct {
 	quick                             bool
 }
 
-func run(args []string, stdout, stderr io.Writer) int {
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	c := cli.New("bench-ingest", "[--green BIN] [--jaeger BIN|none] [--runs N] [--requests N] [--spans N] [--quick] [flags]",
 		"Compare green's OTLP/HTTP ingest with Jaeger v2's on the same generated payload, fresh server\n"+
 			"processes, runs interleaved (run from the repository root; `make bench-ingest` builds both).", stdout, stderr)
@@ -63,8 +69,6 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return code
 	}
-	ctx, stopSignals := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stopSignals()
 	if err := bench(ctx, o, stdout); err != nil {
 		return c.Fail(cli.ExitFailure, err)
 	}
@@ -80,7 +84,7 @@ func parseFlags(c *cli.Command, args []string) (o options, code int, ok bool) {
 	fs.IntVar(&o.shape.spansPerRequest, "spans", 5000, "spans per request")
 	fs.IntVar(&o.shape.spansPerTrace, "spans-per-trace", 250, "spans per trace")
 	fs.IntVar(&o.shape.openTraces, "open-traces", 50, "traces under way at once, whose spans interleave")
-	fs.IntVar(&o.runs, "runs", 3, "runs per server")
+	fs.IntVar(&o.runs, "runs", 5, "runs per server")
 	fs.IntVar(&o.conns, "conns", 4, "concurrent connections of the client")
 	fs.DurationVar(&o.runTimeout, "run-timeout", 5*time.Minute, "longest a run may take, start-up included")
 	fs.BoolVar(&o.quick, "quick", false, "small sizes where not set: 20 requests of 500 spans, traces of 50, 10 under way, one run each (for a test)")
