@@ -30,6 +30,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"runtime/debug"
 	"sort"
 	"strings"
 	"syscall"
@@ -172,6 +173,9 @@ func bench(ctx context.Context, o options, stdout io.Writer) error {
 	byServer := map[string][]result{}
 	for r := 1; r <= o.runs; r++ {
 		for _, s := range servers {
+			// The client's garbage (the payload's generation, the last
+			// run's requests) is collected now, not while it posts.
+			debug.FreeOSMemory()
 			res, err := runOnce(ctx, o, s, p, r, logDir)
 			if err != nil {
 				return err
