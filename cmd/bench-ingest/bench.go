@@ -119,7 +119,7 @@ func waitHeld(ctx context.Context, s server, c *http.Client, want int) error {
 	tick := time.NewTicker(10 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		n, err := s.held(ctx, c, want)
+		n, err := s.held(ctx, c)
 		if err != nil {
 			return err
 		}

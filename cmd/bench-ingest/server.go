@@ -32,7 +32,7 @@ type server interface {
 	tracesURL() string
 	// held is how many spans the server holds (has stored) now; an error
 	// when it refused or lost some.
-	held(ctx context.Context, c *http.Client, want int) (int, error)
+	held(ctx context.Context, c *http.Client) (int, error)
 }
 
 // freePort is a loopback port free now (the process started next binds
@@ -101,7 +101,7 @@ func (g *greenServer) ready(ctx context.Context, c *http.Client) bool {
 
 func (g *greenServer) tracesURL() string { return g.base + "/v1/traces" }
 
-func (g *greenServer) held(ctx context.Context, c *http.Client, want int) (int, error) {
+func (g *greenServer) held(ctx context.Context, c *http.Client) (int, error) {
 	status, body, err := getBody(ctx, c, g.base+green.StatsPath)
 	if err != nil {
 		return 0, fmt.Errorf("green stats: %w", err)
@@ -175,7 +175,7 @@ func (j *jaegerServer) tracesURL() string { return j.otlp + "/v1/traces" }
 // held sums the storage exporter's sent spans from Jaeger's Prometheus
 // metrics (otelcol_exporter_sent_spans; the batch processor between the
 // receiver and the exporter writes after the export was answered).
-func (j *jaegerServer) held(ctx context.Context, c *http.Client, want int) (int, error) {
+func (j *jaegerServer) held(ctx context.Context, c *http.Client) (int, error) {
 	status, body, err := getBody(ctx, c, j.metrics)
 	if err != nil {
 		return 0, fmt.Errorf("jaeger metrics: %w", err)
