@@ -195,3 +195,22 @@ func TestAllowListRedirect(t *testing.T) {
 		t.Errorf("without a list: %+v, %v", info, err)
 	}
 }
+
+// TestRedirectBound: with or without a list, a card fetch stops at the
+// 5th redirect it is answered with (Go's default is the 10th), counted as
+// net/http counts them.
+func TestRedirectBound(t *testing.T) {
+	var hits atomic.Int64
+	var loop string
+	loop = startHTTP(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		http.Redirect(w, r, loop+r.URL.Path, http.StatusFound)
+	}))
+	_, err := newMessenger(t, a2acall.Options{}).Agent(t.Context(), loop)
+	if err == nil || !strings.Contains(err.Error(), "stopped after 5 redirects") {
+		t.Errorf("redirect loop: %v", err)
+	}
+	if n := hits.Load(); n != 5 {
+		t.Errorf("%d requests, want 5 (each answered with a redirect)", n)
+	}
+}
