@@ -83,6 +83,12 @@ func (p *participant) info() AgentInfo {
 // connect fetches the card at base and creates a client for the interface
 // the Messenger speaks best: A2A 1.0 before 0.x, JSON-RPC before HTTP+JSON.
 func (m *Messenger) connect(ctx context.Context, base string) (*participant, error) {
+	// Every call and card fetch of a participant goes through its client,
+	// made here once per base: checking the base here holds every call to
+	// the allowlist (the dialer checks the addresses again).
+	if err := m.opts.Allow.CheckURL(base); err != nil {
+		return nil, fmt.Errorf("participant URL %s: %w", base, err)
+	}
 	cctx, cancel := context.WithTimeout(ctx, m.opts.CardTimeout)
 	defer cancel()
 	resolver := &agentcard.Resolver{Client: m.cardHTTP, CardParser: parseAgentCard}
@@ -97,6 +103,9 @@ func (m *Messenger) connect(ctx context.Context, base string) (*participant, err
 	}
 	chosen := *iface
 	chosen.URL = m.endpointURL(base, iface.URL)
+	if err := m.opts.Allow.CheckURL(chosen.URL); err != nil {
+		return nil, fmt.Errorf("agent card at %s%s names the endpoint %s: %w", base, WellKnownCardPath, chosen.URL, err)
+	}
 	// The client is made from a copy of the card naming only the chosen
 	// interface, so the protocol version used is the one the spans report.
 	use := *card

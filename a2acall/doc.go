@@ -36,5 +36,6 @@
 // and polling calls), httpclient.go (the HTTP transport: POST span and
 // headers), reply.go (collecting the answer into a Reply), spans.go (call
 // spans, Traceability Extension steps), content.go (the message content of
-// spans), pool.go (one client per URL, the URLs parsed once, Close).
+// spans), pool.go (one client per URL, the URLs parsed once, Close),
+// allow.go (the participant allowlist, Options.Allow).
 package a2acall

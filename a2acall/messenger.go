@@ -77,8 +77,12 @@ type Options struct {
 	// them a header (a bearer token, an API key): see Credentials. Agent
 	// card fetches carry none.
 	Credentials *Credentials
+	// Allow, when set, is the only hosts the Messenger connects to: the
+	// participant URLs, the URLs their cards name and the targets of
+	// redirects are all held to it (allow.go). Nil allows every host.
+	Allow *AllowList
 	// Logger receives warnings (malformed extension payloads, close errors);
-	// nil means slog.Default().
+	// nil discards them.
 	Logger *slog.Logger
 }
 
@@ -141,7 +145,7 @@ func newMessenger(tp trace.TracerProvider, store *otelmap.Store, opts Options, b
 		opts.CardTimeout = DefaultCardTimeout
 	}
 	if opts.Logger == nil {
-		opts.Logger = slog.Default()
+		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	if err := opts.Credentials.Validate(); err != nil {
 		// Credentials a prefix of which cannot match are still usable for
@@ -149,6 +153,8 @@ func newMessenger(tp trace.TracerProvider, store *otelmap.Store, opts Options, b
 		opts.Logger.Warn("a2acall: credentials", "err", err)
 	}
 	client := &http.Client{Transport: newHTTPTransport(tp, base, opts.NoTransportSpans)}
+	cardHTTP := &http.Client{Transport: base}
+	applyAllowList(opts.Allow, base, client, cardHTTP)
 	m := &Messenger{
 		opts:       opts,
 		tracer:     tp.Tracer(instrumentationName),
@@ -157,7 +163,7 @@ func newMessenger(tp trace.TracerProvider, store *otelmap.Store, opts Options, b
 		log:        opts.Logger,
 		base:       base,
 		factory:    newClientFactory(client),
-		cardHTTP:   &http.Client{Transport: base},
+		cardHTTP:   cardHTTP,
 		extensions: []string{tracedata.ExtensionURI},
 		clients:    make(map[string]*clientEntry),
 		targets:    make(map[string]*target),

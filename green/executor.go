@@ -194,6 +194,9 @@ func (e *Executor) assess(ctx context.Context, req *scenario.Request, progress f
 	if req == nil {
 		return nil, scenario.BadRequest("no request")
 	}
+	if err := checkParticipantsAllowed(e.opts.Messenger.Allow, req.Participants); err != nil {
+		return nil, err
+	}
 	name := req.Config.ScenarioName()
 	sc, ok := e.opts.Scenarios[name]
 	if !ok {

@@ -286,6 +286,10 @@ func (s *Server) Tasks() *a2aserve.TaskStore { return s.tasks }
 // Store is the server's trace store.
 func (s *Server) Store() *otelmap.Store { return s.store }
 
+// Receiver is the OTLP/HTTP receiver (its Stats count what it took and
+// turned away).
+func (s *Server) Receiver() *otelmap.Receiver { return s.receiver }
+
 // Serve serves until ctx ends, then shuts down gracefully: it stops
 // accepting connections, ends the assessments under way (their tasks end
 // failed, saying the green agent is shutting down), waits for open

@@ -51,7 +51,8 @@ var forwardScope = instrumentation.Scope{Name: instrumentationName + "/extension
 const DefaultExportInterval = 100 * time.Millisecond
 
 // storeMaxAge bounds how long the agent keeps the spans of a trace for its
-// extension answers; traces older than that are swept.
+// extension answers; traces older than that are swept (and past
+// storeMaxTraces the least recent go first: tracelru.go).
 const storeMaxAge = 10 * time.Minute
 
 type telemetry struct {
@@ -59,6 +60,9 @@ type telemetry struct {
 	// store holds the agent's spans for extension answers; nil when it
 	// returns no steps.
 	store *otelmap.Store
+	// lru makes room in store for every new trace (tracelru.go); nil with
+	// store.
+	lru *traceLRU
 	// exporters are the batchers of the OTLP exporters, for forwarding.
 	exporters []sdktrace.SpanProcessor
 
@@ -92,8 +96,11 @@ func newTelemetry(ctx context.Context, opts *Options) (*telemetry, error) {
 		return t, nil
 	}
 	if !opts.NoExtension {
-		t.store = otelmap.NewStore(otelmap.Limits{MaxAge: storeMaxAge, MaxTraces: 1000})
-		tpOpts = append(tpOpts, sdktrace.WithSpanProcessor(otelmap.NewRecorder(t.store)))
+		t.store = otelmap.NewStore(otelmap.Limits{MaxAge: storeMaxAge, MaxTraces: storeMaxTraces})
+		// The LRU runs first, so a new trace finds room when its first
+		// span ends.
+		t.lru = newTraceLRU(t.store, storeMaxTraces)
+		tpOpts = append(tpOpts, sdktrace.WithSpanProcessor(t.lru), sdktrace.WithSpanProcessor(otelmap.NewRecorder(t.store)))
 	}
 	var exporters []sdktrace.SpanExporter
 	if opts.OTLPEndpoint != "" {

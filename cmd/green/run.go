@@ -49,6 +49,7 @@ type runOptions struct {
 	progress  time.Duration
 	output    string
 	auth      authConfig
+	allow     *a2acall.AllowList
 }
 
 // runAssessment is `green run`: one assessment against live participants,
@@ -72,6 +73,7 @@ func runFlags(c *cli.Command, args []string) (runOptions, int, bool) {
 	c.Flags.StringVar(&o.otlpAddr, "otlp-addr", "", "serve the OTLP/HTTP receiver (/v1/traces) on this address while the assessment runs, for participants that export spans, e.g. 127.0.0.1:4318")
 	c.Flags.DurationVar(&o.progress, "progress-interval", green.DefaultProgressInterval, "longest silence before a progress line")
 	o.scenarios.register(c.Flags)
+	registerAllowFlag(c.Flags, &o.allow)
 	var af authFlags
 	af.register(c.Flags, false)
 	positional, code, ok := c.Parse(args)
@@ -179,6 +181,7 @@ func assessInProcess(ctx context.Context, c *cli.Command, o *runOptions) (*repor
 	}
 
 	scenarios, unavailable := o.scenarios.build()
+	defer closeScenarios(scenarios)
 	exec, err := green.NewExecutor(green.ExecutorOptions{
 		Scenarios:        scenarios,
 		Unavailable:      unavailable,
@@ -188,7 +191,7 @@ func assessInProcess(ctx context.Context, c *cli.Command, o *runOptions) (*repor
 		MeterProvider:    providers.Meter,
 		Judge:            judgeFromEnv(c.Name),
 		ProgressInterval: o.progress,
-		Messenger:        a2acall.Options{Credentials: o.auth.participants},
+		Messenger:        a2acall.Options{Credentials: o.auth.participants, Allow: o.allow},
 	})
 	if err != nil {
 		return nil, c.Fail(cli.ExitFailure, err)

@@ -180,6 +180,8 @@ func TestRunCommandBadInput(t *testing.T) {
 		{[]string{"run", "--participant", "a=http://127.0.0.1:1/", "--config", `{"scenario": "scicode"}`}, "scenario scicode is not available"},
 		{[]string{"run", "--scicode-dir", "/no/such/scicode", "--participant", "a=http://127.0.0.1:1/", "--config", `{"scenario": "scicode"}`}, "/no/such/scicode"},
 		{[]string{"run", "--participant", "a=http://127.0.0.1:1/", "--config", "@/no/such/file"}, "read config"},
+		{[]string{"run", "--allow-participants", "10.0.0.0/8", "--participant", "a=http://127.0.0.1:1/"}, `participant "a": host "127.0.0.1" is not among the allowed participants`},
+		{[]string{"run", "--allow-participants", "10.0.0.0/33", "--participant", "a=http://127.0.0.1:1/"}, "not a CIDR prefix"},
 	} {
 		code, _, stderr := runGreen(t, tc.args...)
 		if code != 2 || !strings.Contains(stderr, tc.want) {

@@ -4,9 +4,12 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
+	"log/slog"
 	"os"
 	"time"
 
+	"github.com/coordbench/coordbench/a2acall"
 	"github.com/coordbench/coordbench/a2aserve"
 	"github.com/coordbench/coordbench/green"
 	"github.com/coordbench/coordbench/groundtruth"
@@ -53,6 +56,31 @@ func (f *scenarioFlags) build() (map[string]scenario.Scenario, map[string]string
 	}, scicode.Options{DataDir: f.scicodeDir})
 }
 
+// registerAllowFlag adds --allow-participants, which sets *allow.
+func registerAllowFlag(fs *flag.FlagSet, allow **a2acall.AllowList) {
+	fs.Func("allow-participants", "comma-separated hosts the green agent may call: host names, *.domain, IP addresses, CIDR prefixes (e.g. purple,10.0.0.0/8); applies to participant URLs, the URLs in their cards and redirects (default: any host)",
+		func(v string) error {
+			a, err := a2acall.ParseAllowList(v)
+			if err != nil {
+				return err
+			}
+			*allow = a
+			return nil
+		})
+}
+
+// closeScenarios closes the scenarios that hold resources (SciCode's judge
+// process) once the green agent is done with them.
+func closeScenarios(scenarios map[string]scenario.Scenario) {
+	for name, sc := range scenarios {
+		if c, ok := sc.(io.Closer); ok {
+			if err := c.Close(); err != nil {
+				slog.Warn("close scenario", "scenario", name, "err", err)
+			}
+		}
+	}
+}
+
 // serve is `green serve`: the A2A server until ctx ends (SIGINT or
 // SIGTERM), then a graceful shutdown within --shutdown-timeout.
 func serve(ctx context.Context, c *cli.Command, args []string) int {
@@ -74,6 +102,7 @@ func serveFlags(c *cli.Command, args []string) (green.ServerOptions, int, bool) 
 	c.Flags.DurationVar(&o.ShutdownTimeout, "shutdown-timeout", green.DefaultShutdownTimeout, "how long a shutdown waits for open requests")
 	c.Flags.IntVar(&o.TaskLimits.MaxTasks, "max-tasks", a2aserve.DefaultMaxTasks, "finished A2A tasks (assessment results) kept for tasks/get and ListTasks; the oldest go first")
 	c.Flags.DurationVar(&o.TaskLimits.MaxAge, "task-max-age", a2aserve.DefaultTaskMaxAge, "how long a finished A2A task is kept after its last update")
+	registerAllowFlag(c.Flags, &o.Messenger.Allow)
 	var sf scenarioFlags
 	sf.register(c.Flags)
 	var af authFlags
@@ -97,7 +126,10 @@ func serveFlags(c *cli.Command, args []string) (green.ServerOptions, int, bool) 
 	return o, 0, true
 }
 
+// runServer serves until ctx ends; the scenarios are closed when it
+// returns, whether the server started or not.
 func runServer(ctx context.Context, c *cli.Command, o green.ServerOptions) int {
+	defer closeScenarios(o.Scenarios)
 	srv, err := green.NewServer(ctx, o)
 	if err != nil {
 		return c.Fail(cli.ExitFailure, err)

@@ -88,6 +88,7 @@ func TestServeBadFlags(t *testing.T) {
 		{"--card-url", "green:9009", "--port", "0"},
 		{"serve", "extra"},
 		{"--no-such-flag"},
+		{"--allow-participants", "http://purple/", "--port", "0"},
 	} {
 		var stdout, stderr bytes.Buffer
 		if c := run(args, &stdout, &stderr); c == 0 {
@@ -95,7 +96,7 @@ func TestServeBadFlags(t *testing.T) {
 		}
 	}
 	var stdout, stderr bytes.Buffer
-	if c := run([]string{"serve", "-h"}, &stdout, &stderr); c != 0 || !bytes.Contains(stdout.Bytes(), []byte("-card-url")) {
+	if c := run([]string{"serve", "-h"}, &stdout, &stderr); c != 0 || !bytes.Contains(stdout.Bytes(), []byte("-card-url")) || !bytes.Contains(stdout.Bytes(), []byte("-allow-participants")) {
 		t.Errorf("serve -h: exit %d, %s", c, stdout.String())
 	}
 }

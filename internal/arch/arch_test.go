@@ -47,11 +47,13 @@ var allowed = map[string][]string{
 	"internal/loopback": {"tracedata", "otelmap", "evals", "a2acall", "scenario", "scenario/coordination",
 		"groundtruth", "report", "green", "purple", "internal/textutil"},
 	"internal/arch": {},
+	// The soak test (build tag soak, so go list sees its doc.go only).
+	"internal/soak": {"internal/loopback", "green", "otelmap", "purple", "report", "scenario"},
 }
 
 // mayImportPurple are the only packages, tests included, that import purple:
 // the assessor never depends on the system under test.
-var mayImportPurple = []string{"internal/loopback", "e2e", "cmd/purple"}
+var mayImportPurple = []string{"internal/loopback", "internal/soak", "e2e", "cmd/purple"}
 
 type listed struct {
 	ImportPath   string

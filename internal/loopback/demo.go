@@ -295,6 +295,11 @@ var demoPapers = []demoPaper{
 	},
 }
 
+// StubCoordinationScenario is the coordination scenario over the demo's
+// built-in paper stubs (DemoTasks of them): the real scenario, without a
+// data set. The soak test (internal/soak) runs it.
+func StubCoordinationScenario() (*coordination.Scenario, error) { return stubCoordinationScenario() }
+
 // stubCoordinationScenario is the coordination scenario over demoPapers:
 // the same request, the same scoring, papers that need no data set.
 func stubCoordinationScenario() (*coordination.Scenario, error) {

@@ -1,0 +1,34 @@
+package purple
+
+import (
+	"testing"
+)
+
+// TestStepsBeyondStoreBound: an agent called more times than its span store
+// holds traces (storeMaxTraces, within storeMaxAge) still answers every
+// call with its steps: the least recent traces make room, none is refused.
+// Before, the store refused every trace past the 1,000th, and the steps of
+// every later call vanished without an error (found by the soak test).
+func TestStepsBeyondStoreBound(t *testing.T) {
+	h := newHarness(t)
+	sys := startSystem(t, h, AgentSpec{Options: Options{Name: "reviewer-2"}})
+	agent := sys.Agent("reviewer-2")
+	calls := storeMaxTraces + 20
+	for i := range calls {
+		// No parent span: each call is a trace of its own.
+		reply, err := h.m.Send(t.Context(), reviewRequest(agent.URL(), "t-bound"))
+		if err != nil {
+			t.Fatalf("call %d: %v", i+1, err)
+		}
+		if reply.ExtensionSteps == 0 {
+			t.Fatalf("call %d of %d returned no extension steps (store %+v)", i+1, calls, agent.tel.store.Stats())
+		}
+	}
+	st := agent.tel.store.Stats()
+	if st.Traces > storeMaxTraces || st.RejectedMaxTraces != 0 {
+		t.Errorf("store holds %d traces (bound %d), refused %d spans for the trace limit", st.Traces, storeMaxTraces, st.RejectedMaxTraces)
+	}
+	if n := agent.tel.lru.evictedCount(); n < calls-storeMaxTraces {
+		t.Errorf("%d traces evicted, want at least %d", n, calls-storeMaxTraces)
+	}
+}
