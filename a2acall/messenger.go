@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"sync"
 	"time"
@@ -77,6 +78,10 @@ type Options struct {
 	// them a header (a bearer token, an API key): see Credentials. Agent
 	// card fetches carry none.
 	Credentials *Credentials
+	// Metadata, when set, is copied into every message's metadata: the
+	// green agent hands participants its per-assessment ingest token this
+	// way (docs/span-admission.md).
+	Metadata map[string]any
 	// Logger receives warnings (malformed extension payloads, close errors);
 	// nil means slog.Default().
 	Logger *slog.Logger
@@ -319,6 +324,9 @@ func (m *Messenger) Send(ctx context.Context, req SendRequest) (reply *Reply, er
 	// The extension headers (A2A-Extensions, X-A2A-Extensions) are set by
 	// the HTTP transport, on every request.
 	msg.Extensions = m.extensions
+	if len(m.opts.Metadata) > 0 {
+		msg.Metadata = maps.Clone(m.opts.Metadata)
+	}
 
 	col := &collector{}
 	streamed := p.streaming && !m.opts.DisableStreaming

@@ -64,6 +64,10 @@ type Collection struct {
 	Unanswered []string
 	// MaxWait is the longest the caller waited, in milliseconds.
 	MaxWaitMS int64
+	// RefusedSpans counts the spans of the trace the span store refused
+	// (otelmap.Store.RefusedSpans): a trace over its span limit, exports
+	// refused by the ingest token rules.
+	RefusedSpans int
 }
 
 // JudgeEvidence weighs trace against in.Participants and in.Collection;
@@ -132,6 +136,10 @@ func JudgeEvidence(trace *tracedata.TraceData, in Inputs) Evidence {
 			msg += " (" + strings.Join(c.Unanswered, ", ") + ")"
 		}
 		partial = append(partial, msg)
+	}
+	if c := in.Collection; c != nil && c.RefusedSpans > 0 {
+		partial = append(partial, fmt.Sprintf("the span store refused %s of this trace (docs/span-admission.md)",
+			evidencePlural(c.RefusedSpans, "span", "spans")))
 	}
 	switch {
 	case len(insufficient) > 0:
