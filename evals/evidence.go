@@ -27,7 +27,8 @@ import (
 //     between agents was seen from one side only (client_only: the
 //     callee's spans are missing; server_only: the caller's); an agent
 //     could not be named (spans without service.name); the wait for the
-//     trace ended at its maximum with awaited calls unanswered.
+//     trace ended at its maximum with awaited calls unanswered; the span
+//     store refused spans of the trace (Collection.RefusedSpans).
 //   - complete: none of the above.
 //
 // A call from the virtual caller "user" into a root SERVER span is how
