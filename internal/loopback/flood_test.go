@@ -106,46 +106,58 @@ func flood(t *testing.T, h *Harness, body []byte) int64 {
 }
 
 // TestSpanFloodDoesNotBlindAssessment is issue 15's reproduction: one
-// request with twice the store's trace limit in spans, one trace each,
-// fills the store (the quota per source is set to the whole store here,
-// so that the reservation alone must save the assessment). A normal
-// assessment afterwards sees every span of its participants, whose
-// exports come from the same address as the flood, and scores on
-// complete evidence.
+// request with 100,000 spans in 100,000 traces (ten times the store's
+// trace limit). With the default limits the flood's source gets its quota
+// (a quarter of the store); with the quota set to the whole store the
+// flood fills the store, and the reservation alone must save the
+// assessment. Either way a normal assessment afterwards sees every span of
+// its participants, whose exports come from the same address as the
+// flood, and scores on complete evidence.
 func TestSpanFloodDoesNotBlindAssessment(t *testing.T) {
-	const maxTraces = otelmap.DefaultMaxTraces
-	h := admissionHarness(t, otelmap.Limits{Admission: otelmap.AdmissionLimits{MaxTracesPerSource: maxTraces}})
-	if rejected := flood(t, h, floodRequest(t, 2*maxTraces)); rejected != maxTraces {
-		t.Fatalf("flood: %d spans rejected, want %d (the trace limit)", rejected, maxTraces)
-	}
-	if st := h.Green().Store().Stats(); st.Traces != maxTraces || st.Admission.Unsolicited != maxTraces {
-		t.Fatalf("after the flood: %+v, want the store full", st)
-	}
-	team := fanOutTeam(t, h, func(o *purple.Options) { o.FlushOnResponse = true })
-	res := settleAssess(t, h, team, map[string]any{"num_tasks": 2})
-	if len(res.Tasks) != 2 || res.Score == nil {
-		t.Fatalf("%d tasks, score %v", len(res.Tasks), res.Score)
-	}
-	for _, task := range res.Tasks {
-		c := task.Coverage
-		if c.Interactions != 3 || c.BothSides != 3 || task.RefusedSpans != 0 {
-			t.Errorf("task %s: coverage %+v, %d refused spans: want 3 calls, all seen from both sides", task.TaskID, c, task.RefusedSpans)
-		}
-		if v := verdictOf(t, task); v.Evidence.Level != evals.EvidenceComplete {
-			t.Errorf("task %s: evidence %+v, want complete", task.TaskID, v.Evidence)
-		}
-	}
-	if len(res.Warnings) > 0 {
-		t.Errorf("warnings: %q", res.Warnings)
-	}
-	st := h.Green().Store().Stats()
-	if st.Admission.Reserved != 0 {
-		t.Errorf("%d traces still reserved after the assessment", st.Admission.Reserved)
-	}
-	// The flood's traces are still there (they expire with MaxAge); the
-	// assessment's spans were admitted beside them.
-	if st.Admission.Unsolicited != maxTraces {
-		t.Errorf("unsolicited traces %d, want %d", st.Admission.Unsolicited, maxTraces)
+	const floodSpans, maxTraces = 100_000, otelmap.DefaultMaxTraces
+	for _, tc := range []struct {
+		name     string
+		limits   otelmap.Limits
+		admitted int
+	}{
+		{"default limits", otelmap.Limits{}, maxTraces / 4},
+		{"quota of the whole store", otelmap.Limits{Admission: otelmap.AdmissionLimits{MaxTracesPerSource: maxTraces}}, maxTraces},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := admissionHarness(t, tc.limits)
+			if rejected := flood(t, h, floodRequest(t, floodSpans)); rejected != int64(floodSpans-tc.admitted) {
+				t.Fatalf("flood: %d spans rejected, want %d", rejected, floodSpans-tc.admitted)
+			}
+			if st := h.Green().Store().Stats(); st.Traces != tc.admitted || st.Admission.Unsolicited != tc.admitted {
+				t.Fatalf("after the flood: %+v, want %d traces held", st, tc.admitted)
+			}
+			team := fanOutTeam(t, h, func(o *purple.Options) { o.FlushOnResponse = true })
+			res := settleAssess(t, h, team, map[string]any{"num_tasks": 2})
+			if len(res.Tasks) != 2 || res.Score == nil {
+				t.Fatalf("%d tasks, score %v", len(res.Tasks), res.Score)
+			}
+			for _, task := range res.Tasks {
+				c := task.Coverage
+				if c.Interactions != 3 || c.BothSides != 3 || task.RefusedSpans != 0 {
+					t.Errorf("task %s: coverage %+v, %d refused spans: want 3 calls, all seen from both sides", task.TaskID, c, task.RefusedSpans)
+				}
+				if v := verdictOf(t, task); v.Evidence.Level != evals.EvidenceComplete {
+					t.Errorf("task %s: evidence %+v, want complete", task.TaskID, v.Evidence)
+				}
+			}
+			if len(res.Warnings) > 0 {
+				t.Errorf("warnings: %q", res.Warnings)
+			}
+			st := h.Green().Store().Stats()
+			if st.Admission.Reserved != 0 {
+				t.Errorf("%d traces still reserved after the assessment", st.Admission.Reserved)
+			}
+			// The flood's traces are still there (they expire with MaxAge);
+			// the assessment's spans were admitted beside them.
+			if st.Admission.Unsolicited != tc.admitted {
+				t.Errorf("unsolicited traces %d, want %d", st.Admission.Unsolicited, tc.admitted)
+			}
+		})
 	}
 }
 
