@@ -103,6 +103,11 @@ type admission struct {
 	// added in process); perSource counts them by source.
 	owner     map[trace.TraceID]string
 	perSource map[string]int
+	// The refusal reasons, formatted once rather than per span refused (a
+	// flood is refused a span at a time): the trace limit's, and the quota's
+	// for the source refused last.
+	traceLimitReason               string
+	quotaReasonSource, quotaReason string
 
 	refusedQuota        atomic.Uint64
 	refusedToken        atomic.Uint64
@@ -112,11 +117,12 @@ type admission struct {
 
 func newAdmission(l Limits) admission {
 	return admission{
-		limits:    l.Admission.withDefaults(l.MaxTraces),
-		reserved:  map[trace.TraceID]*reservation{},
-		tokens:    map[tokenKey]int{},
-		owner:     map[trace.TraceID]string{},
-		perSource: map[string]int{},
+		traceLimitReason: fmt.Sprintf("trace limit reached (%d traces held)", l.MaxTraces),
+		limits:           l.Admission.withDefaults(l.MaxTraces),
+		reserved:         map[trace.TraceID]*reservation{},
+		tokens:           map[tokenKey]int{},
+		owner:            map[trace.TraceID]string{},
+		perSource:        map[string]int{},
 	}
 }
 
@@ -273,10 +279,14 @@ func (s *Store) admitNewLocked(id trace.TraceID, source string, now time.Time, s
 		*swept = true
 	}
 	if len(a.owner) >= s.limits.MaxTraces {
-		return false, fmt.Sprintf("trace limit reached (%d traces held)", s.limits.MaxTraces), &s.rejectedTraces
+		return false, a.traceLimitReason, &s.rejectedTraces
 	}
 	if source != "" && a.perSource[source] >= a.limits.MaxTracesPerSource {
-		return false, fmt.Sprintf("trace quota of the source reached (%d traces held for %s)", a.limits.MaxTracesPerSource, source), &a.refusedQuota
+		if a.quotaReasonSource != source || a.quotaReason == "" {
+			a.quotaReasonSource = source
+			a.quotaReason = fmt.Sprintf("trace quota of the source reached (%d traces held for %s)", a.limits.MaxTracesPerSource, source)
+		}
+		return false, a.quotaReason, &a.refusedQuota
 	}
 	a.owner[id] = source
 	a.perSource[source]++
