@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"sync"
 	"time"
@@ -81,6 +82,10 @@ type Options struct {
 	// participant URLs, the URLs their cards name and the targets of
 	// redirects are all held to it (allow.go). Nil allows every host.
 	Allow *AllowList
+	// Metadata, when set, is copied into every message's metadata: the
+	// green agent hands participants its per-assessment ingest token this
+	// way (docs/span-admission.md).
+	Metadata map[string]any
 	// Logger receives warnings (malformed extension payloads, close errors);
 	// nil discards them.
 	Logger *slog.Logger
@@ -325,6 +330,9 @@ func (m *Messenger) Send(ctx context.Context, req SendRequest) (reply *Reply, er
 	// The extension headers (A2A-Extensions, X-A2A-Extensions) are set by
 	// the HTTP transport, on every request.
 	msg.Extensions = m.extensions
+	if len(m.opts.Metadata) > 0 {
+		msg.Metadata = maps.Clone(m.opts.Metadata)
+	}
 
 	col := &collector{}
 	streamed := p.streaming && !m.opts.DisableStreaming

@@ -27,7 +27,8 @@ import (
 //     between agents was seen from one side only (client_only: the
 //     callee's spans are missing; server_only: the caller's); an agent
 //     could not be named (spans without service.name); the wait for the
-//     trace ended at its maximum with awaited calls unanswered.
+//     trace ended at its maximum with awaited calls unanswered; the span
+//     store refused spans of the trace (Collection.RefusedSpans).
 //   - complete: none of the above.
 //
 // A call from the virtual caller "user" into a root SERVER span is how
@@ -64,6 +65,10 @@ type Collection struct {
 	Unanswered []string
 	// MaxWait is the longest the caller waited, in milliseconds.
 	MaxWaitMS int64
+	// RefusedSpans counts the spans of the trace the span store refused
+	// (otelmap.Store.RefusedSpans): a trace over its span limit, exports
+	// refused by the ingest token rules.
+	RefusedSpans int
 }
 
 // JudgeEvidence weighs trace against in.Participants and in.Collection;
@@ -132,6 +137,10 @@ func JudgeEvidence(trace *tracedata.TraceData, in Inputs) Evidence {
 			msg += " (" + strings.Join(c.Unanswered, ", ") + ")"
 		}
 		partial = append(partial, msg)
+	}
+	if c := in.Collection; c != nil && c.RefusedSpans > 0 {
+		partial = append(partial, fmt.Sprintf("the span store refused %s of this trace (docs/span-admission.md)",
+			evidencePlural(c.RefusedSpans, "span", "spans")))
 	}
 	switch {
 	case len(insufficient) > 0:

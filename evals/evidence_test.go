@@ -162,3 +162,14 @@ func TestEvidenceFromUnreadSpans(t *testing.T) {
 		t.Errorf("no evidence: label %s, evidence %+v; want insufficient_evidence", res.Label, res.Evidence)
 	}
 }
+
+// TestEvidenceRefusedSpans: spans the span store refused (span
+// admission) make a whole-looking trace partial, with the count.
+func TestEvidenceRefusedSpans(t *testing.T) {
+	res := evaluateEvidence(t, evidenceTrace(nil), Inputs{Collection: &Collection{Settled: true, RefusedSpans: 3}})
+	ev := res.Evidence
+	if ev.Level != EvidencePartial || res.Label == LabelInsufficientEvidence ||
+		!slices.ContainsFunc(ev.Reasons, func(r string) bool { return strings.Contains(r, "refused 3 spans of this trace") }) {
+		t.Fatalf("evidence %+v, label %s: want partial, naming the 3 refused spans", ev, res.Label)
+	}
+}

@@ -188,6 +188,9 @@ type assessment struct {
 	lateSeen int
 
 	warnings []string
+	// ingestToken ties the participants' exports to this assessment's
+	// traces (admission.go).
+	ingestToken string
 }
 
 func (e *Executor) assess(ctx context.Context, req *scenario.Request, progress func(string), a2aTaskID string) (*report.Result, error) {
@@ -235,7 +238,8 @@ func (e *Executor) assess(ctx context.Context, req *scenario.Request, progress f
 		span.SetAttributes(otelmap.AttrA2ATaskID.String(a2aTaskID))
 	}
 
-	messenger := a2acall.New(e.opts.TracerProvider, e.opts.Store, e.messengerOptions(req))
+	a.ingestToken = newIngestToken()
+	messenger := a2acall.New(e.opts.TracerProvider, e.opts.Store, withIngest(e.messengerOptions(req), a.ingestToken))
 	defer func() {
 		if err := messenger.Close(); err != nil {
 			e.log.Warn("assessment: close messenger", "assessment", a.id, "err", err)
@@ -317,6 +321,9 @@ func (e *Executor) assess(ctx context.Context, req *scenario.Request, progress f
 	if w := lateSpans(e.opts.Store, res); w != "" {
 		a.warn(w)
 	}
+	if w := refusedSpans(res); w != "" {
+		a.warn(w)
+	}
 	scoreResult(res, a.started)
 	res.Warnings = append(res.Warnings, a.warnings...)
 	span.SetAttributes(otelmap.AttrScore.Float64(*res.Score))
@@ -379,6 +386,10 @@ func (a *assessment) runTask(ctx, actx context.Context, env *scenario.TaskEnv, i
 	// the evaluator spans that follow go to the exporters only.
 	e.opts.Recorder.track(span.SpanContext().TraceID())
 	defer e.opts.Recorder.untrack(span.SpanContext().TraceID())
+	// Reserved before any participant is called; assess's MarkAssessed
+	// ends the reservation, Release when the task never gets there.
+	a.reserve(span.SpanContext().TraceID(), task.ID)
+	defer e.opts.Store.Release(span.SpanContext().TraceID())
 	runCtx, cancel := context.WithTimeoutCause(tctx, cfg.TaskTimeout(),
 		fmt.Errorf("the task timeout of %s passed", cfg.TaskTimeout()))
 	outcome, err := runScenario(runCtx, e.log, a.scenario, env, task)

@@ -112,6 +112,8 @@ type testPurpleInput struct {
 	TaskID    string
 	// PeerReplies are the peers' answers, in the order of Peers.
 	PeerReplies []*a2acall.Reply
+	// Metadata is the request message's metadata.
+	Metadata map[string]any
 }
 
 // seenRequest is one HTTP request a test purple received.
@@ -405,7 +407,7 @@ func (e *purpleExecutor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext
 			}
 		}
 
-		in := testPurpleInput{ContextID: ec.ContextID, TaskID: string(ec.TaskID)}
+		in := testPurpleInput{ContextID: ec.ContextID, TaskID: string(ec.TaskID), Metadata: ec.Message.Metadata}
 		for _, part := range ec.Message.Parts {
 			switch v := part.Content.(type) {
 			case a2a.Text:

@@ -314,6 +314,8 @@ func (s *Server) serve(ctx context.Context) error {
 		attrs = append(attrs, "otlp_listener", s.otlpLn.Addr().String())
 	}
 	attrs = append(attrs, "a2a_auth", s.a2aAuth != nil, "otlp_auth", s.otlpAuth != nil)
+	adm := s.store.AdmissionLimits()
+	attrs = append(attrs, "otlp_traces_per_source", adm.MaxTracesPerSource, "otlp_reserved_traces", adm.MaxReserved, "otlp_strict_ingest", adm.StrictIngest)
 	s.log.Info("green agent serving", attrs...)
 
 	err := a2aserve.Serve(ctx, s.ln, s.handler, a2aserve.ServeOptions{

@@ -80,7 +80,9 @@ func (a *traceAssessor) assess(ctx context.Context, task trace.Span, taskID stri
 	if err != nil {
 		return report.TaskResult{}, nil, "", fmt.Errorf("task %s: %w", taskID, err)
 	}
-	in.Collection = &evals.Collection{Settled: st.Complete, MaxWaitMS: settle.MaxWait.Milliseconds()}
+	// Read before MarkAssessed ends the reservation that counts them.
+	refused := a.store.RefusedSpans(traceID)
+	in.Collection = &evals.Collection{Settled: st.Complete, MaxWaitMS: settle.MaxWait.Milliseconds(), RefusedSpans: refused}
 	if !st.Complete {
 		for _, c := range st.Unanswered {
 			in.Collection.Unanswered = append(in.Collection.Unanswered, c.Caller+" -> "+c.Callee)
@@ -108,6 +110,7 @@ func (a *traceAssessor) assess(ctx context.Context, task trace.Span, taskID stri
 	tr = newTaskResult(td, rep)
 	tr.TaskID = taskID
 	tr.Outcome = in.Outcome
+	tr.RefusedSpans = refused
 	return tr, st.Silent, warning, nil
 }
 

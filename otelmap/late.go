@@ -60,6 +60,7 @@ func (s *Store) MarkAssessed(id trace.TraceID) {
 		slices.SortFunc(a.held, compareSpanIDs)
 		delete(s.traces, id)
 	}
+	s.forgetLocked(id, true)
 	if _, again := s.assessed[id]; !again {
 		s.assessedOrder = append(s.assessedOrder, id)
 	}

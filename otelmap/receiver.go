@@ -293,8 +293,16 @@ func (r *Receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	spans, warnings := SpansFromTraces(td, SourceOTLP)
-	res := r.store.Add(spans)
-	r.spansReceived.Add(uint64(len(spans)))
+	received := len(spans)
+	// Span admission (admission.go, ingest.go): the ingest token's rules,
+	// then the store's, with the request's source.
+	spans, refused, refusedWhy := r.store.filterIngest(req.Header.Get(IngestTokenHeader), spans)
+	res := r.store.AddFrom(requestSource(req), spans)
+	res.Rejected += refused
+	if res.Reason == "" {
+		res.Reason = refusedWhy
+	}
+	r.spansReceived.Add(uint64(received))
 	r.spansAccepted.Add(uint64(res.Accepted))
 	r.spansDuplicate.Add(uint64(res.Duplicates))
 	r.spansRejected.Add(uint64(res.Rejected))
@@ -308,7 +316,7 @@ func (r *Receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		resp.PartialSuccess().SetRejectedSpans(int64(res.Rejected))
 		resp.PartialSuccess().SetErrorMessage(msg)
 		r.warn(req.Context(), "spans_rejected", "otlp receiver: spans rejected",
-			slog.Int("rejected", res.Rejected), slog.Int("received", len(spans)),
+			slog.Int("rejected", res.Rejected), slog.Int("received", received),
 			slog.String("reason", msg), slog.String("remote", req.RemoteAddr))
 	}
 	if res.Late > 0 {

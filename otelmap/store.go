@@ -16,8 +16,11 @@ type Limits struct {
 	// MaxSpansPerTrace: further spans of a full trace are rejected.
 	MaxSpansPerTrace int
 	// MaxTraces: spans of a new trace are rejected while this many are held
-	// (after expired traces are dropped).
+	// (after expired traces are dropped). Reserved traces do not count
+	// (admission.go).
 	MaxTraces int
+	// Admission bounds reservations and each source's share of MaxTraces.
+	Admission AdmissionLimits
 	// MaxAge: a trace that received no span for this long is dropped, and
 	// so is the memory of a trace assessed this long ago.
 	MaxAge time.Duration
@@ -57,6 +60,9 @@ type Store struct {
 	assessed      map[trace.TraceID]*assessedTrace
 	assessedOrder []trace.TraceID
 
+	// adm is span admission's state (admission.go), guarded by mu.
+	adm admission
+
 	accepted        atomic.Uint64
 	duplicates      atomic.Uint64
 	rejectedFull    atomic.Uint64
@@ -90,11 +96,13 @@ func (t *storedTrace) index(id trace.SpanID) int {
 
 // NewStore returns an empty store with the given limits.
 func NewStore(limits Limits) *Store {
+	limits = limits.withDefaults()
 	return &Store{
-		limits:   limits.withDefaults(),
+		limits:   limits,
 		now:      time.Now,
 		traces:   make(map[trace.TraceID]*storedTrace),
 		assessed: make(map[trace.TraceID]*assessedTrace),
+		adm:      newAdmission(limits),
 	}
 }
 
@@ -125,7 +133,12 @@ type AddResult struct {
 // end after assembly, recorded in process or come back through a
 // collector), which are stored as a trace of their own, as before it was
 // assessed.
-func (s *Store) Add(spans []Span) AddResult {
+func (s *Store) Add(spans []Span) AddResult { return s.AddFrom("", spans) }
+
+// AddFrom is Add for spans from source, an exporter's identity: its new
+// traces that nobody reserved count against its quota (admission.go).
+// Source "" (in process, the Traceability Extension, files) has none.
+func (s *Store) AddFrom(source string, spans []Span) AddResult {
 	var res AddResult
 	reject := func(reason string, counter *atomic.Uint64) {
 		res.Rejected++
@@ -157,12 +170,8 @@ func (s *Store) Add(spans []Span) AddResult {
 		}
 		t := s.traces[sp.TraceID]
 		if t == nil {
-			if len(s.traces) >= s.limits.MaxTraces && !swept {
-				s.sweepLocked(now)
-				swept = true
-			}
-			if len(s.traces) >= s.limits.MaxTraces {
-				reject(fmt.Sprintf("trace limit reached (%d traces held)", s.limits.MaxTraces), &s.rejectedTraces)
+			if ok, reason, counter := s.admitNewLocked(sp.TraceID, source, now, &swept); !ok {
+				reject(reason, counter)
 				continue
 			}
 			t = &storedTrace{ids: make(map[trace.SpanID]struct{}), changed: make(chan struct{})}
@@ -188,6 +197,7 @@ func (s *Store) Add(spans []Span) AddResult {
 		}
 		if len(t.spans) >= s.limits.MaxSpansPerTrace {
 			reject(fmt.Sprintf("span limit per trace reached (%d spans)", s.limits.MaxSpansPerTrace), &s.rejectedFull)
+			s.refusedLocked(sp.TraceID)
 			continue
 		}
 		stored := *sp
@@ -221,6 +231,7 @@ func (s *Store) sweepLocked(now time.Time) {
 	for id, t := range s.traces {
 		if now.Sub(t.lastArrival) > s.limits.MaxAge {
 			delete(s.traces, id)
+			s.forgetLocked(id, false)
 			s.evicted.Add(1)
 		}
 	}
@@ -269,6 +280,7 @@ func (s *Store) Remove(id trace.TraceID) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.traces, id)
+	s.forgetLocked(id, false)
 }
 
 // Stats are the store's counters, for logs, reports and metrics.
@@ -283,6 +295,9 @@ type Stats struct {
 	TracesEvicted     uint64 `json:"traces_evicted"`
 	// SpansLate arrived for traces already assessed (see MarkAssessed).
 	SpansLate uint64 `json:"spans_late"`
+
+	// Admission: reservations and refusals of span admission.
+	Admission AdmissionStats `json:"admission"`
 }
 
 // Stats returns the current counters.
@@ -292,6 +307,7 @@ func (s *Store) Stats() Stats {
 	for _, t := range s.traces {
 		st.Spans += len(t.spans)
 	}
+	st.Admission = s.admissionStatsLocked()
 	s.mu.Unlock()
 	st.SpansAccepted = s.accepted.Load()
 	st.SpansDuplicate = s.duplicates.Load()

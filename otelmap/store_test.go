@@ -43,7 +43,8 @@ func TestStoreLimitsAndCounters(t *testing.T) {
 		t.Error("a rejection must say why")
 	}
 	stats := st.Stats()
-	want := Stats{Traces: 2, Spans: 3, SpansAccepted: 3, SpansDuplicate: 1, RejectedTraceFull: 1, RejectedMaxTraces: 1, RejectedInvalid: 1}
+	want := Stats{Traces: 2, Spans: 3, SpansAccepted: 3, SpansDuplicate: 1, RejectedTraceFull: 1, RejectedMaxTraces: 1, RejectedInvalid: 1,
+		Admission: AdmissionStats{Unsolicited: 2, Sources: 1}}
 	if stats != want {
 		t.Fatalf("Stats = %+v, want %+v", stats, want)
 	}

@@ -61,6 +61,11 @@ type TaskResult struct {
 	// was assessed (by the end of the assessment): evidence the verdict was
 	// made without.
 	LateSpans int `json:"late_spans,omitempty"`
+	// RefusedSpans counts the spans of the task's trace that the span
+	// store refused while the task was assessed (its span limit per trace,
+	// the ingest token rules; docs/span-admission.md): the verdicts were
+	// made without them.
+	RefusedSpans int `json:"refused_spans,omitempty"`
 	// Evaluations hold each evaluator's result under its name ("graph",
 	// "latency", "judge", "text"), so a new evaluator needs no change here.
 	Evaluations Evaluations `json:"evaluations,omitempty"`
