@@ -43,6 +43,10 @@ type httpTransport struct {
 	base     http.RoundTripper
 	tracer   trace.Tracer
 	asClient []trace.SpanStartOption
+	// noopTracer: tracer never records (see skipSpan).
+	noopTracer bool
+	// urls keeps the URL attributes of the last URL requested.
+	urls urlAttrCache
 	// ext is the extension URI as a header value, shared read-only by
 	// every request (its capacity is its length, so an append copies).
 	ext []string
@@ -59,6 +63,7 @@ func newHTTPTransport(tp trace.TracerProvider, base http.RoundTripper, noSpans b
 	if !noSpans {
 		t.tracer = tp.Tracer(instrumentationName)
 		t.asClient = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient)}
+		t.noopTracer = isNoopTracer(t.tracer)
 	}
 	return t
 }
@@ -74,7 +79,7 @@ const (
 func (t *httpTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	ctx := r.Context()
 	var span trace.Span
-	if t.tracer != nil {
+	if t.tracer != nil && !skipSpan(t.noopTracer, ctx) {
 		ctx, span = t.tracer.Start(ctx, r.Method, t.asClient...)
 	}
 	r2 := r.WithContext(ctx)
@@ -92,7 +97,7 @@ func (t *httpTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 
 	// The attributes are set in one go once the answer is known: the
 	// span's attribute list then grows once.
-	attrs := appendRequestAttrs(make([]attribute.KeyValue, 0, 10), r2)
+	attrs := appendRequestAttrs(make([]attribute.KeyValue, 0, 10), r2, &t.urls)
 	res, err := t.base.RoundTrip(r2)
 	if err == nil && res == nil {
 		err = errors.New("http: RoundTripper returned a nil *Response with a nil error")
@@ -142,9 +147,20 @@ func (t *httpTransport) headers(h http.Header) http.Header {
 }
 
 // appendRequestAttrs appends the HTTP client span's request attributes, as
-// otelhttp (v0.72, HTTP semantic conventions 1.43) computes them.
-func appendRequestAttrs(attrs []attribute.KeyValue, r *http.Request) []attribute.KeyValue {
+// otelhttp (v0.72, HTTP semantic conventions 1.43) computes them; those of
+// the URL come from urls when it holds them.
+func appendRequestAttrs(attrs []attribute.KeyValue, r *http.Request, urls *urlAttrCache) []attribute.KeyValue {
 	attrs = appendMethod(attrs, r.Method)
+	attrs = urls.appendURLAttrs(attrs, r)
+	if ua := r.UserAgent(); ua != "" {
+		attrs = append(attrs, semconv.UserAgentOriginal(ua))
+	}
+	return appendProtocol(attrs, r.Proto)
+}
+
+// appendURLAttrs appends url.full, server.address and server.port (when
+// it is not the scheme's default) of r.
+func appendURLAttrs(attrs []attribute.KeyValue, r *http.Request) []attribute.KeyValue {
 	var urlHost string
 	if r.URL != nil {
 		urlHost = r.URL.Host
@@ -163,10 +179,7 @@ func appendRequestAttrs(attrs []attribute.KeyValue, r *http.Request) []attribute
 	if https := r.URL != nil && r.URL.Scheme == "https"; port > 0 && ((https && port != 443) || (!https && port != 80)) {
 		attrs = append(attrs, semconv.ServerPort(port))
 	}
-	if ua := r.UserAgent(); ua != "" {
-		attrs = append(attrs, semconv.UserAgentOriginal(ua))
-	}
-	return appendProtocol(attrs, r.Proto)
+	return attrs
 }
 
 // appendResponseAttrs appends the span's response attributes: the status

@@ -97,6 +97,9 @@ type Options struct {
 type Messenger struct {
 	opts   Options
 	tracer trace.Tracer
+	// noopTracer: tracer never records, so the Messenger makes no spans
+	// (skipSpan).
+	noopTracer bool
 	// asClient starts a CLIENT span; made once, as every Start would
 	// otherwise allocate it.
 	asClient []trace.SpanStartOption
@@ -113,9 +116,6 @@ type Messenger struct {
 	// the call.
 	cardHTTP *http.Client
 
-	// closing is canceled by Close, which so ends the calls under way.
-	closing    context.Context
-	closeCalls context.CancelFunc
 	// extensions is the Traceability Extension URI as a message's
 	// extensions list, shared read-only by every message.
 	extensions []string
@@ -125,6 +125,12 @@ type Messenger struct {
 	clients map[string]*clientEntry
 	// targets are the participant URLs as given, each parsed once.
 	targets map[string]*target
+	// calls are the calls under way, by a number of their own: Close
+	// cancels each with ErrClosed. (A map entry per call costs no
+	// allocation once the map has grown, where a context.AfterFunc on a
+	// Close context cost three.)
+	calls    map[uint64]context.CancelCauseFunc
+	lastCall uint64
 }
 
 // New returns a Messenger whose spans are made by tp. store, when
@@ -172,8 +178,9 @@ func newMessenger(tp trace.TracerProvider, store *otelmap.Store, opts Options, b
 		extensions: []string{tracedata.ExtensionURI},
 		clients:    make(map[string]*clientEntry),
 		targets:    make(map[string]*target),
+		calls:      make(map[uint64]context.CancelCauseFunc),
 	}
-	m.closing, m.closeCalls = context.WithCancel(context.Background())
+	m.noopTracer = isNoopTracer(m.tracer)
 	return m
 }
 
@@ -260,15 +267,18 @@ func (m *Messenger) Send(ctx context.Context, req SendRequest) (reply *Reply, er
 	// The attributes a sampler may want are given at the start (those of
 	// the participant URL computed once per URL); the rest, the message
 	// content above all, is computed only for a span that records, and set
-	// in one go when it ends (late).
-	attrs := tgt.spanAttrs
-	if req.ContextID != "" {
-		attrs = append(attrs, otelmap.AttrGenAIConversationID.String(req.ContextID))
-	}
+	// in one go when it ends (late). Under a no-op tracer no span is made.
 	// The span is named once the card is known; until then it is the bare
 	// operation name, which is also what a call to an agent without a
 	// readable card keeps.
-	ctx, span := m.tracer.Start(ctx, otelmap.OpInvokeAgent, m.asClient[0], trace.WithAttributes(attrs...))
+	span := noopSpan
+	if !skipSpan(m.noopTracer, ctx) {
+		attrs := tgt.spanAttrs
+		if req.ContextID != "" {
+			attrs = append(attrs, otelmap.AttrGenAIConversationID.String(req.ContextID))
+		}
+		ctx, span = m.tracer.Start(ctx, otelmap.OpInvokeAgent, m.asClient[0], trace.WithAttributes(attrs...))
+	}
 	recording := span.IsRecording()
 	capture := recording && !m.opts.DisableContentCapture
 	var late []attribute.KeyValue
@@ -346,7 +356,7 @@ func (m *Messenger) Send(ctx context.Context, req SendRequest) (reply *Reply, er
 	}
 
 	reply = col.reply(p, streamed)
-	reply.ExtensionSteps = m.recordExtension(ctx, span.SpanContext(), p, col.metas)
+	reply.ExtensionSteps = m.recordExtension(ctx, p, col.metas)
 	if recording && reply.ContextID != "" {
 		late = append(late, otelmap.AttrGenAIConversationID.String(reply.ContextID))
 	}
@@ -367,15 +377,27 @@ func (m *Messenger) Send(ctx context.Context, req SendRequest) (reply *Reply, er
 	return reply, nil
 }
 
-// callContext bounds one call by timeout and by Close.
+// callContext bounds one call by timeout and by Close, which cancels it
+// with the cause ErrClosed.
 func (m *Messenger) callContext(ctx context.Context, timeout time.Duration) (context.Context, context.CancelFunc) {
-	ctx, cancelCause := context.WithCancelCause(ctx)
-	stop := context.AfterFunc(m.closing, func() { cancelCause(ErrClosed) })
 	ctx, cancel := context.WithTimeout(ctx, timeout)
+	ctx, cancelCause := context.WithCancelCause(ctx)
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		cancelCause(ErrClosed)
+		return ctx, cancel
+	}
+	m.lastCall++
+	id := m.lastCall
+	m.calls[id] = cancelCause
+	m.mu.Unlock()
 	return ctx, func() {
-		cancel()
-		stop()
+		m.mu.Lock()
+		delete(m.calls, id)
+		m.mu.Unlock()
 		cancelCause(nil)
+		cancel()
 	}
 }
 

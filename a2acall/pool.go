@@ -122,7 +122,10 @@ func (m *Messenger) Close() error {
 		return nil
 	}
 	m.closed = true
-	m.closeCalls()
+	for id, cancel := range m.calls {
+		cancel(ErrClosed)
+		delete(m.calls, id)
+	}
 	entries := m.clients
 	m.clients = map[string]*clientEntry{}
 	var errs []error

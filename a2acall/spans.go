@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/coordbench/coordbench/otelmap"
 	"github.com/coordbench/coordbench/tracedata"
@@ -49,7 +50,7 @@ type methodSpan struct {
 // a2aSpan starts the A2A client span of one method; with NoTransportSpans
 // it returns ctx as it is and a span that records nothing.
 func (m *Messenger) a2aSpan(ctx context.Context, method, messageID, contextID string) (context.Context, methodSpan) {
-	if m.opts.NoTransportSpans {
+	if m.opts.NoTransportSpans || skipSpan(m.noopTracer, ctx) {
 		return ctx, methodSpan{span: noopSpan}
 	}
 	ctx, span := m.tracer.Start(ctx, method, m.asClient...)
@@ -87,13 +88,14 @@ func (s methodSpan) end(p *participant, col *collector, err error) {
 }
 
 // recordExtension turns the Traceability Extension payloads of an answer
-// into spans under the invoke_agent span and stores them. The payload is the
-// participant's word, so a malformed one is logged and ignored: it costs the
-// trace those steps, not the call.
-func (m *Messenger) recordExtension(ctx context.Context, parent trace.SpanContext, p *participant, metas []map[string]any) int {
+// into spans under the invoke_agent span (ctx's span) and stores them. The
+// payload is the participant's word, so a malformed one is logged and
+// ignored: it costs the trace those steps, not the call.
+func (m *Messenger) recordExtension(ctx context.Context, p *participant, metas []map[string]any) int {
 	if len(metas) == 0 {
 		return 0
 	}
+	parent := trace.SpanContextFromContext(ctx)
 	seen := make(map[trace.SpanID]struct{})
 	var spans []otelmap.Span
 	for _, meta := range metas {
@@ -182,6 +184,26 @@ func failSpan(span trace.Span, err error, errType string) attribute.KeyValue {
 
 func timeoutErr(err error) bool { return errors.Is(err, context.DeadlineExceeded) }
 
-// noopSpan stands in for the A2A method span a caller without transport
-// spans does not make; ending it does nothing.
+// noopSpan stands in for a span the Messenger does not make (without
+// transport spans, or under a no-op tracer); ending it does nothing.
 var noopSpan = trace.SpanFromContext(context.Background())
+
+// isNoopTracer tells a tracer whose spans never record: the no-op
+// TracerProvider's (go.opentelemetry.io/otel/trace/noop), which is how
+// coordbench turns tracing off.
+func isNoopTracer(t trace.Tracer) bool {
+	_, ok := t.(noop.Tracer)
+	return ok
+}
+
+// skipSpan tells whether a span to be started in ctx can be left unmade:
+// under a no-op tracer whose parent does not record, Start would return
+// the parent's span context in a non-recording span and a context holding
+// it, which is what ctx already says for every use (traceparent, the
+// Traceability Extension steps' parent). Skipping it saves the context,
+// the options and, for the caller, the attributes it would pass. A
+// recording parent (another provider's span) still gets its no-op child,
+// so that ending the child never ends the parent.
+func skipSpan(noopTracer bool, ctx context.Context) bool {
+	return noopTracer && !trace.SpanFromContext(ctx).IsRecording()
+}
