@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/coordbench/coordbench/a2acall"
+	"github.com/coordbench/coordbench/otelmap"
 )
 
 func TestParseAllowList(t *testing.T) {
@@ -110,10 +111,21 @@ func TestAllowListRefusesAlike(t *testing.T) {
 		if texts["open"] != texts["closed"] {
 			t.Errorf("an open and a closed port are told apart:\n open:   %s\n closed: %s", texts["open"], texts["closed"])
 		}
-		_, _, err := newCaller(t, a2acall.Options{Allow: allow}).send(t, a2acall.SendRequest{URL: rewrite(open), Text: "x"})
+		c := newCaller(t, a2acall.Options{Allow: allow})
+		_, traceID, err := c.send(t, a2acall.SendRequest{URL: rewrite(open), Text: "x"})
 		var ce *a2acall.CallError
 		if !errors.As(err, &ce) || !errors.Is(err, a2acall.ErrNotAllowed) {
 			t.Errorf("Send %s: %v, want a *CallError wrapping ErrNotAllowed", rewrite(open), err)
+		}
+		// The refused call's span says why, apart from a failed connection.
+		var errTypes []string
+		for _, sp := range c.store.Spans(traceID) {
+			if v, ok := sp.Attr(otelmap.AttrErrorType); ok {
+				errTypes = append(errTypes, sp.Name+"="+v.AsString())
+			}
+		}
+		if len(errTypes) != 1 || !strings.HasSuffix(errTypes[0], "=not_allowed") {
+			t.Errorf("Send %s: error.type on the spans %v, want one not_allowed", rewrite(open), errTypes)
 		}
 	}
 	if hits.Load() != 0 {

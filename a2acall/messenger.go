@@ -317,7 +317,7 @@ func (m *Messenger) Send(ctx context.Context, req SendRequest) (reply *Reply, er
 	p, err := m.participant(ctx, base)
 	if err != nil {
 		errType = "agent_card"
-		if c := classify(err); c == "timeout" || c == "canceled" {
+		if c := classify(err); c == "timeout" || c == "canceled" || c == "not_allowed" {
 			errType = c
 		}
 		return nil, err

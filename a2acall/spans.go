@@ -159,6 +159,9 @@ func classify(err error) string {
 	var syntaxErr *json.SyntaxError
 	var typeErr *json.UnmarshalTypeError
 	switch {
+	// Before the connection case: a refused host fails in the dialer.
+	case errors.Is(err, ErrNotAllowed):
+		return "not_allowed"
 	case timeoutErr(err):
 		return "timeout"
 	case errors.Is(err, context.Canceled):
