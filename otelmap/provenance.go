@@ -1,0 +1,215 @@
+package otelmap
+
+import (
+	"slices"
+	"unicode/utf8"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// Provenance (docs/trace-assembly.md, "Provenance"): the spans of a task's
+// trace come from three roads, and only one of them can speak for the
+// assessor. The OTLP receiver and the Traceability Extension carry what
+// participants, or anyone who learned the trace id, chose to send; the
+// in-process road carries the spans the assessor's own tracer recorded.
+// Before a task's trace is assembled, Vouch keeps:
+//
+//   - every span recorded in process (the assessor's own: the task span,
+//     its calls);
+//   - every other span that descends, by parent id or by a span link within
+//     the trace, from a CLIENT or PRODUCER span recorded in process: the
+//     work the assessor's calls caused, as far as context propagated;
+//
+// and sets aside, to be reported rather than counted, every span of another
+// road that claims the assessor's identity (Impersonating) and every other
+// span outside those subtrees (Outside). A participant whose own spans lost
+// their parent (context propagation broken in its SDK, a second root in
+// the trace) loses them here: they are reported, with the names they
+// carried, so that the loss is visible rather than silent.
+
+// MaxSetAsideNames bounds the names SetAside.Claimed lists; maxClaimedChars
+// bounds each name.
+const (
+	MaxSetAsideNames = 20
+	maxClaimedChars  = 80
+)
+
+// SetAside is what Vouch left out of a task's trace.
+type SetAside struct {
+	// Spans counts the spans set aside: Impersonating + Outside.
+	Spans int
+	// Impersonating spans came by OTLP or the Traceability Extension and
+	// claimed the assessor's identity: its service.name or
+	// coordbench.role=assessor on their resource, an attribute only the
+	// assessor sets (coordbench.role, coordbench.assessment.id,
+	// coordbench.evaluator), or the assessor's name as an agent name.
+	Impersonating int
+	// Outside spans do not descend from any call the assessor made.
+	// ParentMissing counts those of them whose parent is not in the trace
+	// at all: most often a participant's span whose parent its process
+	// never exported (a server span of another tracer provider, or not
+	// sampled), which breaks the chain back to the assessor's call.
+	Outside       int
+	ParentMissing int
+	// Claimed are the service and agent names the set-aside spans carried,
+	// sorted, each cut to 80 bytes, at most MaxSetAsideNames of them;
+	// ClaimedMore counts the names left off.
+	Claimed     []string
+	ClaimedMore int
+}
+
+// agentNameKeys are the attributes trace assembly reads an agent's name
+// from (otelmap/assemble's recognizers); a span of another road naming the
+// assessor in any of them speaks for it.
+var agentNameKeys = [...]attribute.Key{
+	AttrGenAIAgentName,
+	AttrGenAIAgentID,
+	"agent.name",
+	"graph.node.id",
+	"graph.node.parent_id",
+	"traceloop.entity.name",
+	"gen_ai.handoff.from_agent",
+	"gen_ai.handoff.to_agent",
+}
+
+// Vouch splits the spans of one task's trace into those the assessor can
+// vouch for (kept, in input order) and those it sets aside (see the
+// package comment above). root is the task's own span: its service.name
+// names the assessor even when its resource lacks coordbench.role. Spans
+// are taken as the store holds them, one per span id.
+func Vouch(spans []Span, root trace.SpanID) (kept []Span, aside SetAside) {
+	names := assessorNames(spans, root)
+	// dependents maps a span id to the spans of other roads whose parent
+	// it is, or that link to it within the trace.
+	dependents := make(map[trace.SpanID][]int)
+	held := make(map[trace.SpanID]struct{}, len(spans))
+	for i := range spans {
+		held[spans[i].SpanID] = struct{}{}
+	}
+	impersonating := make([]bool, len(spans))
+	var queue []trace.SpanID
+	for i := range spans {
+		sp := &spans[i]
+		if sp.Source == SourceInProcess {
+			if isClientKind(sp.Kind) {
+				queue = append(queue, sp.SpanID)
+			}
+			continue
+		}
+		if claimsAssessor(sp, names) {
+			impersonating[i] = true
+			continue
+		}
+		if sp.ParentSpanID.IsValid() {
+			dependents[sp.ParentSpanID] = append(dependents[sp.ParentSpanID], i)
+		}
+		for _, l := range sp.Links {
+			if l.TraceID == sp.TraceID && l.SpanID.IsValid() {
+				dependents[l.SpanID] = append(dependents[l.SpanID], i)
+			}
+		}
+	}
+	vouched := make([]bool, len(spans))
+	for len(queue) > 0 {
+		id := queue[len(queue)-1]
+		queue = queue[:len(queue)-1]
+		for _, j := range dependents[id] {
+			if !vouched[j] {
+				vouched[j] = true
+				queue = append(queue, spans[j].SpanID)
+			}
+		}
+		delete(dependents, id)
+	}
+
+	claimed := make(map[string]struct{})
+	kept = make([]Span, 0, len(spans))
+	for i := range spans {
+		sp := &spans[i]
+		switch {
+		case sp.Source == SourceInProcess || vouched[i]:
+			kept = append(kept, *sp)
+			continue
+		case impersonating[i]:
+			aside.Impersonating++
+		default:
+			aside.Outside++
+			if _, ok := held[sp.ParentSpanID]; sp.ParentSpanID.IsValid() && !ok {
+				aside.ParentMissing++
+			}
+		}
+		aside.Spans++
+		claimedNames(sp, claimed)
+	}
+	aside.Claimed = make([]string, 0, min(len(claimed), MaxSetAsideNames))
+	for n := range claimed {
+		aside.Claimed = append(aside.Claimed, n)
+	}
+	slices.Sort(aside.Claimed)
+	if len(aside.Claimed) > MaxSetAsideNames {
+		aside.ClaimedMore = len(aside.Claimed) - MaxSetAsideNames
+		aside.Claimed = aside.Claimed[:MaxSetAsideNames]
+	}
+	return kept, aside
+}
+
+// assessorNames are the service.names of the in-process spans that are the
+// assessor's: those of a resource with coordbench.role=assessor, and the
+// root's.
+func assessorNames(spans []Span, root trace.SpanID) map[string]bool {
+	names := make(map[string]bool)
+	for i := range spans {
+		sp := &spans[i]
+		if sp.Source != SourceInProcess {
+			continue
+		}
+		r := spanResource(sp)
+		if r.ServiceName != "" && (sp.SpanID == root || isAssessorResource(r)) {
+			names[r.ServiceName] = true
+		}
+	}
+	return names
+}
+
+// claimsAssessor reports whether sp, a span of another road than the
+// in-process one, speaks for the assessor.
+func claimsAssessor(sp *Span, names map[string]bool) bool {
+	r := spanResource(sp)
+	if isAssessorResource(r) || names[r.ServiceName] {
+		return true
+	}
+	for _, kv := range sp.Attrs {
+		switch kv.Key {
+		case AttrRole, AttrAssessmentID, AttrEvaluator:
+			return true
+		}
+		if kv.Value.Type() == attribute.STRING && names[kv.Value.AsString()] && slices.Contains(agentNameKeys[:], kv.Key) {
+			return true
+		}
+	}
+	return false
+}
+
+// claimedNames adds the service and agent names sp carries to into.
+func claimedNames(sp *Span, into map[string]struct{}) {
+	add := func(s string) {
+		if s == "" {
+			return
+		}
+		if len(s) > maxClaimedChars {
+			cut := maxClaimedChars
+			for cut > 0 && !utf8.RuneStart(s[cut]) {
+				cut--
+			}
+			s = s[:cut] + "…"
+		}
+		into[s] = struct{}{}
+	}
+	add(spanResource(sp).ServiceName)
+	for _, kv := range sp.Attrs {
+		if kv.Value.Type() == attribute.STRING && slices.Contains(agentNameKeys[:], kv.Key) {
+			add(kv.Value.AsString())
+		}
+	}
+}
