@@ -61,6 +61,11 @@ type TaskResult struct {
 	// was assessed (by the end of the assessment): evidence the verdict was
 	// made without.
 	LateSpans int `json:"late_spans,omitempty"`
+	// SetAside, when spans were set aside by provenance (provenance.go):
+	// received spans that claimed the assessor's identity or lay outside
+	// the subtrees of the assessor's calls. They were not used for the
+	// graph, latency, text or judge.
+	SetAside *SetAside `json:"set_aside,omitempty"`
 	// Evaluations hold each evaluator's result under its name ("graph",
 	// "latency", "judge", "text"), so a new evaluator needs no change here.
 	Evaluations Evaluations `json:"evaluations,omitempty"`
