@@ -74,26 +74,29 @@ var agentNameKeys = [...]attribute.Key{
 }
 
 // Vouch splits the spans of one task's trace into those the assessor can
-// vouch for (kept, in input order) and those it sets aside (see the
-// package comment above). root is the task's own span: its service.name
+// vouch for (kept, in input order; spans itself when nothing is set aside)
+// and those it sets aside (see the comment at the top of this file). root is the task's own span: its service.name
 // names the assessor even when its resource lacks coordbench.role. Spans
 // are taken as the store holds them, one per span id.
 func Vouch(spans []Span, root trace.SpanID) (kept []Span, aside SetAside) {
 	names := assessorNames(spans, root)
-	// dependents maps a span id to the spans of other roads whose parent
-	// it is, or that link to it within the trace.
-	dependents := make(map[trace.SpanID][]int)
-	held := make(map[trace.SpanID]struct{}, len(spans))
+	index := make(map[trace.SpanID]int32, len(spans))
 	for i := range spans {
-		held[spans[i].SpanID] = struct{}{}
+		index[spans[i].SpanID] = int32(i)
 	}
+	// The edges from a span to the spans of other roads that hang from it
+	// (their parent, or a span of the trace they link to), as one array
+	// sliced by source span (first[i]..first[i+1]), so that a trace of 100k
+	// spans costs a few allocations, not one per parent.
 	impersonating := make([]bool, len(spans))
-	var queue []trace.SpanID
+	var queue []int32
+	type edge struct{ from, to int32 }
+	var edges []edge
 	for i := range spans {
 		sp := &spans[i]
 		if sp.Source == SourceInProcess {
 			if isClientKind(sp.Kind) {
-				queue = append(queue, sp.SpanID)
+				queue = append(queue, int32(i))
 			}
 			continue
 		}
@@ -101,46 +104,69 @@ func Vouch(spans []Span, root trace.SpanID) (kept []Span, aside SetAside) {
 			impersonating[i] = true
 			continue
 		}
-		if sp.ParentSpanID.IsValid() {
-			dependents[sp.ParentSpanID] = append(dependents[sp.ParentSpanID], i)
+		if p, ok := index[sp.ParentSpanID]; ok && sp.ParentSpanID.IsValid() {
+			edges = append(edges, edge{p, int32(i)})
 		}
 		for _, l := range sp.Links {
-			if l.TraceID == sp.TraceID && l.SpanID.IsValid() {
-				dependents[l.SpanID] = append(dependents[l.SpanID], i)
+			if l.TraceID != sp.TraceID || !l.SpanID.IsValid() {
+				continue
+			}
+			if p, ok := index[l.SpanID]; ok {
+				edges = append(edges, edge{p, int32(i)})
 			}
 		}
+	}
+	first := make([]int32, len(spans)+1)
+	for _, e := range edges {
+		first[e.from+1]++
+	}
+	for i := range spans {
+		first[i+1] += first[i]
+	}
+	to := make([]int32, len(edges))
+	fill := slices.Clone(first[:len(spans)])
+	for _, e := range edges {
+		to[fill[e.from]] = e.to
+		fill[e.from]++
 	}
 	vouched := make([]bool, len(spans))
 	for len(queue) > 0 {
-		id := queue[len(queue)-1]
+		i := queue[len(queue)-1]
 		queue = queue[:len(queue)-1]
-		for _, j := range dependents[id] {
+		for _, j := range to[first[i]:first[i+1]] {
 			if !vouched[j] {
 				vouched[j] = true
-				queue = append(queue, spans[j].SpanID)
+				queue = append(queue, j)
 			}
 		}
-		delete(dependents, id)
 	}
 
+	keep := func(i int) bool { return spans[i].Source == SourceInProcess || vouched[i] }
 	claimed := make(map[string]struct{})
-	kept = make([]Span, 0, len(spans))
 	for i := range spans {
-		sp := &spans[i]
-		switch {
-		case sp.Source == SourceInProcess || vouched[i]:
-			kept = append(kept, *sp)
+		if keep(i) {
 			continue
-		case impersonating[i]:
+		}
+		sp := &spans[i]
+		if impersonating[i] {
 			aside.Impersonating++
-		default:
+		} else {
 			aside.Outside++
-			if _, ok := held[sp.ParentSpanID]; sp.ParentSpanID.IsValid() && !ok {
+			if _, ok := index[sp.ParentSpanID]; sp.ParentSpanID.IsValid() && !ok {
 				aside.ParentMissing++
 			}
 		}
 		aside.Spans++
 		claimedNames(sp, claimed)
+	}
+	if aside.Spans == 0 {
+		return spans, aside
+	}
+	kept = make([]Span, 0, len(spans)-aside.Spans)
+	for i := range spans {
+		if keep(i) {
+			kept = append(kept, spans[i])
+		}
 	}
 	aside.Claimed = make([]string, 0, min(len(claimed), MaxSetAsideNames))
 	for n := range claimed {

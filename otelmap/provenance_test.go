@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
@@ -100,4 +101,53 @@ func TestAssessorResourceAfterAssessmentIsDropped(t *testing.T) {
 	if res.Late != 1 || res.Accepted != 0 || st.LateSpans(id) != 1 || len(st.Spans(id)) != 0 {
 		t.Fatalf("add %+v, late %d, held %d; want 1 late (the coordinator's), nothing held", res, st.LateSpans(id), len(st.Spans(id)))
 	}
+}
+
+// A chain of another road with the assessor's resource is not the
+// assessor's call: the settle wait does not await an answer to it.
+func TestSettleAwaitsOnlyTheAssessorsOwnCalls(t *testing.T) {
+	st := NewStore(Limits{})
+	forged := settleSpan(30, 10, trace.SpanKindClient, settleAssessorRes, SourceOTLP,
+		AttrGenAIOperationName.String(OpInvokeAgent), AttrGenAIAgentName.String("hijacked"))
+	st.Add(append(append(assessorCall(), coordinatorSide()...), forged))
+	res, err := st.Settle(t.Context(), trace.TraceID{settleTrace}, SettleOptions{
+		Root: trace.SpanID{1}, Quiet: time.Millisecond, MaxWait: 30 * time.Second, Await: &Await{Assessor: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Complete || res.Awaited != 1 {
+		t.Errorf("settled %v with %d awaited calls (unanswered %v), want complete with 1: the assessor's own", res.Complete, res.Awaited, res.Unanswered)
+	}
+}
+
+// BenchmarkVouch: one task's trace of 100k received spans under the
+// assessor's call, a tenth of them outside it.
+func BenchmarkVouch(b *testing.B) {
+	const n = 100_000
+	spans := assessorCall()
+	res := []*Resource{{ServiceName: "coordinator"}, {ServiceName: "reviewer"}, {ServiceName: "outsider"}}
+	for i := range n {
+		sp := Span{TraceID: trace.TraceID{settleTrace}, Source: SourceOTLP, Kind: trace.SpanKindInternal,
+			Attrs: []attribute.KeyValue{AttrGenAIOperationName.String(OpChat), AttrGenAIAgentName.String("coordinator")}}
+		sp.SpanID = trace.SpanID{0xa0, byte(i >> 16), byte(i >> 8), byte(i)}
+		switch {
+		case i == 0:
+			sp.ParentSpanID = trace.SpanID{4}
+		case i%10 == 9:
+			sp.ParentSpanID = trace.SpanID{0xb0, byte(i >> 16), byte(i >> 8), byte(i)} // not in the trace
+		default:
+			p := i / 2
+			sp.ParentSpanID = trace.SpanID{0xa0, byte(p >> 16), byte(p >> 8), byte(p)}
+		}
+		sp.Resource = res[i%len(res)]
+		spans = append(spans, sp)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		kept, aside := Vouch(spans, trace.SpanID{1})
+		if aside.Spans == 0 || len(kept) == len(spans) {
+			b.Fatal("nothing set aside")
+		}
+	}
+	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "spans/s")
 }
