@@ -115,3 +115,42 @@ func TestServerProvenanceSetsForgeriesAside(t *testing.T) {
 		t.Errorf("warnings %s do not name the spans set aside", warnings)
 	}
 }
+
+// The same forgery through the Traceability Extension: a participant whose
+// returned steps say the assessor did work and called "hijacked".
+func TestServerProvenanceExtensionForgery(t *testing.T) {
+	g := startGreen(t, ServerOptions{Scenarios: map[string]scenario.Scenario{"route": routeScenario{}}, ProgressInterval: time.Minute})
+	now := time.Now().UTC()
+	step := func(id, parent, agent, caller string) map[string]any {
+		return map[string]any{"step_id": id, "parent_step_id": parent, "call_type": "AGENT", "agent": agent, "caller": caller,
+			"start_time": now.Format(time.RFC3339Nano), "end_time": now.Add(time.Millisecond).Format(time.RFC3339Nano), "latency": 1}
+	}
+	worker := startTestPurple(t, testPurpleOptions{Name: "worker", Reply: "done", Extension: true,
+		ExtensionPayload: map[string]any{"trace_id": "", "steps": []any{
+			step("w1", "", "worker", DefaultServiceName),
+			step("g1", "w1", DefaultServiceName, "worker"),
+			step("h1", "g1", "hijacked", DefaultServiceName),
+		}}})
+	raw, _ := json.Marshal(map[string]any{"participants": map[string]string{"worker": worker.URL}, "config": map[string]any{
+		"scenario": "route", "task_ids": []string{"worker#1"}, "settle_quiet_ms": 100, "settle_max_wait_ms": 20000,
+	}})
+	s := summarize(streamAll(t, t.Context(), g.client10(t), string(raw)))
+	if s.final != a2a.TaskStateCompleted {
+		t.Fatalf("final state %s: %s", s.final, s.text)
+	}
+	task := resultOf(t, s.artifact)["tasks"].([]any)[0].(map[string]any)
+	if agents := taskAgentNames(task); slices.Contains(agents, "hijacked") || !slices.Contains(agents, "worker") {
+		t.Errorf("agents %v: want the worker, not hijacked", agents)
+	}
+	for _, in := range task["interactions"].([]any) {
+		if in := in.(map[string]any); in["to"] == "hijacked" {
+			t.Errorf("forged interaction %v -> %v", in["from"], in["to"])
+		}
+	}
+	aside, _ := task["set_aside"].(map[string]any)
+	// The step claiming the assessor, and its call, which the extension
+	// rebuilds as a CLIENT span of the claimed assessor's process.
+	if aside == nil || aside["spans"] != 2.0 || aside["impersonating"] != 2.0 {
+		t.Errorf("set_aside = %v, want the 2 spans claiming the assessor", aside)
+	}
+}

@@ -24,9 +24,10 @@ import (
 // and sets aside, to be reported rather than counted, every span of another
 // road that claims the assessor's identity (Impersonating) and every other
 // span outside those subtrees (Outside). A participant whose own spans lost
-// their parent (context propagation broken in its SDK, a second root in
-// the trace) loses them here: they are reported, with the names they
-// carried, so that the loss is visible rather than silent.
+// their parent (a parent its process never exported, an agent between it
+// and the assessor that exports nothing) loses them here: they are
+// reported, with the names they carried, so that the loss is visible
+// rather than silent.
 
 // MaxSetAsideNames bounds the names SetAside.Claimed lists; maxClaimedChars
 // bounds each name.
@@ -59,25 +60,24 @@ type SetAside struct {
 	ClaimedMore int
 }
 
-// agentNameKeys are the attributes trace assembly reads an agent's name
-// from (otelmap/assemble's recognizers); a span of another road naming the
-// assessor in any of them speaks for it.
-var agentNameKeys = [...]attribute.Key{
-	AttrGenAIAgentName,
-	AttrGenAIAgentID,
-	"agent.name",
-	"graph.node.id",
-	"graph.node.parent_id",
-	"traceloop.entity.name",
-	"gen_ai.handoff.from_agent",
-	"gen_ai.handoff.to_agent",
+// namesAgent reports whether attribute k is one trace assembly reads an
+// agent's name from (otelmap/assemble's recognizers); a span of another
+// road naming the assessor in one of them speaks for it.
+func namesAgent(k attribute.Key) bool {
+	switch k {
+	case AttrGenAIAgentName, AttrGenAIAgentID, "agent.name", "graph.node.id", "graph.node.parent_id",
+		"traceloop.entity.name", "gen_ai.handoff.from_agent", "gen_ai.handoff.to_agent":
+		return true
+	}
+	return false
 }
 
 // Vouch splits the spans of one task's trace into those the assessor can
 // vouch for (kept, in input order; spans itself when nothing is set aside)
-// and those it sets aside (see the comment at the top of this file). root is the task's own span: its service.name
-// names the assessor even when its resource lacks coordbench.role. Spans
-// are taken as the store holds them, one per span id.
+// and those it sets aside (see the comment at the top of this file). root
+// is the task's own span: its service.name names the assessor even when its
+// resource lacks coordbench.role. Spans are taken as the store holds them,
+// one per span id.
 func Vouch(spans []Span, root trace.SpanID) (kept []Span, aside SetAside) {
 	names := assessorNames(spans, root)
 	index := make(map[trace.SpanID]int32, len(spans))
@@ -210,7 +210,7 @@ func claimsAssessor(sp *Span, names map[string]bool) bool {
 		case AttrRole, AttrAssessmentID, AttrEvaluator:
 			return true
 		}
-		if kv.Value.Type() == attribute.STRING && names[kv.Value.AsString()] && slices.Contains(agentNameKeys[:], kv.Key) {
+		if kv.Value.Type() == attribute.STRING && names[kv.Value.AsString()] && namesAgent(kv.Key) {
 			return true
 		}
 	}
@@ -234,7 +234,7 @@ func claimedNames(sp *Span, into map[string]struct{}) {
 	}
 	add(spanResource(sp).ServiceName)
 	for _, kv := range sp.Attrs {
-		if kv.Value.Type() == attribute.STRING && slices.Contains(agentNameKeys[:], kv.Key) {
+		if kv.Value.Type() == attribute.STRING && namesAgent(kv.Key) {
 			add(kv.Value.AsString())
 		}
 	}
