@@ -2,6 +2,7 @@ package otelmap
 
 import (
 	"slices"
+	"strings"
 	"unicode/utf8"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -44,7 +45,8 @@ type SetAside struct {
 	// claimed the assessor's identity: its service.name or
 	// coordbench.role=assessor on their resource, an attribute only the
 	// assessor sets (coordbench.role, coordbench.assessment.id,
-	// coordbench.evaluator), or the assessor's name as an agent name.
+	// coordbench.evaluator), or the assessor's name as an agent name (in
+	// an attribute that names agents, or as a word of the span's name).
 	Impersonating int
 	// Outside spans do not descend from any call the assessor made.
 	// ParentMissing counts those of them whose parent is not in the trace
@@ -205,6 +207,11 @@ func claimsAssessor(sp *Span, names map[string]bool) bool {
 	if isAssessorResource(r) || names[r.ServiceName] {
 		return true
 	}
+	for n := range names {
+		if nameMentions(sp.Name, n) {
+			return true
+		}
+	}
 	for _, kv := range sp.Attrs {
 		switch kv.Key {
 		case AttrRole, AttrAssessmentID, AttrEvaluator:
@@ -213,6 +220,26 @@ func claimsAssessor(sp *Span, names map[string]bool) bool {
 		if kv.Value.Type() == attribute.STRING && names[kv.Value.AsString()] && namesAgent(kv.Key) {
 			return true
 		}
+	}
+	return false
+}
+
+// nameMentions reports whether span name mentions agent as a word of its
+// own: assembly reads agent names from span names where a framework gives
+// no attribute (smolagents' "<name>.run", LangGraph's node runs), and an
+// "invoke_agent <name>" span names its agent.
+func nameMentions(name, agent string) bool {
+	boundary := func(b byte) bool { return b == ' ' || b == '.' || b == '/' || b == ':' }
+	for from := 0; from < len(name); {
+		i := strings.Index(name[from:], agent)
+		if i < 0 {
+			return false
+		}
+		start, end := from+i, from+i+len(agent)
+		if (start == 0 || boundary(name[start-1])) && (end == len(name) || boundary(name[end])) {
+			return true
+		}
+		from = start + 1
 	}
 	return false
 }

@@ -57,14 +57,17 @@ func TestVouchSetsAsideImpersonationAndStrangers(t *testing.T) {
 		settleSpan(42, 1, trace.SpanKindInternal, outsider, SourceOTLP),
 		// A span hanging under the impersonation is not vouched for either.
 		settleSpan(43, 30, trace.SpanKindServer, &Resource{ServiceName: "hijacked"}, SourceOTLP),
+		// A span named as the assessor's agent run (smolagents' shape).
+		settleSpan(45, 10, trace.SpanKindInternal, settleCoordRes, SourceOTLP, attribute.String("smolagents.max_steps", "3")),
 		// A participant's span whose parent its process never exported.
 		settleSpan(44, 99, trace.SpanKindInternal, settleCoordRes, SourceOTLP),
 	)
+	spans[len(spans)-2].Name = "green.run"
 	kept, aside := Vouch(spans, trace.SpanID{1})
 	if got, want := spanIDs(kept), []byte{1, 2, 3, 4, 10, 11}; !slices.Equal(got, want) {
 		t.Errorf("kept %v, want %v", got, want)
 	}
-	want := SetAside{Spans: 8, Impersonating: 3, Outside: 5, ParentMissing: 1,
+	want := SetAside{Spans: 9, Impersonating: 4, Outside: 5, ParentMissing: 1,
 		Claimed: []string{"coordinator", "green", "hijacked", "intruder", "outsider", "x"}}
 	if aside.Spans != want.Spans || aside.Impersonating != want.Impersonating || aside.Outside != want.Outside || aside.ParentMissing != want.ParentMissing ||
 		!slices.Equal(aside.Claimed, want.Claimed) || aside.ClaimedMore != 0 {
@@ -150,4 +153,20 @@ func BenchmarkVouch(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "spans/s")
+}
+
+func TestNameMentions(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		want bool
+	}{
+		{"coordbench-green", true}, {"coordbench-green.run", true}, {"invoke_agent coordbench-green", true},
+		{"coordbench-green.agent", true}, {"POST /coordbench-green", true},
+		{"coordbench-greenhouse", false}, {"my-coordbench-green", false}, {"invoke_agent reviewer", false},
+		{"coordbench-greencoordbench-green", false}, {"x coordbench-greencoordbench-green coordbench-green", true},
+	} {
+		if got := nameMentions(c.name, "coordbench-green"); got != c.want {
+			t.Errorf("nameMentions(%q) = %v, want %v", c.name, got, c.want)
+		}
+	}
 }
