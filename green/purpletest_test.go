@@ -23,6 +23,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -102,6 +103,9 @@ type testPurpleOptions struct {
 	// Store, when set, also receives every span the agent records, as if
 	// it exported them by OTLP to the green agent.
 	Store *otelmap.Store
+	// OTLP, when set, is a traces URL to which the agent exports every span
+	// as it ends, with the real OTLP/HTTP exporter.
+	OTLP string
 }
 
 // testPurpleInput is what ReplyFunc sees.
@@ -167,6 +171,13 @@ func startTestPurple(t testing.TB, opts testPurpleOptions) *testPurple {
 	}
 	if opts.Store != nil {
 		tpOpts = append(tpOpts, sdktrace.WithSpanProcessor(otelmap.NewRecorder(opts.Store)))
+	}
+	if opts.OTLP != "" {
+		exp, err := otlptracehttp.New(t.Context(), otlptracehttp.WithEndpointURL(opts.OTLP))
+		if err != nil {
+			t.Fatalf("OTLP exporter: %v", err)
+		}
+		tpOpts = append(tpOpts, sdktrace.WithSyncer(exp))
 	}
 	p.tp = sdktrace.NewTracerProvider(tpOpts...)
 	p.tracer = p.tp.Tracer("coordbench/green/testpurple")

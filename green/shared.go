@@ -68,8 +68,10 @@ type settleOptions struct {
 // gains it), so a backend shows the evaluation inside the task's trace;
 // they start after the trace was assembled, so they are never part of
 // what is assessed. The store then forgets the trace's spans and counts
-// those that arrive later (otelmap.Store.MarkAssessed). warning is set
-// when the trace was not complete at the maximum wait; the evaluators
+// those that arrive later (otelmap.Store.MarkAssessed). Spans the
+// assessor cannot vouch for are set aside before assembly (provenance.go).
+// warning is set when the trace was not complete at the maximum wait, or
+// spans were set aside; the evaluators
 // learn it too (evals.Inputs.Collection), and silent names the callees
 // none of whose awaited calls was answered. Only ctx ending is an error.
 func (a *traceAssessor) assess(ctx context.Context, task trace.Span, taskID string, settle settleOptions, in evals.Inputs) (tr report.TaskResult, silent []string, warning string, err error) {
@@ -94,7 +96,18 @@ func (a *traceAssessor) assess(ctx context.Context, task trace.Span, taskID stri
 				n, st.Awaited, strings.Join(in.Collection.Unanswered, ", "))
 		}
 	}
-	td := assemble.Trace(traceID, st.Spans)
+	spans, aside, asideWarning := vouchedSpans(taskID, st.Spans, root)
+	if asideWarning != "" {
+		if warning != "" {
+			warning += "; "
+		}
+		warning += asideWarning
+		if a.log != nil {
+			a.log.Warn("spans set aside", "task", taskID, "trace_id", traceID.String(), "set_aside", aside.Spans,
+				"impersonating", aside.Impersonating, "outside", aside.Outside)
+		}
+	}
+	td := assemble.Trace(traceID, spans)
 	a.recorder.untrack(traceID)
 	a.store.MarkAssessed(traceID)
 	if a.log != nil {
@@ -111,6 +124,7 @@ func (a *traceAssessor) assess(ctx context.Context, task trace.Span, taskID stri
 	tr.TaskID = taskID
 	tr.Outcome = in.Outcome
 	tr.RefusedSpans = refused
+	tr.SetAside = aside
 	return tr, st.Silent, warning, nil
 }
 

@@ -14,7 +14,8 @@ import (
 // assessor waited) are counted, per trace and in total, instead of
 // becoming a trace nobody assesses. A span id that was assessed already
 // (an exporter's retry) is not late; neither is a late span sent twice.
-// The assessor's own spans are never late (assessorsOwn).
+// The assessor's own spans are never late (assessorsOwn), nor are spans
+// of other roads that carry its resource (lateSpan).
 
 // assessedTrace is what the store remembers of an assessed trace.
 type assessedTrace struct {
@@ -82,9 +83,25 @@ func (s *Store) LateSpans(id trace.TraceID) int {
 	return 0
 }
 
+// lateSpan records span sp, of another road than the in-process one, as
+// late and reports whether it counts: a new span id, not held when the
+// trace was assessed, and not one with the assessor's resource. Those come
+// back when the assessor exports its own spans to a collector that also
+// feeds the receiver (collector-config.yaml: the evaluator spans that end
+// after assembly), or are forged; either way they say nothing about the
+// participants, so they are dropped without being counted late. They are
+// never stored either: only the in-process road speaks for the assessor
+// (provenance.go).
+func (a *assessedTrace) lateSpan(sp *Span) bool {
+	if isAssessorResource(spanResource(sp)) {
+		return false
+	}
+	return a.late(sp.SpanID)
+}
+
 // assessorsOwn reports whether sp is the assessor's own span: recorded in
-// process, or carrying the assessor's resource (coordbench.role=assessor)
-// when its exporter sent it back through a collector.
+// process. A span of another road is never the assessor's, whatever
+// resource it names (see lateSpan and provenance.go).
 func assessorsOwn(sp *Span) bool {
-	return sp.Source == SourceInProcess || isAssessorResource(spanResource(sp))
+	return sp.Source == SourceInProcess
 }

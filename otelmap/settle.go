@@ -456,7 +456,9 @@ func (r *awaitRule) awaits(c *callChain, top *Span) bool {
 	if !c.marker {
 		return false
 	}
-	return (c.agent != "" && r.agents[c.agent]) || (r.assessor && isAssessorResource(spanResource(top)))
+	// Only the in-process road speaks for the assessor (provenance.go): a
+	// chain of another road that names its resource is not its call.
+	return (c.agent != "" && r.agents[c.agent]) || (r.assessor && top.Source == SourceInProcess && isAssessorResource(spanResource(top)))
 }
 
 // note records what span s of the chain says; top is true for the chain's

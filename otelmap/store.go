@@ -130,9 +130,9 @@ type AddResult struct {
 // so are spans over a limit. Spans already held are skipped. Spans of a
 // trace already assessed are counted as late (AddResult.Late) and
 // dropped, except the assessor's own (assessorsOwn: evaluator spans that
-// end after assembly, recorded in process or come back through a
-// collector), which are stored as a trace of their own, as before it was
-// assessed.
+// end after assembly, recorded in process), which are stored as a trace of
+// their own, as before it was assessed; spans of other roads with the
+// assessor's resource are dropped without counting (late.go).
 func (s *Store) Add(spans []Span) AddResult { return s.AddFrom("", spans) }
 
 // AddFrom is Add for spans from source, an exporter's identity: its new
@@ -159,7 +159,7 @@ func (s *Store) AddFrom(source string, spans []Span) AddResult {
 			continue
 		}
 		if a := s.assessed[sp.TraceID]; a != nil && !assessorsOwn(sp) {
-			if a.late(sp.SpanID) {
+			if a.lateSpan(sp) {
 				res.Late++
 				s.late.Add(1)
 				if !res.LateTrace.IsValid() {

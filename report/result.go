@@ -66,6 +66,11 @@ type TaskResult struct {
 	// the ingest token rules; docs/span-admission.md): the verdicts were
 	// made without them.
 	RefusedSpans int `json:"refused_spans,omitempty"`
+	// SetAside, when spans were set aside by provenance (provenance.go):
+	// received spans that claimed the assessor's identity or lay outside
+	// the subtrees of the assessor's calls. They were not used for the
+	// graph, latency, text or judge.
+	SetAside *SetAside `json:"set_aside,omitempty"`
 	// Evaluations hold each evaluator's result under its name ("graph",
 	// "latency", "judge", "text"), so a new evaluator needs no change here.
 	Evaluations Evaluations `json:"evaluations,omitempty"`

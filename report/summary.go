@@ -103,6 +103,9 @@ func writeTask(b *strings.Builder, i int, t *TaskResult, addrs map[string]string
 		fmt.Fprintf(b, "- Outcome: **fail** — %s\n", textutil.OneLine(t.Outcome.Summary))
 	}
 	fmt.Fprintf(b, "- Coverage: %s\n", coverageLine(t.Coverage))
+	if d := t.SetAside.Describe(); d != "" {
+		fmt.Fprintf(b, "- ⚠ Provenance: %s (see docs/trace-assembly.md#provenance)\n", d)
+	}
 	absent := absentParticipants(t)
 	unreached := unreachedParticipants(t, absent, addrs)
 	writeAbsent(b, absent, unreached)
