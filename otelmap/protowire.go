@@ -1,0 +1,623 @@
+package otelmap
+
+import (
+	"fmt"
+	"math"
+	"time"
+	"unsafe"
+
+	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+	"google.golang.org/protobuf/encoding/protowire"
+)
+
+// strChunk is the size of one shared string arena: a span's name, keys
+// and string values are copied into such chunks, so a request costs one
+// allocation per chunk, not one per string, and a trace kept longer than
+// its request pins a few chunks of other spans' strings, not the whole
+// body. Longer strings get their own allocation.
+const strChunk = 32 << 10
+
+// SpansFromProto decodes a protobuf OTLP ExportTraceServiceRequest
+// straight into the store's Span, without pdata's intermediate tree: it
+// yields exactly what SpansFromTraces yields for the same bytes decoded by
+// pdata (ptraceotlp.ExportRequest.UnmarshalProto), with the same warnings,
+// and rejects exactly the bodies pdata rejects (FuzzProtoDecodersAgree
+// holds it to that). See SpansFromTraces for the mapping.
+//
+// Unknown fields of every wire type, groups included, are skipped. The
+// deprecated instrumentation_library_spans (field 1000) are used when a
+// ResourceSpans has no scope_spans, as pdata migrates them. The spans'
+// strings are copied out of body into shared arenas: body may be reused
+// as soon as this returns. On error no spans are returned.
+func SpansFromProto(body []byte, source string) ([]Span, []string, error) {
+	return spansFromProto(body, source, false)
+}
+
+func spansFromProto(body []byte, source string, pdataGroups bool) ([]Span, []string, error) {
+	d := wireDecoder{source: source, pdataGroups: pdataGroups}
+	d.spans = make([]Span, 0, countSpans(body))
+	if err := d.request(body); err != nil {
+		return nil, nil, fmt.Errorf("decode protobuf ExportTraceServiceRequest: %w", err)
+	}
+	if d.badIDs > maxIDWarnings {
+		d.warnings = append(d.warnings, fmt.Sprintf("%d more spans with an invalid trace or span id", d.badIDs-maxIDWarnings))
+	}
+	return d.spans, d.warnings, nil
+}
+
+// wireDecoder carries the state of one SpansFromProto call.
+type wireDecoder struct {
+	source   string
+	spans    []Span
+	warnings []string
+	badIDs   int
+	// attrs is the current attribute chunk: its length is what is used.
+	attrs []attribute.KeyValue
+	// strs is the current string chunk: its length is what is used.
+	strs []byte
+	// keys interns attribute keys: a batch repeats a few dozen keys over
+	// and over.
+	keys map[string]string
+	// pdataGroups skips unknown groups as pdata v1.70.0 does (wrongly: it
+	// stops at the group's first scalar), for FuzzProtoDecodersAgree only.
+	pdataGroups bool
+}
+
+// skip skips the value of unknown field num of type typ at pos.
+func (d *wireDecoder) skip(b []byte, pos int, num int32, typ protowire.Type) (int, error) {
+	if typ != protowire.StartGroupType || d.pdataGroups {
+		return wireSkip(b, pos, typ)
+	}
+	n := protowire.ConsumeFieldValue(protowire.Number(num), typ, b[pos:])
+	if n < 0 {
+		return 0, fmt.Errorf("field %d: group: %w", num, protowire.ParseError(n))
+	}
+	return pos + n, nil
+}
+
+func (d *wireDecoder) request(b []byte) error {
+	for pos := 0; pos < len(b); {
+		num, typ, next, err := wireTag(b, pos)
+		if err != nil {
+			return err
+		}
+		if num != 1 {
+			if pos, err = d.skip(b, next, num, typ); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := wireWant("ExportTraceServiceRequest", num, typ, protowire.BytesType); err != nil {
+			return err
+		}
+		start, end, err := wireLen(b, next)
+		if err != nil {
+			return err
+		}
+		if err := d.resourceSpans(b[start:end]); err != nil {
+			return fmt.Errorf("resource_spans: %w", err)
+		}
+		pos = end
+	}
+	return nil
+}
+
+// resourceSpans decodes one ResourceSpans in two passes: the resource
+// first, wherever it stands, so its spans can point at it; then the spans.
+func (d *wireDecoder) resourceSpans(b []byte) error {
+	res, scopes, err := d.resource(b)
+	if err != nil {
+		return err
+	}
+	for pos := 0; pos < len(b); {
+		num, typ, next, err := wireTag(b, pos)
+		if err != nil {
+			return err
+		}
+		if num != 2 && num != 1000 {
+			if pos, err = d.skip(b, next, num, typ); err != nil {
+				return err
+			}
+			continue
+		}
+		start, end, _ := wireLen(b, next) // checked by resource
+		if num == 2 || scopes == 0 {
+			err = d.scopeSpans(b[start:end], res)
+		} else {
+			// Deprecated spans beside current ones: pdata drops them,
+			// but only after decoding them.
+			spans, warnings, badIDs := len(d.spans), len(d.warnings), d.badIDs
+			err = d.scopeSpans(b[start:end], res)
+			d.spans, d.warnings, d.badIDs = d.spans[:spans], d.warnings[:warnings], badIDs
+		}
+		if err != nil {
+			return fmt.Errorf("scope_spans: %w", err)
+		}
+		pos = end
+	}
+	return nil
+}
+
+// resource decodes the resource (field 1, merged when repeated) of a
+// ResourceSpans, checks the wire types of its other fields, and counts its
+// scope_spans.
+func (d *wireDecoder) resource(b []byte) (*Resource, int, error) {
+	var (
+		scopes, kvs int
+		service     string
+		serviceSeen bool
+	)
+	first := len(d.attrs)
+	for pos := 0; pos < len(b); {
+		num, typ, next, err := wireTag(b, pos)
+		if err != nil {
+			return nil, 0, err
+		}
+		switch num {
+		case 1, 2, 3, 1000:
+			if err := wireWant("ResourceSpans", num, typ, protowire.BytesType); err != nil {
+				return nil, 0, err
+			}
+		default:
+			if pos, err = d.skip(b, next, num, typ); err != nil {
+				return nil, 0, err
+			}
+			continue
+		}
+		start, end, err := wireLen(b, next)
+		if err != nil {
+			return nil, 0, err
+		}
+		pos = end
+		switch num {
+		case 2:
+			scopes++
+		case 1:
+			err = d.fields(b[start:end], "Resource", func(num int32, v []byte, x uint64) error {
+				switch num {
+				case 1:
+					kv, keep, err := d.keyValue(v, &first)
+					if err != nil {
+						return err
+					}
+					kvs++
+					if !serviceSeen && kv.Key == AttrServiceName {
+						serviceSeen = true
+						if kv.Value.Type() == attribute.STRING {
+							service = kv.Value.AsString()
+						}
+					}
+					if keep {
+						d.attrs = append(d.attrs, kv)
+					}
+				case 3:
+					return d.entityRef(v)
+				}
+				return nil
+			}, "-bvb")
+			if err != nil {
+				return nil, 0, fmt.Errorf("resource: %w", err)
+			}
+		}
+	}
+	if kvs == 0 {
+		return emptyResource, scopes, nil
+	}
+	return &Resource{ServiceName: service, Attrs: d.carve(first)}, scopes, nil
+}
+
+// entityRef checks a Resource's EntityRef, which the store does not keep.
+func (d *wireDecoder) entityRef(b []byte) error {
+	return d.fields(b, "EntityRef", nil, "-bbbb")
+}
+
+func (d *wireDecoder) scopeSpans(b []byte, res *Resource) error {
+	return d.fields(b, "ScopeSpans", func(num int32, v []byte, x uint64) error {
+		switch num {
+		case 1:
+			return d.scope(v)
+		case 2:
+			return d.span(v, res)
+		}
+		return nil
+	}, "-bbb")
+}
+
+// scope checks an InstrumentationScope, which the store does not keep.
+func (d *wireDecoder) scope(b []byte) error {
+	return d.fields(b, "InstrumentationScope", func(num int32, v []byte, x uint64) error {
+		if num == 3 {
+			first := len(d.attrs)
+			_, _, err := d.keyValue(v, &first)
+			return err
+		}
+		return nil
+	}, "-bbbv")
+}
+
+// spanFieldTypes are the wire types of Span's fields.
+var spanFieldTypes = "-bbbbbv88bvbvbvb4"
+
+// span decodes one Span in two passes: its own fields and attributes
+// first, then, if it has any, its events and links, so that each one's
+// attributes are contiguous in the arena.
+func (d *wireDecoder) span(b []byte, res *Resource) error {
+	d.spans = append(d.spans, Span{Resource: res, Source: d.source})
+	sp := &d.spans[len(d.spans)-1]
+	var (
+		start, end          uint64
+		kind, code          uint64
+		nEvents, nLinks     int
+		name, statusMessage []byte
+	)
+	first := len(d.attrs)
+	err := d.fields(b, "Span", func(num int32, v []byte, x uint64) error {
+		switch num {
+		case 1:
+			return wireID(sp.TraceID[:], v, "trace_id")
+		case 2:
+			return wireID(sp.SpanID[:], v, "span_id")
+		case 4:
+			return wireID(sp.ParentSpanID[:], v, "parent_span_id")
+		case 5:
+			name = v
+		case 6:
+			kind = x
+		case 7:
+			start = x
+		case 8:
+			end = x
+		case 9:
+			kv, keep, err := d.keyValue(v, &first)
+			if keep {
+				d.attrs = append(d.attrs, kv)
+			}
+			return err
+		case 11:
+			nEvents++
+		case 13:
+			nLinks++
+		case 15:
+			return d.fields(v, "Status", func(num int32, v []byte, x uint64) error {
+				if num == 2 {
+					statusMessage = v
+				} else if num == 3 {
+					code = x
+				}
+				return nil
+			}, "--bv")
+		}
+		return nil
+	}, spanFieldTypes)
+	if err != nil {
+		return fmt.Errorf("span: %w", err)
+	}
+	sp.Attrs = d.carve(first)
+	sp.Name = d.str(name)
+	sp.Kind = pdataKindNumber(int32(kind))
+	sp.Start, sp.End = wireTime(start), wireTime(end)
+	if int32(code) == 2 { // STATUS_CODE_ERROR
+		sp.StatusError = true
+		sp.StatusMessage = d.str(statusMessage)
+	}
+	if nEvents > 0 || nLinks > 0 {
+		if err := d.eventsAndLinks(b, sp, nEvents, nLinks); err != nil {
+			return fmt.Errorf("span: %w", err)
+		}
+	}
+	if v, ok := sp.Attr(AttrSource); ok && v.Type() == attribute.STRING && v.AsString() == SourceExtension {
+		sp.Source = SourceExtension
+	}
+	if !sp.TraceID.IsValid() || !sp.SpanID.IsValid() {
+		d.badIDs++
+		if d.badIDs <= maxIDWarnings {
+			d.warnings = append(d.warnings, fmt.Sprintf("span %q (trace id %s, span id %s): invalid trace or span id",
+				sp.Name, sp.TraceID, sp.SpanID))
+		}
+	}
+	return nil
+}
+
+func (d *wireDecoder) eventsAndLinks(b []byte, sp *Span, nEvents, nLinks int) error {
+	if nEvents > 0 {
+		sp.Events = make([]Event, 0, nEvents)
+	}
+	if nLinks > 0 {
+		sp.Links = make([]Link, 0, nLinks)
+	}
+	return d.fields(b, "Span", func(num int32, v []byte, x uint64) error {
+		switch num {
+		case 11:
+			var e Event
+			var name []byte
+			var ts uint64
+			first := len(d.attrs)
+			err := d.fields(v, "Event", func(num int32, v []byte, x uint64) error {
+				switch num {
+				case 1:
+					ts = x
+				case 2:
+					name = v
+				case 3:
+					kv, keep, err := d.keyValue(v, &first)
+					if keep {
+						d.attrs = append(d.attrs, kv)
+					}
+					return err
+				}
+				return nil
+			}, "-8bbv")
+			if err != nil {
+				return fmt.Errorf("event: %w", err)
+			}
+			e.Name, e.Time, e.Attrs = d.str(name), wireTime(ts), d.carve(first)
+			sp.Events = append(sp.Events, e)
+		case 13:
+			var l Link
+			first := len(d.attrs)
+			err := d.fields(v, "Link", func(num int32, v []byte, x uint64) error {
+				switch num {
+				case 1:
+					return wireID(l.TraceID[:], v, "trace_id")
+				case 2:
+					return wireID(l.SpanID[:], v, "span_id")
+				case 4:
+					kv, keep, err := d.keyValue(v, &first)
+					if keep {
+						d.attrs = append(d.attrs, kv)
+					}
+					return err
+				}
+				return nil
+			}, "-bbbbv4")
+			if err != nil {
+				return fmt.Errorf("link: %w", err)
+			}
+			l.Attrs = d.carve(first)
+			sp.Links = append(sp.Links, l)
+		}
+		return nil
+	}, "")
+}
+
+// keyValue decodes one KeyValue. keep is false for an empty value, which
+// is dropped as SpansFromTraces drops it. Before it returns, the arena has
+// room for one more attribute after the ones from *first on (moved to a
+// new chunk if need be, *first updated), so the caller's append never
+// reallocates.
+func (d *wireDecoder) keyValue(b []byte, first *int) (attribute.KeyValue, bool, error) {
+	var (
+		key     []byte
+		kind    int32 // the AnyValue field last set, 0 for none
+		num     uint64
+		str     []byte
+		complex bool // an array, map or bytes value was met
+	)
+	err := d.fields(b, "KeyValue", func(n int32, v []byte, x uint64) error {
+		switch n {
+		case 1:
+			key = v
+		case 2:
+			return d.fields(v, "AnyValue", func(n int32, v []byte, x uint64) error {
+				switch n {
+				case 1:
+					str = v
+				case 2, 3, 4, 8:
+					num = x
+				case 5, 6, 7:
+					complex = true
+				default:
+					return nil
+				}
+				kind = n
+				return nil
+			}, anyValueTypes)
+		}
+		return nil
+	}, "-bbv")
+	if err != nil {
+		return attribute.KeyValue{}, false, err
+	}
+	d.reserve(first)
+	if complex {
+		return pdataKeyValueFromWire(b)
+	}
+	k := attribute.Key(d.key(key))
+	switch kind {
+	case 1:
+		return k.String(d.str(str)), true, nil
+	case 2:
+		return k.Bool(num != 0), true, nil
+	case 3:
+		return k.Int64(int64(num)), true, nil
+	case 4:
+		return k.Float64(math.Float64frombits(num)), true, nil
+	}
+	return attribute.KeyValue{}, false, nil // empty, or a string table index
+}
+
+var anyValueTypes = "-bvv8bbbv"
+
+// pdataKeyValueFromWire converts an array, map or bytes value through
+// pdata, which defines their text (JSON, base64) and their checks: the
+// KeyValue is wrapped in a request of one resource attribute. These are
+// rare in spans; the cost is an allocation or five.
+func pdataKeyValueFromWire(kv []byte) (attribute.KeyValue, bool, error) {
+	res := protowire.AppendBytes(protowire.AppendTag(nil, 1, protowire.BytesType), kv)
+	rs := protowire.AppendBytes(protowire.AppendTag(nil, 1, protowire.BytesType), res)
+	req := protowire.AppendBytes(protowire.AppendTag(nil, 1, protowire.BytesType), rs)
+	er := ptraceotlp.NewExportRequest()
+	if err := er.UnmarshalProto(req); err != nil {
+		return attribute.KeyValue{}, false, fmt.Errorf("attribute value: %w", err)
+	}
+	attrs := er.Traces().ResourceSpans().At(0).Resource().Attributes()
+	var out attribute.KeyValue
+	var keep bool
+	for k, v := range attrs.All() {
+		out, keep = pdataKeyValue(k, v)
+	}
+	return out, keep, nil
+}
+
+// reserve makes room in the attribute arena for one more attribute after
+// those from *first on, moving them to a new chunk when the current one is
+// full.
+func (d *wireDecoder) reserve(first *int) {
+	if len(d.attrs) < cap(d.attrs) {
+		return
+	}
+	used := d.attrs[*first:]
+	chunk := make([]attribute.KeyValue, 0, max(attrChunk, 2*(len(used)+1)))
+	d.attrs = append(chunk, used...)
+	*first = 0
+}
+
+// carve returns the attributes appended since first, with the capacity cut
+// to the length so that a reader's append copies rather than overwriting
+// the next span's attributes.
+func (d *wireDecoder) carve(first int) []attribute.KeyValue {
+	if len(d.attrs) == first {
+		return nil
+	}
+	return d.attrs[first:len(d.attrs):len(d.attrs)]
+}
+
+// str copies b into the string arena.
+func (d *wireDecoder) str(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	if len(b) > strChunk/8 {
+		return string(b)
+	}
+	if cap(d.strs)-len(d.strs) < len(b) {
+		d.strs = make([]byte, 0, strChunk)
+	}
+	at := len(d.strs)
+	d.strs = append(d.strs, b...)
+	// The arena is only ever appended to, never rewritten: what a string
+	// points at stays as it was.
+	return unsafe.String(&d.strs[at], len(b))
+}
+
+// key returns b as an interned string.
+func (d *wireDecoder) key(b []byte) string {
+	if k, ok := d.keys[string(b)]; ok { // no allocation for the lookup
+		return k
+	}
+	if d.keys == nil {
+		d.keys = make(map[string]string)
+	}
+	k := d.str(b)
+	if len(d.keys) < 4096 { // a batch of random keys must not grow it unbounded
+		d.keys[k] = k
+	}
+	return k
+}
+
+// fieldTypes gives a message's known fields and their wire types, one
+// byte per field number from 0: 'b' length-delimited, 'v' varint, '8'
+// fixed64, '4' fixed32, '-' unknown. Field numbers past its end are
+// unknown.
+type fieldTypes = string
+
+// fields walks the fields of message b: a known field (in types) of the
+// wrong wire type is an error, an unknown one is skipped. f, if not nil,
+// gets each known field: v is a length-delimited one's contents, x a
+// scalar's value. With types "" every field is known and any wire type
+// is accepted (a second walk over a message already checked).
+func (d *wireDecoder) fields(b []byte, msg string, f func(num int32, v []byte, x uint64) error, types fieldTypes) error {
+	for pos := 0; pos < len(b); {
+		num, typ, next, err := wireTag(b, pos)
+		if err != nil {
+			return err
+		}
+		if types != "" {
+			want := byte('-')
+			if int(num) < len(types) {
+				want = types[num]
+			}
+			if want == '-' {
+				if pos, err = d.skip(b, next, num, typ); err != nil {
+					return err
+				}
+				continue
+			}
+			if wireTypeCode[typ&7] != want {
+				return fmt.Errorf("%s field %d: wrong wire type %d", msg, num, typ)
+			}
+		}
+		var v []byte
+		var x uint64
+		switch typ {
+		case protowire.BytesType:
+			var start int
+			if start, pos, err = wireLen(b, next); err != nil {
+				return err
+			}
+			v = b[start:pos]
+		case protowire.VarintType:
+			x, pos, err = wireVarint(b, next)
+		case protowire.Fixed64Type:
+			x, pos, err = wireFixed64(b, next)
+		case protowire.Fixed32Type:
+			var x32 uint32
+			x32, pos, err = wireFixed32(b, next)
+			x = uint64(x32)
+		default:
+			pos, err = d.skip(b, next, num, typ)
+		}
+		if err != nil {
+			return err
+		}
+		if f != nil {
+			if err := f(num, v, x); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// wireTypeCode is fieldTypes' letter for each wire type.
+const wireTypeCode = "v8b--4--"
+
+// wireID copies an id field into dst: empty means all zero, any other
+// length than dst's is an error.
+func wireID(dst, v []byte, what string) error {
+	switch len(v) {
+	case 0:
+		clear(dst)
+	case len(dst):
+		copy(dst, v)
+	default:
+		return fmt.Errorf("%s: %d bytes, want %d", what, len(v), len(dst))
+	}
+	return nil
+}
+
+// wireTime converts an OTLP timestamp; 0 is the zero time.
+func wireTime(ts uint64) time.Time {
+	if ts == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, int64(ts))
+}
+
+// pdataKindNumber maps an OTLP span kind number as pdataKind does.
+func pdataKindNumber(k int32) trace.SpanKind {
+	switch k {
+	case 2:
+		return trace.SpanKindServer
+	case 3:
+		return trace.SpanKindClient
+	case 4:
+		return trace.SpanKindProducer
+	case 5:
+		return trace.SpanKindConsumer
+	default:
+		return trace.SpanKindInternal
+	}
+}
