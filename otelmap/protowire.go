@@ -6,7 +6,7 @@ import (
 	"time"
 	"unsafe"
 
-	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/protobuf/encoding/protowire"
@@ -63,6 +63,11 @@ type wireDecoder struct {
 	// pdataGroups skips unknown groups as pdata v1.70.0 does (wrongly: it
 	// stops at the group's first scalar), for FuzzProtoDecodersAgree only.
 	pdataGroups bool
+	// lastKey and lastIsStr are the key of the last KeyValue decoded and
+	// whether its value is a string, kept or not: a resource's service.name
+	// is its first such key's value if that is a string.
+	lastKey   []byte
+	lastIsStr bool
 }
 
 // skip skips the value of unknown field num of type typ at pos.
@@ -183,9 +188,9 @@ func (d *wireDecoder) resource(b []byte) (*Resource, int, error) {
 						return err
 					}
 					kvs++
-					if !serviceSeen && kv.Key == AttrServiceName {
+					if !serviceSeen && string(d.lastKey) == string(AttrServiceName) {
 						serviceSeen = true
-						if kv.Value.Type() == attribute.STRING {
+						if d.lastIsStr {
 							service = kv.Value.AsString()
 						}
 					}
@@ -389,11 +394,11 @@ func (d *wireDecoder) eventsAndLinks(b []byte, sp *Span, nEvents, nLinks int) er
 // reallocates.
 func (d *wireDecoder) keyValue(b []byte, first *int) (attribute.KeyValue, bool, error) {
 	var (
-		key     []byte
-		kind    int32 // the AnyValue field last set, 0 for none
-		num     uint64
-		str     []byte
-		complex bool // an array, map or bytes value was met
+		key  []byte
+		kind int32 // the AnyValue field last set, 0 for none
+		num  uint64
+		str  []byte
+		last []byte // the last array, map or bytes value
 	)
 	err := d.fields(b, "KeyValue", func(n int32, v []byte, x uint64) error {
 		switch n {
@@ -407,7 +412,12 @@ func (d *wireDecoder) keyValue(b []byte, first *int) (attribute.KeyValue, bool, 
 				case 2, 3, 4, 8:
 					num = x
 				case 5, 6, 7:
-					complex = true
+					last = v
+					// Checked now: a later value replaces it, but pdata
+					// decodes it first.
+					if err := d.fillComplex(pcommon.NewValueEmpty(), n, v); err != nil {
+						return err
+					}
 				default:
 					return nil
 				}
@@ -421,11 +431,16 @@ func (d *wireDecoder) keyValue(b []byte, first *int) (attribute.KeyValue, bool, 
 		return attribute.KeyValue{}, false, err
 	}
 	d.reserve(first)
-	if complex {
-		return pdataKeyValueFromWire(b)
-	}
+	d.lastKey, d.lastIsStr = key, kind == 1
 	k := attribute.Key(d.key(key))
 	switch kind {
+	case 5, 6, 7:
+		val := pcommon.NewValueEmpty()
+		if err := d.fillComplex(val, kind, last); err != nil {
+			return attribute.KeyValue{}, false, err
+		}
+		kv, ok := pdataKeyValue(string(k), val)
+		return kv, ok, nil
 	case 1:
 		return k.String(d.str(str)), true, nil
 	case 2:
@@ -439,27 +454,6 @@ func (d *wireDecoder) keyValue(b []byte, first *int) (attribute.KeyValue, bool, 
 }
 
 var anyValueTypes = "-bvv8bbbv"
-
-// pdataKeyValueFromWire converts an array, map or bytes value through
-// pdata, which defines their text (JSON, base64) and their checks: the
-// KeyValue is wrapped in a request of one resource attribute. These are
-// rare in spans; the cost is an allocation or five.
-func pdataKeyValueFromWire(kv []byte) (attribute.KeyValue, bool, error) {
-	res := protowire.AppendBytes(protowire.AppendTag(nil, 1, protowire.BytesType), kv)
-	rs := protowire.AppendBytes(protowire.AppendTag(nil, 1, protowire.BytesType), res)
-	req := protowire.AppendBytes(protowire.AppendTag(nil, 1, protowire.BytesType), rs)
-	er := ptraceotlp.NewExportRequest()
-	if err := er.UnmarshalProto(req); err != nil {
-		return attribute.KeyValue{}, false, fmt.Errorf("attribute value: %w", err)
-	}
-	attrs := er.Traces().ResourceSpans().At(0).Resource().Attributes()
-	var out attribute.KeyValue
-	var keep bool
-	for k, v := range attrs.All() {
-		out, keep = pdataKeyValue(k, v)
-	}
-	return out, keep, nil
-}
 
 // reserve makes room in the attribute arena for one more attribute after
 // those from *first on, moving them to a new chunk when the current one is

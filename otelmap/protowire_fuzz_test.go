@@ -210,8 +210,7 @@ func sdkExportedBody(tb testing.TB) []byte {
 func protoEveryValueTraces() ptrace.Traces {
 	td := ptrace.NewTraces()
 	rs := td.ResourceSpans().AppendEmpty()
-	rs.Resource().Attributes().PutInt("service.name", 7) // not a string: no service name
-	rs.Resource().Attributes().PutStr("service.name", "second")
+	rs.Resource().Attributes().PutStr("service.name", "every-value")
 	ss := rs.ScopeSpans().AppendEmpty()
 	ss.Scope().SetName("every-value")
 	ss.Scope().Attributes().PutStr("scope.attr", "x")
@@ -337,9 +336,14 @@ func handBuiltBodies(groups bool) [][]byte {
 	current := msg(1, resource, msg(2, scope, span(1), span(2, str(1, ""))))
 	deprecated := msg(1, resource, msg(1000, scope, span(3)))
 	both := msg(1, msg(1000, span(4)), resource, msg(2, span(5)), msg(1000, span(6)))
+	// The first service.name is not a string: the resource has none.
+	services := func(first ...[]byte) []byte {
+		return msg(1, msg(1, kv(1, "service.name", first...), kv(1, "service.name", str(1, "second"))), msg(2, span(9)))
+	}
 	badID := msg(1, msg(2, span(8, str(2, "short"))))
 	return [][]byte{
 		current, deprecated, both, badID,
+		services(), services(varint(3, 7)), services(msg(6, kv(1, "k", str(1, "v")))), services(str(1, "first")),
 		unknown(bytes.Join([][]byte{current, deprecated}, nil)),
 	}
 }
