@@ -281,7 +281,7 @@ func (r *Receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		r.reject(w, req, format, r.classifyReadError(req.Context(), err))
 		return
 	}
-	td, err := decodeTraces(body, format)
+	spans, warnings, err := decodeSpans(body, format)
 	if err != nil {
 		r.reject(w, req, format, r.malformed(err.Error()))
 		return
@@ -292,9 +292,10 @@ func (r *Receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		r.reject(w, req, format, r.canceled(err))
 		return
 	}
-	spans, warnings := SpansFromTraces(td, SourceOTLP)
-	res := r.store.Add(spans)
-	r.spansReceived.Add(uint64(len(spans)))
+	received := len(spans)
+	res := r.store.AddOwned(spans) // spans is the store's now
+	spans = nil
+	r.spansReceived.Add(uint64(received))
 	r.spansAccepted.Add(uint64(res.Accepted))
 	r.spansDuplicate.Add(uint64(res.Duplicates))
 	r.spansRejected.Add(uint64(res.Rejected))
@@ -308,7 +309,7 @@ func (r *Receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		resp.PartialSuccess().SetRejectedSpans(int64(res.Rejected))
 		resp.PartialSuccess().SetErrorMessage(msg)
 		r.warn(req.Context(), "spans_rejected", "otlp receiver: spans rejected",
-			slog.Int("rejected", res.Rejected), slog.Int("received", len(spans)),
+			slog.Int("rejected", res.Rejected), slog.Int("received", received),
 			slog.String("reason", msg), slog.String("remote", req.RemoteAddr))
 	}
 	if res.Late > 0 {
@@ -506,6 +507,24 @@ func (c ctxReader) Read(p []byte) (int, error) {
 		return 0, err
 	}
 	return c.r.Read(p)
+}
+
+// decodeSpans decodes a whole ExportTraceServiceRequest into spans:
+// protobuf straight from the wire (SpansFromProto), JSON through pdata
+// (decodeTraces, SpansFromTraces). An empty body is an empty request.
+func decodeSpans(body []byte, format wireFormat) ([]Span, []string, error) {
+	if len(bytes.TrimSpace(body)) == 0 {
+		return nil, nil, nil
+	}
+	if format == formatProtobuf {
+		return SpansFromProto(body, SourceOTLP)
+	}
+	td, err := decodeTraces(body, format)
+	if err != nil {
+		return nil, nil, err
+	}
+	spans, warnings := SpansFromTraces(td, SourceOTLP)
+	return spans, warnings, nil
 }
 
 // decodeTraces decodes a whole ExportTraceServiceRequest. Both paths apply
