@@ -398,9 +398,15 @@ func (d *wireDecoder) keyValue(b []byte, first *int) (attribute.KeyValue, bool, 
 		kind int32 // the AnyValue field last set, 0 for none
 		num  uint64
 		str  []byte
-		last []byte // the last array, map or bytes value
+		// val is the last array, map or bytes value, built when met.
+		val     pcommon.Value
+		hasComp bool
 	)
-	err := d.fields(b, "KeyValue", func(n int32, v []byte, x uint64) error {
+	var err error
+	if key, str, kind, num, ok := keyValueCommon(b); ok {
+		return d.keyValueOf(key, str, kind, num, pcommon.Value{}, first)
+	}
+	err = d.fields(b, "KeyValue", func(n int32, v []byte, x uint64) error {
 		switch n {
 		case 1:
 			key = v
@@ -412,10 +418,12 @@ func (d *wireDecoder) keyValue(b []byte, first *int) (attribute.KeyValue, bool, 
 				case 2, 3, 4, 8:
 					num = x
 				case 5, 6, 7:
-					last = v
-					// Checked now: a later value replaces it, but pdata
-					// decodes it first.
-					if err := d.fillComplex(pcommon.NewValueEmpty(), n, v); err != nil {
+					// Built now, into one value: a later value replaces it,
+					// but pdata decodes and checks it first.
+					if !hasComp {
+						hasComp, val = true, pcommon.NewValueEmpty()
+					}
+					if err := d.fillComplex(val, n, v); err != nil {
 						return err
 					}
 				default:
@@ -430,15 +438,65 @@ func (d *wireDecoder) keyValue(b []byte, first *int) (attribute.KeyValue, bool, 
 	if err != nil {
 		return attribute.KeyValue{}, false, err
 	}
+	return d.keyValueOf(key, str, kind, num, val, first)
+}
+
+// keyValueCommon decodes a KeyValue in the shape every SDK writes: a key,
+// then a value holding one string, boolean, integer or double, or nothing.
+// ok is false for any other shape, which keyValue decodes field by field.
+func keyValueCommon(b []byte) (key, str []byte, kind int32, num uint64, ok bool) {
+	if len(b) < 2 || b[0] != 0x0a { // field 1, length-delimited
+		return
+	}
+	ks, ke, err := wireLen(b, 1)
+	if err != nil {
+		return
+	}
+	key = b[ks:ke]
+	if ke == len(b) {
+		return key, nil, 0, 0, true
+	}
+	if b[ke] != 0x12 { // field 2, length-delimited
+		return
+	}
+	vs, ve, err := wireLen(b, ke+1)
+	if err != nil || ve != len(b) {
+		return
+	}
+	v := b[vs:ve]
+	if len(v) == 0 {
+		return key, nil, 0, 0, true
+	}
+	switch v[0] {
+	case 0x0a: // string_value
+		s, e, err := wireLen(v, 1)
+		if err != nil || e != len(v) {
+			return
+		}
+		return key, v[s:e], 1, 0, true
+	case 0x10, 0x18: // bool_value, int_value
+		x, e, err := wireVarint(v, 1)
+		if err != nil || e != len(v) {
+			return
+		}
+		return key, nil, int32(v[0] >> 3), x, true
+	case 0x21: // double_value
+		if len(v) != 9 {
+			return
+		}
+		x, _, _ := wireFixed64(v, 1)
+		return key, nil, 4, x, true
+	}
+	return
+}
+
+// keyValueOf makes the attribute of a decoded KeyValue.
+func (d *wireDecoder) keyValueOf(key, str []byte, kind int32, num uint64, val pcommon.Value, first *int) (attribute.KeyValue, bool, error) {
 	d.reserve(first)
 	d.lastKey, d.lastIsStr = key, kind == 1
 	k := attribute.Key(d.key(key))
 	switch kind {
 	case 5, 6, 7:
-		val := pcommon.NewValueEmpty()
-		if err := d.fillComplex(val, kind, last); err != nil {
-			return attribute.KeyValue{}, false, err
-		}
 		kv, ok := pdataKeyValue(string(k), val)
 		return kv, ok, nil
 	case 1:

@@ -56,31 +56,24 @@ func (d *wireDecoder) fillKeyValue(m pcommon.Map, b []byte) error {
 	return d.fillAny(m.PutEmpty(string(key)), values)
 }
 
-// fillAny sets dst (empty) to the AnyValue encoded in parts, merged.
+// fillAny sets dst (empty) to the AnyValue encoded in parts, merged. Each
+// value met is built in dst, replacing the one before, so that every one
+// is checked as pdata checks it, and nested arrays cost their size once.
 func (d *wireDecoder) fillAny(dst pcommon.Value, parts [][]byte) error {
-	var (
-		kind int32
-		v    []byte
-		x    uint64
-	)
 	for _, part := range parts {
-		err := d.fields(part, "AnyValue", func(num int32, val []byte, num64 uint64) error {
-			if num < 1 || num > 8 {
-				return nil
-			}
-			if num >= 5 && num <= 7 {
-				if err := d.fillComplex(pcommon.NewValueEmpty(), num, val); err != nil {
-					return err
-				}
-			}
-			kind, v, x = num, val, num64
-			return nil
+		err := d.fields(part, "AnyValue", func(num int32, v []byte, x uint64) error {
+			return d.setAny(dst, num, v, x)
 		}, anyValueTypes)
 		if err != nil {
 			return err
 		}
 	}
-	switch kind {
+	return nil
+}
+
+// setAny sets dst to field num of an AnyValue.
+func (d *wireDecoder) setAny(dst pcommon.Value, num int32, v []byte, x uint64) error {
+	switch num {
 	case 1:
 		dst.SetStr(string(v))
 	case 2:
@@ -90,7 +83,9 @@ func (d *wireDecoder) fillAny(dst pcommon.Value, parts [][]byte) error {
 	case 4:
 		dst.SetDouble(math.Float64frombits(x))
 	case 5, 6, 7:
-		return d.fillComplex(dst, kind, v)
+		return d.fillComplex(dst, num, v)
+	default: // a string table index (8), which pdata shows as empty
+		_ = dst.FromRaw(nil) // cannot fail for nil
 	}
-	return nil // empty, or a string table index (8), which pdata shows as empty
+	return nil
 }
