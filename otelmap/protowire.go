@@ -300,7 +300,7 @@ func (d *wireDecoder) span(b []byte, res *Resource) error {
 		return fmt.Errorf("span: %w", err)
 	}
 	sp.Attrs = d.carve(first)
-	sp.Name = d.str(name)
+	sp.Name = d.key(name)
 	sp.Kind = pdataKindNumber(int32(kind))
 	sp.Start, sp.End = wireTime(start), wireTime(end)
 	if int32(code) == 2 { // STATUS_CODE_ERROR
@@ -500,7 +500,7 @@ func (d *wireDecoder) keyValueOf(key, str []byte, kind int32, num uint64, val pc
 		kv, ok := pdataKeyValue(string(k), val)
 		return kv, ok, nil
 	case 1:
-		return k.String(d.str(str)), true, nil
+		return k.String(d.key(str)), true, nil
 	case 2:
 		return k.Bool(num != 0), true, nil
 	case 3:
@@ -554,8 +554,13 @@ func (d *wireDecoder) str(b []byte) string {
 	return unsafe.String(&d.strs[at], len(b))
 }
 
-// key returns b as an interned string.
+// key returns b as an interned string: attribute keys, span names and
+// short string values repeat across the spans of a batch, and a string
+// held once costs its bytes once for as long as the trace is kept.
 func (d *wireDecoder) key(b []byte) string {
+	if len(b) > maxInterned {
+		return d.str(b)
+	}
 	if k, ok := d.keys[string(b)]; ok { // no allocation for the lookup
 		return k
 	}
@@ -563,11 +568,19 @@ func (d *wireDecoder) key(b []byte) string {
 		d.keys = make(map[string]string)
 	}
 	k := d.str(b)
-	if len(d.keys) < 4096 { // a batch of random keys must not grow it unbounded
+	if len(d.keys) < maxInternedStrings { // random values must not grow it unbounded
 		d.keys[k] = k
 	}
 	return k
 }
+
+// Interning bounds: strings longer than maxInterned are rarely repeated
+// (message contents, URLs with ids); maxInternedStrings bounds the map of
+// one request.
+const (
+	maxInterned        = 64
+	maxInternedStrings = 4096
+)
 
 // fieldTypes gives a message's known fields and their wire types, one
 // byte per field number from 0: 'b' length-delimited, 'v' varint, '8'

@@ -93,6 +93,7 @@ func BenchmarkIngestWire(b *testing.B) {
 			}
 			b.ReportMetric(float64(int64(held.HeapAlloc)-int64(m0.HeapAlloc))/float64(n), "live-B/span")
 			runtime.KeepAlive(st)
+			runtime.KeepAlive(bodies) // held in m0 too
 		})
 	}
 }
@@ -131,6 +132,7 @@ func BenchmarkIngestPdataHeld(b *testing.B) {
 			runtime.ReadMemStats(&held)
 			b.ReportMetric(float64(int64(held.HeapAlloc)-int64(m0.HeapAlloc))/float64(n), "live-B/span")
 			runtime.KeepAlive(st)
+			runtime.KeepAlive(bodies) // held in m0 too
 		})
 	}
 }
