@@ -2,6 +2,7 @@ package otelmap
 
 import (
 	"fmt"
+	"hash/maphash"
 	"math"
 	"time"
 	"unsafe"
@@ -36,7 +37,7 @@ func SpansFromProto(body []byte, source string) ([]Span, []string, error) {
 }
 
 func spansFromProto(body []byte, source string, pdataGroups bool) ([]Span, []string, error) {
-	d := wireDecoder{source: source, pdataGroups: pdataGroups}
+	d := wireDecoder{source: source, pdataGroups: pdataGroups, interned: new([internSlots]string), seed: maphash.MakeSeed()}
 	d.spans = make([]Span, 0, countSpans(body))
 	if err := d.request(body); err != nil {
 		return nil, nil, fmt.Errorf("decode protobuf ExportTraceServiceRequest: %w", err)
@@ -57,9 +58,9 @@ type wireDecoder struct {
 	attrs []attribute.KeyValue
 	// strs is the current string chunk: its length is what is used.
 	strs []byte
-	// keys interns attribute keys: a batch repeats a few dozen keys over
-	// and over.
-	keys map[string]string
+	// interned are recent keys, names and short values (see key).
+	interned *[internSlots]string
+	seed     maphash.Seed
 	// pdataGroups skips unknown groups as pdata v1.70.0 does (wrongly: it
 	// stops at the group's first scalar), for FuzzProtoDecodersAgree only.
 	pdataGroups bool
@@ -556,30 +557,31 @@ func (d *wireDecoder) str(b []byte) string {
 
 // key returns b as an interned string: attribute keys, span names and
 // short string values repeat across the spans of a batch, and a string
-// held once costs its bytes once for as long as the trace is kept.
+// held once costs its bytes once for as long as the trace is kept. The
+// table is a lossy cache indexed by the runtime's hash (a map cost a
+// fifth of the decoding): a collision only costs a copy.
 func (d *wireDecoder) key(b []byte) string {
-	if len(b) > maxInterned {
+	n := len(b)
+	if n == 0 {
+		return ""
+	}
+	if n > maxInterned {
 		return d.str(b)
 	}
-	if k, ok := d.keys[string(b)]; ok { // no allocation for the lookup
+	h := maphash.Bytes(d.seed, b) % internSlots
+	if k := d.interned[h]; k == string(b) { // no allocation for the comparison
 		return k
 	}
-	if d.keys == nil {
-		d.keys = make(map[string]string)
-	}
 	k := d.str(b)
-	if len(d.keys) < maxInternedStrings { // random values must not grow it unbounded
-		d.keys[k] = k
-	}
+	d.interned[h] = k
 	return k
 }
 
-// Interning bounds: strings longer than maxInterned are rarely repeated
-// (message contents, URLs with ids); maxInternedStrings bounds the map of
-// one request.
+// Interning: strings longer than maxInterned are rarely repeated (message
+// contents, URLs with ids); internSlots is the table's size.
 const (
-	maxInterned        = 64
-	maxInternedStrings = 4096
+	maxInterned = 64
+	internSlots = 1021
 )
 
 // fieldTypes gives a message's known fields and their wire types, one

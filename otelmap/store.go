@@ -298,6 +298,10 @@ func groupByTrace(spans []Span) []int32 {
 	group := make([]int32, n)
 	for i := range spans {
 		id := spans[i].TraceID
+		if i > 0 && id == spans[i-1].TraceID { // the common run of one trace
+			group[i] = group[i-1]
+			continue
+		}
 		g, ok := seen[id]
 		if !ok {
 			g = len(firsts)
