@@ -4,12 +4,10 @@ import (
 	"fmt"
 	"hash/maphash"
 	"math"
-	"time"
 	"unsafe"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/protobuf/encoding/protowire"
 )
 
@@ -244,7 +242,7 @@ func (d *wireDecoder) scope(b []byte) error {
 }
 
 // spanFieldTypes are the wire types of Span's fields.
-var spanFieldTypes = "-bbbbbv88bvbvbvb4"
+const spanFieldTypes = "-bbbbbv88bvbvbvb4"
 
 // span decodes one Span in two passes: its own fields and attributes
 // first, then, if it has any, its events and links, so that each one's
@@ -512,7 +510,7 @@ func (d *wireDecoder) keyValueOf(key, str []byte, kind int32, num uint64, val pc
 	return attribute.KeyValue{}, false, nil // empty, or a string table index
 }
 
-var anyValueTypes = "-bvv8bbbv"
+const anyValueTypes = "-bvv8bbbv"
 
 // reserve makes room in the attribute arena for one more attribute after
 // those from *first on, moving them to a new chunk when the current one is
@@ -583,108 +581,3 @@ const (
 	maxInterned = 64
 	internSlots = 1021
 )
-
-// fieldTypes gives a message's known fields and their wire types, one
-// byte per field number from 0: 'b' length-delimited, 'v' varint, '8'
-// fixed64, '4' fixed32, '-' unknown. Field numbers past its end are
-// unknown.
-type fieldTypes = string
-
-// fields walks the fields of message b: a known field (in types) of the
-// wrong wire type is an error, an unknown one is skipped. f, if not nil,
-// gets each known field: v is a length-delimited one's contents, x a
-// scalar's value. With types "" every field is known and any wire type
-// is accepted (a second walk over a message already checked).
-func (d *wireDecoder) fields(b []byte, msg string, f func(num int32, v []byte, x uint64) error, types fieldTypes) error {
-	for pos := 0; pos < len(b); {
-		num, typ, next, err := wireTag(b, pos)
-		if err != nil {
-			return err
-		}
-		if types != "" {
-			want := byte('-')
-			if int(num) < len(types) {
-				want = types[num]
-			}
-			if want == '-' {
-				if pos, err = d.skip(b, next, num, typ); err != nil {
-					return err
-				}
-				continue
-			}
-			if wireTypeCode[typ&7] != want {
-				return fmt.Errorf("%s field %d: wrong wire type %d", msg, num, typ)
-			}
-		}
-		var v []byte
-		var x uint64
-		switch typ {
-		case protowire.BytesType:
-			var start int
-			if start, pos, err = wireLen(b, next); err != nil {
-				return err
-			}
-			v = b[start:pos]
-		case protowire.VarintType:
-			x, pos, err = wireVarint(b, next)
-		case protowire.Fixed64Type:
-			x, pos, err = wireFixed64(b, next)
-		case protowire.Fixed32Type:
-			var x32 uint32
-			x32, pos, err = wireFixed32(b, next)
-			x = uint64(x32)
-		default:
-			pos, err = d.skip(b, next, num, typ)
-		}
-		if err != nil {
-			return err
-		}
-		if f != nil {
-			if err := f(num, v, x); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-// wireTypeCode is fieldTypes' letter for each wire type.
-const wireTypeCode = "v8b--4--"
-
-// wireID copies an id field into dst: empty means all zero, any other
-// length than dst's is an error.
-func wireID(dst, v []byte, what string) error {
-	switch len(v) {
-	case 0:
-		clear(dst)
-	case len(dst):
-		copy(dst, v)
-	default:
-		return fmt.Errorf("%s: %d bytes, want %d", what, len(v), len(dst))
-	}
-	return nil
-}
-
-// wireTime converts an OTLP timestamp; 0 is the zero time.
-func wireTime(ts uint64) time.Time {
-	if ts == 0 {
-		return time.Time{}
-	}
-	return time.Unix(0, int64(ts))
-}
-
-// pdataKindNumber maps an OTLP span kind number as pdataKind does.
-func pdataKindNumber(k int32) trace.SpanKind {
-	switch k {
-	case 2:
-		return trace.SpanKindServer
-	case 3:
-		return trace.SpanKindClient
-	case 4:
-		return trace.SpanKindProducer
-	case 5:
-		return trace.SpanKindConsumer
-	default:
-		return trace.SpanKindInternal
-	}
-}
