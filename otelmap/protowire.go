@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"math"
+	"math/bits"
 	"unsafe"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -22,8 +23,10 @@ const strChunk = 32 << 10
 // straight into the store's Span, without pdata's intermediate tree: it
 // yields exactly what SpansFromTraces yields for the same bytes decoded by
 // pdata (ptraceotlp.ExportRequest.UnmarshalProto), with the same warnings,
-// and rejects exactly the bodies pdata rejects (FuzzProtoDecodersAgree
-// holds it to that). See SpansFromTraces for the mapping.
+// and rejects the bodies pdata rejects (FuzzProtoDecodersAgree holds it
+// to that), but one kind: pdata cannot skip an unknown group, which this
+// decoder skips as protobuf requires (see wireSkip). See SpansFromTraces
+// for the mapping.
 //
 // Unknown fields of every wire type, groups included, are skipped. The
 // deprecated instrumentation_library_spans (field 1000) are used when a
@@ -35,7 +38,10 @@ func SpansFromProto(body []byte, source string) ([]Span, []string, error) {
 }
 
 func spansFromProto(body []byte, source string, pdataGroups bool) ([]Span, []string, error) {
-	d := wireDecoder{source: source, pdataGroups: pdataGroups, interned: new([internSlots]string), seed: maphash.MakeSeed()}
+	d := wireDecoder{source: source, pdataGroups: pdataGroups, seed: maphash.MakeSeed()}
+	// The intern table grows with the request, so a one-span export does
+	// not pay for a large one's table.
+	d.interned = make([]string, min(maxInternSlots, max(minInternSlots, 1<<bits.Len(uint(len(body)/128)))))
 	d.spans = make([]Span, 0, countSpans(body))
 	if err := d.request(body); err != nil {
 		return nil, nil, fmt.Errorf("decode protobuf ExportTraceServiceRequest: %w", err)
@@ -57,7 +63,7 @@ type wireDecoder struct {
 	// strs is the current string chunk: its length is what is used.
 	strs []byte
 	// interned are recent keys, names and short values (see key).
-	interned *[internSlots]string
+	interned []string // a power of two long
 	seed     maphash.Seed
 	// pdataGroups skips unknown groups as pdata v1.70.0 does (wrongly: it
 	// stops at the group's first scalar), for FuzzProtoDecodersAgree only.
@@ -566,7 +572,7 @@ func (d *wireDecoder) key(b []byte) string {
 	if n > maxInterned {
 		return d.str(b)
 	}
-	h := maphash.Bytes(d.seed, b) % internSlots
+	h := maphash.Bytes(d.seed, b) & uint64(len(d.interned)-1)
 	if k := d.interned[h]; k == string(b) { // no allocation for the comparison
 		return k
 	}
@@ -576,8 +582,10 @@ func (d *wireDecoder) key(b []byte) string {
 }
 
 // Interning: strings longer than maxInterned are rarely repeated (message
-// contents, URLs with ids); internSlots is the table's size.
+// contents, URLs with ids); the table has a slot per 128 bytes of body,
+// within these bounds.
 const (
-	maxInterned = 64
-	internSlots = 1021
+	maxInterned    = 64
+	minInternSlots = 16
+	maxInternSlots = 1024
 )
