@@ -281,7 +281,7 @@ func (r *Receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		r.reject(w, req, format, r.classifyReadError(req.Context(), err))
 		return
 	}
-	td, err := decodeTraces(body, format)
+	spans, warnings, err := decodeSpans(body, format)
 	if err != nil {
 		r.reject(w, req, format, r.malformed(err.Error()))
 		return
@@ -292,12 +292,12 @@ func (r *Receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		r.reject(w, req, format, r.canceled(err))
 		return
 	}
-	spans, warnings := SpansFromTraces(td, SourceOTLP)
 	received := len(spans)
 	// Span admission (admission.go, ingest.go): the ingest token's rules,
 	// then the store's, with the request's source.
 	spans, refused, refusedWhy := r.store.filterIngest(req.Header.Get(IngestTokenHeader), spans)
-	res := r.store.AddFrom(requestSource(req), spans)
+	res := r.store.AddOwnedFrom(requestSource(req), spans) // spans is the store's now
+	spans = nil
 	res.Rejected += refused
 	if res.Reason == "" {
 		res.Reason = refusedWhy
@@ -514,6 +514,24 @@ func (c ctxReader) Read(p []byte) (int, error) {
 		return 0, err
 	}
 	return c.r.Read(p)
+}
+
+// decodeSpans decodes a whole ExportTraceServiceRequest into spans:
+// protobuf straight from the wire (SpansFromProto), JSON through pdata
+// (decodeTraces, SpansFromTraces). An empty body is an empty request.
+func decodeSpans(body []byte, format wireFormat) ([]Span, []string, error) {
+	if len(bytes.TrimSpace(body)) == 0 {
+		return nil, nil, nil
+	}
+	if format == formatProtobuf {
+		return SpansFromProto(body, SourceOTLP)
+	}
+	td, err := decodeTraces(body, format)
+	if err != nil {
+		return nil, nil, err
+	}
+	spans, warnings := SpansFromTraces(td, SourceOTLP)
+	return spans, warnings, nil
 }
 
 // decodeTraces decodes a whole ExportTraceServiceRequest. Both paths apply

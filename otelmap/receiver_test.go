@@ -41,7 +41,7 @@ func rcvServer(t *testing.T, sl Limits, rl ReceiverLimits) (*Store, *Receiver, *
 // rcvRecordAgentTrace records one agent call with the real SDK: an
 // invoke_agent CLIENT root with attributes of every SDK type, its HTTP
 // CLIENT child, and a failed chat span. It returns the ended spans.
-func rcvRecordAgentTrace(t *testing.T, service string) tracetest.SpanStubs {
+func rcvRecordAgentTrace(t testing.TB, service string) tracetest.SpanStubs {
 	t.Helper()
 	mem := tracetest.NewInMemoryExporter()
 	tp := sdktrace.NewTracerProvider(
@@ -74,7 +74,7 @@ func rcvRecordAgentTrace(t *testing.T, service string) tracetest.SpanStubs {
 }
 
 // rcvExporter is the real OTLP/HTTP exporter pointed at srv.
-func rcvExporter(t *testing.T, srv *httptest.Server, opts ...otlptracehttp.Option) sdktrace.SpanExporter {
+func rcvExporter(t testing.TB, srv *httptest.Server, opts ...otlptracehttp.Option) sdktrace.SpanExporter {
 	t.Helper()
 	opts = append([]otlptracehttp.Option{
 		otlptracehttp.WithEndpointURL(srv.URL + TracesPath),

@@ -132,14 +132,59 @@ type AddResult struct {
 // dropped, except the assessor's own (assessorsOwn: evaluator spans that
 // end after assembly, recorded in process), which are stored as a trace of
 // their own, as before it was assessed; spans of other roads with the
-// assessor's resource are dropped without counting (late.go).
-func (s *Store) Add(spans []Span) AddResult { return s.AddFrom("", spans) }
+// assessor's resource are dropped without counting (late.go). Add copies
+// spans; the caller keeps its slice.
+func (s *Store) Add(spans []Span) AddResult { return s.AddOwnedFrom("", slices.Clone(spans)) }
 
 // AddFrom is Add for spans from source, an exporter's identity: its new
 // traces that nobody reserved count against its quota (admission.go).
 // Source "" (in process, the Traceability Extension, files) has none.
 func (s *Store) AddFrom(source string, spans []Span) AddResult {
+	return s.AddOwnedFrom(source, slices.Clone(spans))
+}
+
+// AddOwned is AddOwnedFrom without a source.
+func (s *Store) AddOwned(spans []Span) AddResult { return s.AddOwnedFrom("", spans) }
+
+// AddOwnedFrom is AddFrom for a batch the store may keep: it reorders spans in
+// place, grouping them per trace (in order of first appearance, each
+// trace's spans in their order), and a trace new in this batch keeps its
+// group as its span slice, so a span is not copied at all; spans of a
+// trace already held are appended to it once per batch. The caller must
+// not use spans afterwards. A trace kept longer than the others of its
+// batch keeps the whole batch's array alive (176 bytes a span): the
+// receiver's batches are one export request each.
+//
+// Limits, duplicates, late spans and the extension replacement work as in
+// Add, span by span, in the grouped order: Reason is the first reason met
+// in that order.
+func (s *Store) AddOwnedFrom(source string, spans []Span) AddResult {
 	var res AddResult
+	groups := groupByTrace(spans)
+	now := s.now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	swept := false
+	var touched []*storedTrace
+	for start := 0; start < len(spans); {
+		end := start + int(groups[start])
+		if t := s.addGroupLocked(spans[start:end], source, now, &swept, &res); t != nil {
+			touched = append(touched, t)
+		}
+		start = end
+	}
+	s.accepted.Add(uint64(res.Accepted))
+	for _, t := range touched {
+		close(t.changed)
+		t.changed = make(chan struct{})
+	}
+	return res
+}
+
+// addGroupLocked stores group, spans of one trace id, and returns the
+// trace it changed, if any. Accepted spans are compacted to the front of
+// group, which becomes the trace's span slice when the trace is new.
+func (s *Store) addGroupLocked(group []Span, source string, now time.Time, swept *bool, res *AddResult) *storedTrace {
 	reject := func(reason string, counter *atomic.Uint64) {
 		res.Rejected++
 		counter.Add(1)
@@ -147,13 +192,11 @@ func (s *Store) AddFrom(source string, spans []Span) AddResult {
 			res.Reason = reason
 		}
 	}
-	now := s.now()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	swept := false
-	touched := make(map[*storedTrace]struct{})
-	for i := range spans {
-		sp := &spans[i]
+	var t *storedTrace
+	changed := false
+	kept := group[:0] // accepted, not yet in t.spans
+	for i := range group {
+		sp := &group[i]
 		if !sp.TraceID.IsValid() || !sp.SpanID.IsValid() {
 			reject("invalid trace or span id", &s.rejectedInvalid)
 			continue
@@ -168,14 +211,16 @@ func (s *Store) AddFrom(source string, spans []Span) AddResult {
 			}
 			continue
 		}
-		t := s.traces[sp.TraceID]
 		if t == nil {
-			if ok, reason, counter := s.admitNewLocked(sp.TraceID, source, now, &swept); !ok {
+			t = s.traces[sp.TraceID]
+		}
+		if t == nil {
+			var reason string
+			var counter *atomic.Uint64
+			if t, reason, counter = s.newTraceLocked(sp.TraceID, source, now, swept, len(group)-i); t == nil {
 				reject(reason, counter)
 				continue
 			}
-			t = &storedTrace{ids: make(map[trace.SpanID]struct{}), changed: make(chan struct{})}
-			s.traces[sp.TraceID] = t
 		}
 		if _, dup := t.ids[sp.SpanID]; dup {
 			res.Duplicates++
@@ -183,19 +228,19 @@ func (s *Store) AddFrom(source string, spans []Span) AddResult {
 			// A span rebuilt from the Traceability Extension gives way to the
 			// same span as its own process recorded it, which says more.
 			if sp.Source != SourceExtension {
-				if i := t.index(sp.SpanID); i >= 0 && t.spans[i].Source == SourceExtension {
+				if held := t.find(kept, sp.SpanID); held != nil && held.Source == SourceExtension {
 					replaced := *sp
 					if replaced.Resource == nil {
 						replaced.Resource = emptyResource
 					}
-					t.spans[i] = replaced
+					*held = replaced
 					t.arrived(now, sp.Source)
-					touched[t] = struct{}{}
+					changed = true
 				}
 			}
 			continue
 		}
-		if len(t.spans) >= s.limits.MaxSpansPerTrace {
+		if len(t.spans)+len(kept) >= s.limits.MaxSpansPerTrace {
 			reject(fmt.Sprintf("span limit per trace reached (%d spans)", s.limits.MaxSpansPerTrace), &s.rejectedFull)
 			s.refusedLocked(sp.TraceID)
 			continue
@@ -204,18 +249,115 @@ func (s *Store) AddFrom(source string, spans []Span) AddResult {
 		if stored.Resource == nil {
 			stored.Resource = emptyResource
 		}
-		t.spans = append(t.spans, stored)
+		kept = append(kept, stored) // never past i: in place
 		t.ids[sp.SpanID] = struct{}{}
 		t.arrived(now, sp.Source)
-		touched[t] = struct{}{}
+		changed = true
 		res.Accepted++
 	}
-	s.accepted.Add(uint64(res.Accepted))
-	for t := range touched {
-		close(t.changed)
-		t.changed = make(chan struct{})
+	if len(kept) > 0 {
+		if t.spans == nil {
+			t.spans = kept[:len(kept):len(kept)] // an append copies
+		} else {
+			t.spans = append(t.spans, kept...)
+		}
 	}
-	return res
+	if !changed {
+		return nil
+	}
+	return t
+}
+
+// newTraceLocked is the one place where the store decides whether a new
+// trace may be held (admission.go decides): it returns the new trace,
+// registered, or nil with the reason and the counter of the rejection.
+// sizeHint is how many spans of it the batch has at most.
+func (s *Store) newTraceLocked(id trace.TraceID, source string, now time.Time, swept *bool, sizeHint int) (*storedTrace, string, *atomic.Uint64) {
+	if ok, reason, counter := s.admitNewLocked(id, source, now, swept); !ok {
+		return nil, reason, counter
+	}
+	t := &storedTrace{ids: make(map[trace.SpanID]struct{}, sizeHint), changed: make(chan struct{})}
+	s.traces[id] = t
+	return t, "", nil
+}
+
+// find returns the held span with id: in t.spans or among pending, the
+// spans of this batch accepted but not yet appended.
+func (t *storedTrace) find(pending []Span, id trace.SpanID) *Span {
+	if i := t.index(id); i >= 0 {
+		return &t.spans[i]
+	}
+	for i := range pending {
+		if pending[i].SpanID == id {
+			return &pending[i]
+		}
+	}
+	return nil
+}
+
+// groupByTrace reorders spans in place so that each trace's spans are
+// contiguous, traces in order of first appearance and each trace's spans
+// in their order, and returns, at the index of each group's first span,
+// the group's length.
+func groupByTrace(spans []Span) []int32 {
+	n := len(spans)
+	sizes := make([]int32, n)
+	if n == 0 {
+		return sizes
+	}
+	// Common cases first: one trace, or traces already contiguous.
+	contiguous := true
+	seen := map[trace.TraceID]int{} // trace -> group number
+	var firsts []int                // group number -> index of first span
+	group := make([]int32, n)
+	for i := range spans {
+		id := spans[i].TraceID
+		if i > 0 && id == spans[i-1].TraceID { // the common run of one trace
+			group[i] = group[i-1]
+			continue
+		}
+		g, ok := seen[id]
+		if !ok {
+			g = len(firsts)
+			seen[id] = g
+			firsts = append(firsts, i)
+		} else if g != int(group[i-1]) {
+			contiguous = false
+		}
+		group[i] = int32(g)
+	}
+	counts := make([]int, len(firsts))
+	for _, g := range group {
+		counts[g]++
+	}
+	if contiguous {
+		for _, f := range firsts {
+			sizes[f] = int32(counts[group[f]])
+		}
+		return sizes
+	}
+	// Where each group starts once grouped, then each span's place.
+	offset := make([]int, len(counts))
+	at := 0
+	for g, c := range counts {
+		offset[g] = at
+		sizes[at] = int32(c)
+		at += c
+	}
+	dest := group // reused: span i goes to dest[i]
+	for i, g := range group {
+		dest[i] = int32(offset[g])
+		offset[g]++
+	}
+	// Follow the permutation's cycles: each swap puts one span in place.
+	for i := range spans {
+		for int(dest[i]) != i {
+			j := dest[i]
+			spans[i], spans[j] = spans[j], spans[i]
+			dest[i], dest[j] = dest[j], dest[i]
+		}
+	}
+	return sizes
 }
 
 func (t *storedTrace) arrived(now time.Time, source string) {

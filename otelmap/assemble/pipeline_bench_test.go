@@ -15,7 +15,8 @@ import (
 )
 
 // BenchmarkPipeline measures the whole path a span takes in the assessor:
-// protobuf decoding, conversion, the store, and assembly of every trace held.
+// protobuf decoding straight into spans (SpansFromProto, the receiver's
+// road), the store (AddOwned), and assembly of every trace held.
 // The aim is 300k spans/s per core for the three together; run it with
 // -cpu 1 to read it per core. held-B/span is the live heap per span once all
 // spans are stored (before assembly), which shows memory growing linearly
@@ -35,12 +36,11 @@ func BenchmarkPipeline(b *testing.B) {
 			for b.Loop() {
 				st := otelmap.NewStore(limits)
 				for _, body := range bodies {
-					req := ptraceotlp.NewExportRequest()
-					if err := req.UnmarshalProto(body); err != nil {
+					spans, _, err := otelmap.SpansFromProto(body, otelmap.SourceOTLP)
+					if err != nil {
 						b.Fatal(err)
 					}
-					spans, _ := otelmap.SpansFromTraces(req.Traces(), otelmap.SourceOTLP)
-					if res := st.Add(spans); res.Accepted != len(spans) {
+					if count, res := len(spans), st.AddOwned(spans); res.Accepted != count {
 						b.Fatalf("store: %+v", res)
 					}
 				}

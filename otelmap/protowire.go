@@ -1,0 +1,591 @@
+package otelmap
+
+import (
+	"fmt"
+	"hash/maphash"
+	"math"
+	"math/bits"
+	"unsafe"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/otel/attribute"
+	"google.golang.org/protobuf/encoding/protowire"
+)
+
+// strChunk is the size of one shared string arena: a span's name, keys
+// and string values are copied into such chunks, so a request costs one
+// allocation per chunk, not one per string, and a trace kept longer than
+// its request pins a few chunks of other spans' strings, not the whole
+// body. Longer strings get their own allocation.
+const strChunk = 32 << 10
+
+// SpansFromProto decodes a protobuf OTLP ExportTraceServiceRequest
+// straight into the store's Span, without pdata's intermediate tree: it
+// yields exactly what SpansFromTraces yields for the same bytes decoded by
+// pdata (ptraceotlp.ExportRequest.UnmarshalProto), with the same warnings,
+// and rejects the bodies pdata rejects (FuzzProtoDecodersAgree holds it
+// to that), but one kind: pdata cannot skip an unknown group, which this
+// decoder skips as protobuf requires (see wireSkip). See SpansFromTraces
+// for the mapping.
+//
+// Unknown fields of every wire type, groups included, are skipped. The
+// deprecated instrumentation_library_spans (field 1000) are used when a
+// ResourceSpans has no scope_spans, as pdata migrates them. The spans'
+// strings are copied out of body into shared arenas: body may be reused
+// as soon as this returns. On error no spans are returned.
+func SpansFromProto(body []byte, source string) ([]Span, []string, error) {
+	return spansFromProto(body, source, false)
+}
+
+func spansFromProto(body []byte, source string, pdataGroups bool) ([]Span, []string, error) {
+	d := wireDecoder{source: source, pdataGroups: pdataGroups, seed: maphash.MakeSeed()}
+	// The intern table grows with the request, so a one-span export does
+	// not pay for a large one's table.
+	d.interned = make([]string, min(maxInternSlots, max(minInternSlots, 1<<bits.Len(uint(len(body)/128)))))
+	d.spans = make([]Span, 0, countSpans(body))
+	if err := d.request(body); err != nil {
+		return nil, nil, fmt.Errorf("decode protobuf ExportTraceServiceRequest: %w", err)
+	}
+	if d.badIDs > maxIDWarnings {
+		d.warnings = append(d.warnings, fmt.Sprintf("%d more spans with an invalid trace or span id", d.badIDs-maxIDWarnings))
+	}
+	return d.spans, d.warnings, nil
+}
+
+// wireDecoder carries the state of one SpansFromProto call.
+type wireDecoder struct {
+	source   string
+	spans    []Span
+	warnings []string
+	badIDs   int
+	// attrs is the current attribute chunk: its length is what is used.
+	attrs []attribute.KeyValue
+	// strs is the current string chunk: its length is what is used.
+	strs []byte
+	// interned are recent keys, names and short values (see key).
+	interned []string // a power of two long
+	seed     maphash.Seed
+	// pdataGroups skips unknown groups as pdata v1.70.0 does (wrongly: it
+	// stops at the group's first scalar), for FuzzProtoDecodersAgree only.
+	pdataGroups bool
+	// lastKey and lastIsStr are the key of the last KeyValue decoded and
+	// whether its value is a string, kept or not: a resource's service.name
+	// is its first such key's value if that is a string.
+	lastKey   []byte
+	lastIsStr bool
+}
+
+// skip skips the value of unknown field num of type typ at pos.
+func (d *wireDecoder) skip(b []byte, pos int, num int32, typ protowire.Type) (int, error) {
+	if typ != protowire.StartGroupType || d.pdataGroups {
+		return wireSkip(b, pos, typ)
+	}
+	n := protowire.ConsumeFieldValue(protowire.Number(num), typ, b[pos:])
+	if n < 0 {
+		return 0, fmt.Errorf("field %d: group: %w", num, protowire.ParseError(n))
+	}
+	return pos + n, nil
+}
+
+func (d *wireDecoder) request(b []byte) error {
+	for pos := 0; pos < len(b); {
+		num, typ, next, err := wireTag(b, pos)
+		if err != nil {
+			return err
+		}
+		if num != 1 {
+			if pos, err = d.skip(b, next, num, typ); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := wireWant("ExportTraceServiceRequest", num, typ, protowire.BytesType); err != nil {
+			return err
+		}
+		start, end, err := wireLen(b, next)
+		if err != nil {
+			return err
+		}
+		if err := d.resourceSpans(b[start:end]); err != nil {
+			return fmt.Errorf("resource_spans: %w", err)
+		}
+		pos = end
+	}
+	return nil
+}
+
+// resourceSpans decodes one ResourceSpans in two passes: the resource
+// first, wherever it stands, so its spans can point at it; then the spans.
+func (d *wireDecoder) resourceSpans(b []byte) error {
+	res, scopes, err := d.resource(b)
+	if err != nil {
+		return err
+	}
+	for pos := 0; pos < len(b); {
+		num, typ, next, err := wireTag(b, pos)
+		if err != nil {
+			return err
+		}
+		if num != 2 && num != 1000 {
+			if pos, err = d.skip(b, next, num, typ); err != nil {
+				return err
+			}
+			continue
+		}
+		start, end, _ := wireLen(b, next) // checked by resource
+		if num == 2 || scopes == 0 {
+			err = d.scopeSpans(b[start:end], res)
+		} else {
+			// Deprecated spans beside current ones: pdata drops them,
+			// but only after decoding them.
+			spans, warnings, badIDs := len(d.spans), len(d.warnings), d.badIDs
+			err = d.scopeSpans(b[start:end], res)
+			d.spans, d.warnings, d.badIDs = d.spans[:spans], d.warnings[:warnings], badIDs
+		}
+		if err != nil {
+			return fmt.Errorf("scope_spans: %w", err)
+		}
+		pos = end
+	}
+	return nil
+}
+
+// resource decodes the resource (field 1, merged when repeated) of a
+// ResourceSpans, checks the wire types of its other fields, and counts its
+// scope_spans.
+func (d *wireDecoder) resource(b []byte) (*Resource, int, error) {
+	var (
+		scopes, kvs int
+		service     string
+		serviceSeen bool
+	)
+	first := len(d.attrs)
+	for pos := 0; pos < len(b); {
+		num, typ, next, err := wireTag(b, pos)
+		if err != nil {
+			return nil, 0, err
+		}
+		switch num {
+		case 1, 2, 3, 1000:
+			if err := wireWant("ResourceSpans", num, typ, protowire.BytesType); err != nil {
+				return nil, 0, err
+			}
+		default:
+			if pos, err = d.skip(b, next, num, typ); err != nil {
+				return nil, 0, err
+			}
+			continue
+		}
+		start, end, err := wireLen(b, next)
+		if err != nil {
+			return nil, 0, err
+		}
+		pos = end
+		switch num {
+		case 2:
+			scopes++
+		case 1:
+			err = d.fields(b[start:end], "Resource", func(num int32, v []byte, x uint64) error {
+				switch num {
+				case 1:
+					kv, keep, err := d.keyValue(v, &first)
+					if err != nil {
+						return err
+					}
+					kvs++
+					if !serviceSeen && string(d.lastKey) == string(AttrServiceName) {
+						serviceSeen = true
+						if d.lastIsStr {
+							service = kv.Value.AsString()
+						}
+					}
+					if keep {
+						d.attrs = append(d.attrs, kv)
+					}
+				case 3:
+					return d.entityRef(v)
+				}
+				return nil
+			}, "-bvb")
+			if err != nil {
+				return nil, 0, fmt.Errorf("resource: %w", err)
+			}
+		}
+	}
+	if kvs == 0 {
+		return emptyResource, scopes, nil
+	}
+	return &Resource{ServiceName: service, Attrs: d.carve(first)}, scopes, nil
+}
+
+// entityRef checks a Resource's EntityRef, which the store does not keep.
+func (d *wireDecoder) entityRef(b []byte) error {
+	return d.fields(b, "EntityRef", nil, "-bbbb")
+}
+
+func (d *wireDecoder) scopeSpans(b []byte, res *Resource) error {
+	return d.fields(b, "ScopeSpans", func(num int32, v []byte, x uint64) error {
+		switch num {
+		case 1:
+			return d.scope(v)
+		case 2:
+			return d.span(v, res)
+		}
+		return nil
+	}, "-bbb")
+}
+
+// scope checks an InstrumentationScope, which the store does not keep.
+func (d *wireDecoder) scope(b []byte) error {
+	return d.fields(b, "InstrumentationScope", func(num int32, v []byte, x uint64) error {
+		if num == 3 {
+			first := len(d.attrs)
+			_, _, err := d.keyValue(v, &first)
+			return err
+		}
+		return nil
+	}, "-bbbv")
+}
+
+// spanFieldTypes are the wire types of Span's fields.
+const spanFieldTypes = "-bbbbbv88bvbvbvb4"
+
+// span decodes one Span in two passes: its own fields and attributes
+// first, then, if it has any, its events and links, so that each one's
+// attributes are contiguous in the arena.
+func (d *wireDecoder) span(b []byte, res *Resource) error {
+	d.spans = append(d.spans, Span{Resource: res, Source: d.source})
+	sp := &d.spans[len(d.spans)-1]
+	var (
+		start, end          uint64
+		kind, code          uint64
+		nEvents, nLinks     int
+		name, statusMessage []byte
+	)
+	first := len(d.attrs)
+	err := d.fields(b, "Span", func(num int32, v []byte, x uint64) error {
+		switch num {
+		case 1:
+			return wireID(sp.TraceID[:], v, "trace_id")
+		case 2:
+			return wireID(sp.SpanID[:], v, "span_id")
+		case 4:
+			return wireID(sp.ParentSpanID[:], v, "parent_span_id")
+		case 5:
+			name = v
+		case 6:
+			kind = x
+		case 7:
+			start = x
+		case 8:
+			end = x
+		case 9:
+			kv, keep, err := d.keyValue(v, &first)
+			if keep {
+				d.attrs = append(d.attrs, kv)
+			}
+			return err
+		case 11:
+			nEvents++
+		case 13:
+			nLinks++
+		case 15:
+			return d.fields(v, "Status", func(num int32, v []byte, x uint64) error {
+				if num == 2 {
+					statusMessage = v
+				} else if num == 3 {
+					code = x
+				}
+				return nil
+			}, "--bv")
+		}
+		return nil
+	}, spanFieldTypes)
+	if err != nil {
+		return fmt.Errorf("span: %w", err)
+	}
+	sp.Attrs = d.carve(first)
+	sp.Name = d.key(name)
+	sp.Kind = pdataKindNumber(int32(kind))
+	sp.Start, sp.End = wireTime(start), wireTime(end)
+	if int32(code) == 2 { // STATUS_CODE_ERROR
+		sp.StatusError = true
+		sp.StatusMessage = d.str(statusMessage)
+	}
+	if nEvents > 0 || nLinks > 0 {
+		if err := d.eventsAndLinks(b, sp, nEvents, nLinks); err != nil {
+			return fmt.Errorf("span: %w", err)
+		}
+	}
+	if v, ok := sp.Attr(AttrSource); ok && v.Type() == attribute.STRING && v.AsString() == SourceExtension {
+		sp.Source = SourceExtension
+	}
+	if !sp.TraceID.IsValid() || !sp.SpanID.IsValid() {
+		d.badIDs++
+		if d.badIDs <= maxIDWarnings {
+			d.warnings = append(d.warnings, fmt.Sprintf("span %q (trace id %s, span id %s): invalid trace or span id",
+				sp.Name, sp.TraceID, sp.SpanID))
+		}
+	}
+	return nil
+}
+
+func (d *wireDecoder) eventsAndLinks(b []byte, sp *Span, nEvents, nLinks int) error {
+	if nEvents > 0 {
+		sp.Events = make([]Event, 0, nEvents)
+	}
+	if nLinks > 0 {
+		sp.Links = make([]Link, 0, nLinks)
+	}
+	return d.fields(b, "Span", func(num int32, v []byte, x uint64) error {
+		switch num {
+		case 11:
+			var e Event
+			var name []byte
+			var ts uint64
+			first := len(d.attrs)
+			err := d.fields(v, "Event", func(num int32, v []byte, x uint64) error {
+				switch num {
+				case 1:
+					ts = x
+				case 2:
+					name = v
+				case 3:
+					kv, keep, err := d.keyValue(v, &first)
+					if keep {
+						d.attrs = append(d.attrs, kv)
+					}
+					return err
+				}
+				return nil
+			}, "-8bbv")
+			if err != nil {
+				return fmt.Errorf("event: %w", err)
+			}
+			e.Name, e.Time, e.Attrs = d.str(name), wireTime(ts), d.carve(first)
+			sp.Events = append(sp.Events, e)
+		case 13:
+			var l Link
+			first := len(d.attrs)
+			err := d.fields(v, "Link", func(num int32, v []byte, x uint64) error {
+				switch num {
+				case 1:
+					return wireID(l.TraceID[:], v, "trace_id")
+				case 2:
+					return wireID(l.SpanID[:], v, "span_id")
+				case 4:
+					kv, keep, err := d.keyValue(v, &first)
+					if keep {
+						d.attrs = append(d.attrs, kv)
+					}
+					return err
+				}
+				return nil
+			}, "-bbbbv4")
+			if err != nil {
+				return fmt.Errorf("link: %w", err)
+			}
+			l.Attrs = d.carve(first)
+			sp.Links = append(sp.Links, l)
+		}
+		return nil
+	}, "")
+}
+
+// keyValue decodes one KeyValue. keep is false for an empty value, which
+// is dropped as SpansFromTraces drops it. Before it returns, the arena has
+// room for one more attribute after the ones from *first on (moved to a
+// new chunk if need be, *first updated), so the caller's append never
+// reallocates.
+func (d *wireDecoder) keyValue(b []byte, first *int) (attribute.KeyValue, bool, error) {
+	var (
+		key  []byte
+		kind int32 // the AnyValue field last set, 0 for none
+		num  uint64
+		str  []byte
+		// val is the last array, map or bytes value, built when met.
+		val     pcommon.Value
+		hasComp bool
+	)
+	var err error
+	if key, str, kind, num, ok := keyValueCommon(b); ok {
+		return d.keyValueOf(key, str, kind, num, pcommon.Value{}, first)
+	}
+	err = d.fields(b, "KeyValue", func(n int32, v []byte, x uint64) error {
+		switch n {
+		case 1:
+			key = v
+		case 2:
+			return d.fields(v, "AnyValue", func(n int32, v []byte, x uint64) error {
+				switch n {
+				case 1:
+					str = v
+				case 2, 3, 4, 8:
+					num = x
+				case 5, 6, 7:
+					// Built now, into one value: a later value replaces it,
+					// but pdata decodes and checks it first.
+					if !hasComp {
+						hasComp, val = true, pcommon.NewValueEmpty()
+					}
+					if err := d.fillComplex(val, n, v); err != nil {
+						return err
+					}
+				default:
+					return nil
+				}
+				kind = n
+				return nil
+			}, anyValueTypes)
+		}
+		return nil
+	}, "-bbv")
+	if err != nil {
+		return attribute.KeyValue{}, false, err
+	}
+	return d.keyValueOf(key, str, kind, num, val, first)
+}
+
+// keyValueCommon decodes a KeyValue in the shape every SDK writes: a key,
+// then a value holding one string, boolean, integer or double, or nothing.
+// ok is false for any other shape, which keyValue decodes field by field.
+func keyValueCommon(b []byte) (key, str []byte, kind int32, num uint64, ok bool) {
+	if len(b) < 2 || b[0] != 0x0a { // field 1, length-delimited
+		return
+	}
+	ks, ke, err := wireLen(b, 1)
+	if err != nil {
+		return
+	}
+	key = b[ks:ke]
+	if ke == len(b) {
+		return key, nil, 0, 0, true
+	}
+	if b[ke] != 0x12 { // field 2, length-delimited
+		return
+	}
+	vs, ve, err := wireLen(b, ke+1)
+	if err != nil || ve != len(b) {
+		return
+	}
+	v := b[vs:ve]
+	if len(v) == 0 {
+		return key, nil, 0, 0, true
+	}
+	switch v[0] {
+	case 0x0a: // string_value
+		s, e, err := wireLen(v, 1)
+		if err != nil || e != len(v) {
+			return
+		}
+		return key, v[s:e], 1, 0, true
+	case 0x10, 0x18: // bool_value, int_value
+		x, e, err := wireVarint(v, 1)
+		if err != nil || e != len(v) {
+			return
+		}
+		return key, nil, int32(v[0] >> 3), x, true
+	case 0x21: // double_value
+		if len(v) != 9 {
+			return
+		}
+		x, _, _ := wireFixed64(v, 1)
+		return key, nil, 4, x, true
+	}
+	return
+}
+
+// keyValueOf makes the attribute of a decoded KeyValue.
+func (d *wireDecoder) keyValueOf(key, str []byte, kind int32, num uint64, val pcommon.Value, first *int) (attribute.KeyValue, bool, error) {
+	d.reserve(first)
+	d.lastKey, d.lastIsStr = key, kind == 1
+	k := attribute.Key(d.key(key))
+	switch kind {
+	case 5, 6, 7:
+		kv, ok := pdataKeyValue(string(k), val)
+		return kv, ok, nil
+	case 1:
+		return k.String(d.key(str)), true, nil
+	case 2:
+		return k.Bool(num != 0), true, nil
+	case 3:
+		return k.Int64(int64(num)), true, nil
+	case 4:
+		return k.Float64(math.Float64frombits(num)), true, nil
+	}
+	return attribute.KeyValue{}, false, nil // empty, or a string table index
+}
+
+const anyValueTypes = "-bvv8bbbv"
+
+// reserve makes room in the attribute arena for one more attribute after
+// those from *first on, moving them to a new chunk when the current one is
+// full.
+func (d *wireDecoder) reserve(first *int) {
+	if len(d.attrs) < cap(d.attrs) {
+		return
+	}
+	used := d.attrs[*first:]
+	chunk := make([]attribute.KeyValue, 0, max(attrChunk, 2*(len(used)+1)))
+	d.attrs = append(chunk, used...)
+	*first = 0
+}
+
+// carve returns the attributes appended since first, with the capacity cut
+// to the length so that a reader's append copies rather than overwriting
+// the next span's attributes.
+func (d *wireDecoder) carve(first int) []attribute.KeyValue {
+	if len(d.attrs) == first {
+		return nil
+	}
+	return d.attrs[first:len(d.attrs):len(d.attrs)]
+}
+
+// str copies b into the string arena.
+func (d *wireDecoder) str(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	if len(b) > strChunk/8 {
+		return string(b)
+	}
+	if cap(d.strs)-len(d.strs) < len(b) {
+		d.strs = make([]byte, 0, strChunk)
+	}
+	at := len(d.strs)
+	d.strs = append(d.strs, b...)
+	// The arena is only ever appended to, never rewritten: what a string
+	// points at stays as it was.
+	return unsafe.String(&d.strs[at], len(b))
+}
+
+// key returns b as an interned string: attribute keys, span names and
+// short string values repeat across the spans of a batch, and a string
+// held once costs its bytes once for as long as the trace is kept. The
+// table is a lossy cache indexed by the runtime's hash (a map cost a
+// fifth of the decoding): a collision only costs a copy.
+func (d *wireDecoder) key(b []byte) string {
+	n := len(b)
+	if n == 0 {
+		return ""
+	}
+	if n > maxInterned {
+		return d.str(b)
+	}
+	h := maphash.Bytes(d.seed, b) & uint64(len(d.interned)-1)
+	if k := d.interned[h]; k == string(b) { // no allocation for the comparison
+		return k
+	}
+	k := d.str(b)
+	d.interned[h] = k
+	return k
+}
+
+// Interning: strings longer than maxInterned are rarely repeated (message
+// contents, URLs with ids); the table has a slot per 128 bytes of body,
+// within these bounds.
+const (
+	maxInterned    = 64
+	minInternSlots = 16
+	maxInternSlots = 1024
+)

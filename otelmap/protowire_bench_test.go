@@ -1,0 +1,138 @@
+package otelmap
+
+import (
+	"fmt"
+	"runtime"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// cpuTime is the CPU time (user and system) this process has used.
+func cpuTime(b *testing.B) time.Duration {
+	b.Helper()
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkDecodeWire measures SpansFromProto on one 10k-span request
+// (the counterpart of BenchmarkDecodeProtobuf + BenchmarkSpansFromTraces):
+// allocations and bytes per span decoded.
+//
+//	go test ./otelmap -run '^$' -bench DecodeWire -benchmem
+func BenchmarkDecodeWire(b *testing.B) {
+	body := rcvProto(b, otlpTestTraces(benchBatchSpans, 100, 2))
+	b.ReportAllocs()
+	b.SetBytes(int64(len(body)))
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	for b.Loop() {
+		if _, _, err := SpansFromProto(body, SourceOTLP); err != nil {
+			b.Fatal(err)
+		}
+	}
+	runtime.ReadMemStats(&m1)
+	n := float64(benchBatchSpans) * float64(b.N)
+	b.ReportMetric(n/b.Elapsed().Seconds(), "spans/s")
+	b.ReportMetric(float64(m1.Mallocs-m0.Mallocs)/n, "allocs/span")
+	b.ReportMetric(float64(m1.TotalAlloc-m0.TotalAlloc)/n, "B/span")
+}
+
+// BenchmarkIngestWire is BenchmarkIngestProtobuf on the receiver's road
+// since issue 14: SpansFromProto and Store.AddOwned, into a fresh store
+// each round. Besides spans/s it reports spans per CPU-second (all the
+// process's threads, the garbage collector's included) and, after a
+// collection with the store still held, the live heap per span held.
+// Run it in a fresh process with -benchtime 1x for the cold-heap figure
+// (the first run is the one a fresh server has):
+//
+//	go test ./otelmap -run '^$' -bench 'IngestWire/spans=1000000' -benchtime 1x -benchmem
+func BenchmarkIngestWire(b *testing.B) {
+	for _, n := range []int{1_000, 100_000, 1_000_000} {
+		b.Run(fmt.Sprintf("spans=%d", n), func(b *testing.B) {
+			bodies := benchBodies(b, n)
+			wire := 0
+			for _, body := range bodies {
+				wire += len(body)
+			}
+			limits := Limits{MaxSpansPerTrace: 100, MaxTraces: n/100 + 1, MaxAge: time.Hour}
+			b.ReportAllocs()
+			b.SetBytes(int64(wire))
+			var m0, m1, held runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&m0)
+			cpu0 := cpuTime(b)
+			var st *Store
+			for b.Loop() {
+				st = NewStore(limits)
+				for _, body := range bodies {
+					spans, _, err := SpansFromProto(body, SourceOTLP)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if count, res := len(spans), st.AddOwned(spans); res.Accepted != count {
+						b.Fatalf("store: %+v", res)
+					}
+				}
+			}
+			cpu := cpuTime(b) - cpu0
+			runtime.ReadMemStats(&m1)
+			total := float64(n) * float64(b.N)
+			b.ReportMetric(total/b.Elapsed().Seconds(), "spans/s")
+			b.ReportMetric(total/cpu.Seconds(), "spans/cpu-s")
+			b.ReportMetric(float64(m1.Mallocs-m0.Mallocs)/total, "allocs/span")
+			b.ReportMetric(float64(m1.TotalAlloc-m0.TotalAlloc)/total, "B/span")
+			b.StopTimer()
+			runtime.GC()
+			runtime.ReadMemStats(&held)
+			if got := st.Stats().Spans; got != n {
+				b.Fatalf("store holds %d spans, want %d", got, n)
+			}
+			b.ReportMetric(float64(int64(held.HeapAlloc)-int64(m0.HeapAlloc))/float64(n), "live-B/span")
+			runtime.KeepAlive(st)
+			runtime.KeepAlive(bodies) // held in m0 too
+		})
+	}
+}
+
+// BenchmarkIngestPdataHeld is the pdata road (the reference, and OTLP/JSON's
+// road) with the same figures as BenchmarkIngestWire, for comparison.
+//
+//	go test ./otelmap -run '^$' -bench 'IngestPdataHeld/spans=1000000' -benchtime 1x -benchmem
+func BenchmarkIngestPdataHeld(b *testing.B) {
+	for _, n := range []int{100_000, 1_000_000} {
+		b.Run(fmt.Sprintf("spans=%d", n), func(b *testing.B) {
+			bodies := benchBodies(b, n)
+			limits := Limits{MaxSpansPerTrace: 100, MaxTraces: n/100 + 1, MaxAge: time.Hour}
+			var m0, held runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&m0)
+			cpu0 := cpuTime(b)
+			var st *Store
+			for b.Loop() {
+				st = NewStore(limits)
+				for _, body := range bodies {
+					td, err := decodeTraces(body, formatProtobuf)
+					if err != nil {
+						b.Fatal(err)
+					}
+					spans, _ := SpansFromTraces(td, SourceOTLP)
+					st.AddOwned(spans)
+				}
+			}
+			cpu := cpuTime(b) - cpu0
+			total := float64(n) * float64(b.N)
+			b.ReportMetric(total/b.Elapsed().Seconds(), "spans/s")
+			b.ReportMetric(total/cpu.Seconds(), "spans/cpu-s")
+			b.StopTimer()
+			runtime.GC()
+			runtime.ReadMemStats(&held)
+			b.ReportMetric(float64(int64(held.HeapAlloc)-int64(m0.HeapAlloc))/float64(n), "live-B/span")
+			runtime.KeepAlive(st)
+			runtime.KeepAlive(bodies) // held in m0 too
+		})
+	}
+}

@@ -1,0 +1,93 @@
+package otelmap
+
+import (
+	"testing"
+
+	"go.opentelemetry.io/otel/trace"
+)
+
+// TestStoreAddOwnedGroupsPerTrace: interleaved traces are stored each in
+// arrival order; a duplicate inside one batch is dropped; an extension
+// copy and the real span in one batch leave the real one; a later batch
+// appends to a held trace without overwriting the next trace of the
+// first batch's array; Add leaves the caller's slice alone.
+func TestStoreAddOwnedGroupsPerTrace(t *testing.T) {
+	st := NewStore(Limits{})
+	ext := storeTestSpan(2, 9, 0, SourceExtension)
+	real := storeTestSpan(2, 9, 0, SourceOTLP)
+	real.Name = "real"
+	batch := []Span{
+		storeTestSpan(1, 1, 0, SourceOTLP),
+		ext,
+		storeTestSpan(1, 2, 1, SourceOTLP),
+		storeTestSpan(3, 1, 0, SourceOTLP),
+		storeTestSpan(1, 2, 1, SourceOTLP), // duplicate in the batch
+		real,
+		storeTestSpan(1, 3, 1, SourceOTLP),
+		{TraceID: trace.TraceID{1}}, // invalid span id
+	}
+	res := st.AddOwned(batch)
+	if res.Accepted != 5 || res.Duplicates != 2 || res.Rejected != 1 {
+		t.Fatalf("AddResult = %+v, want 5 accepted, 2 duplicates, 1 rejected", res)
+	}
+	ids := func(id byte) []byte {
+		var out []byte
+		for _, sp := range st.Spans(trace.TraceID{id}) {
+			out = append(out, sp.SpanID[0])
+		}
+		return out
+	}
+	if got := ids(1); string(got) != "\x01\x02\x03" {
+		t.Fatalf("trace 1 holds span ids %v, want 1 2 3 in arrival order", got)
+	}
+	if got := st.Spans(trace.TraceID{2}); len(got) != 1 || got[0].Name != "real" || got[0].Source != SourceOTLP {
+		t.Fatalf("trace 2 = %+v, want the real span only", got)
+	}
+	if got := ids(3); len(got) != 1 {
+		t.Fatalf("trace 3 holds %v", got)
+	}
+
+	res = st.AddOwned([]Span{storeTestSpan(3, 2, 1, SourceOTLP), storeTestSpan(1, 4, 1, SourceOTLP)})
+	if res.Accepted != 2 {
+		t.Fatalf("second batch: %+v", res)
+	}
+	if got := ids(1); string(got) != "\x01\x02\x03\x04" {
+		t.Fatalf("trace 1 holds %v after the second batch", got)
+	}
+	if got := ids(3); string(got) != "\x01\x02" {
+		t.Fatalf("trace 3 holds %v after the second batch", got)
+	}
+	if got := st.Spans(trace.TraceID{2}); len(got) != 1 || got[0].Name != "real" {
+		t.Fatalf("trace 2 = %+v after trace 1 grew", got)
+	}
+
+	// Add copies: the caller's slice stays the caller's.
+	mine := []Span{storeTestSpan(5, 1, 0, SourceOTLP)}
+	st.Add(mine)
+	mine[0].Name = "changed by the caller"
+	if got := st.Spans(trace.TraceID{5}); got[0].Name != "s" {
+		t.Fatalf("Add kept the caller's slice: %q", got[0].Name)
+	}
+}
+
+// TestGroupByTrace: the permutation keeps each trace's order and puts
+// traces in order of first appearance.
+func TestGroupByTrace(t *testing.T) {
+	order := []byte{3, 1, 3, 2, 1, 1, 3, 2}
+	var spans []Span
+	for i, tr := range order {
+		spans = append(spans, storeTestSpan(tr, byte(i+1), 0, SourceOTLP))
+	}
+	sizes := groupByTrace(spans)
+	var got []byte
+	for _, sp := range spans {
+		got = append(got, sp.TraceID[0], sp.SpanID[0])
+	}
+	want := []byte{3, 1, 3, 3, 3, 7, 1, 2, 1, 5, 1, 6, 2, 4, 2, 8}
+	if string(got) != string(want) {
+		t.Fatalf("grouped %v, want %v", got, want)
+	}
+	if sizes[0] != 3 || sizes[3] != 3 || sizes[6] != 2 {
+		t.Fatalf("sizes %v", sizes)
+	}
+}
