@@ -156,8 +156,8 @@ func bench(ctx context.Context, o options, stdout io.Writer) error {
 		n(sh.spans()), n(sh.requests), n(sh.spansPerRequest), n(sh.traces()), n(sh.spansPerTrace), n(sh.openTraces), p.services)
 	fmt.Fprintf(stdout, "         %.1f MB (%.0f B/span), sha256 %s, generated in %s\n",
 		float64(p.bytes)/1e6, float64(p.bytes)/float64(sh.spans()), p.sha256[:16], time.Since(genStart).Round(time.Millisecond))
-	fmt.Fprintf(stdout, "green:   green serve, default limits: %s traces held (the payload has %s), %s spans per trace, %d MB per request\n",
-		n(otelmap.DefaultMaxTraces), n(sh.traces()), n(otelmap.DefaultMaxSpansPerTrace), otelmap.DefaultMaxBodyBytes>>20)
+	fmt.Fprintf(stdout, "green:   green serve, default limits: %s traces held (the payload has %s; its one source may take them all: --otlp-traces-per-source %s), %s spans per trace, %d MB per request\n",
+		n(otelmap.DefaultMaxTraces), n(sh.traces()), n(otelmap.DefaultMaxTraces), n(otelmap.DefaultMaxSpansPerTrace), otelmap.DefaultMaxBodyBytes>>20)
 	if len(servers) > 1 {
 		fmt.Fprintf(stdout, "jaeger:  %s (in-memory storage, batch processor)\n", o.jaegerConfig)
 	}

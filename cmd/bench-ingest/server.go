@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/coordbench/coordbench/green"
+	"github.com/coordbench/coordbench/otelmap"
 )
 
 // server is one of the two servers compared: how to start a fresh process
@@ -89,7 +90,11 @@ func (g *greenServer) command(ctx context.Context) (*exec.Cmd, error) {
 		return nil, err
 	}
 	g.base = "http://127.0.0.1:" + strconv.Itoa(port)
-	cmd := exec.CommandContext(ctx, g.bin, "serve", "--host", "127.0.0.1", "--port", strconv.Itoa(port))
+	// One exporter sends the whole payload: its quota of unsolicited traces
+	// (a quarter of the store by default) is raised to the whole store, as
+	// a deployment with one trusted collector in front would set it.
+	cmd := exec.CommandContext(ctx, g.bin, "serve", "--host", "127.0.0.1", "--port", strconv.Itoa(port),
+		"--otlp-traces-per-source", strconv.Itoa(otelmap.DefaultMaxTraces))
 	cmd.Env = childEnv()
 	return cmd, nil
 }
