@@ -28,7 +28,9 @@ import (
 //     callee's spans are missing; server_only: the caller's); an agent
 //     could not be named (spans without service.name); the wait for the
 //     trace ended at its maximum with awaited calls unanswered; the span
-//     store refused spans of the trace (Collection.RefusedSpans).
+//     store refused spans of the trace (Collection.RefusedSpans); received
+//     spans outside the assessor's calls were set aside
+//     (Collection.SetAsideOutside).
 //   - complete: none of the above.
 //
 // A call from the virtual caller "user" into a root SERVER span is how
@@ -69,6 +71,12 @@ type Collection struct {
 	// (otelmap.Store.RefusedSpans): a trace over its span limit, exports
 	// refused by the ingest token rules.
 	RefusedSpans int
+	// SetAsideOutside counts the received spans set aside because they do
+	// not descend from any call the assessor made (otelmap.Vouch): a
+	// participant's own spans whose chain to the call broke among them,
+	// so the graph may lack some of its work. Spans set aside for
+	// claiming the assessor's identity are forgeries and weigh nothing.
+	SetAsideOutside int
 }
 
 // JudgeEvidence weighs trace against in.Participants and in.Collection;
@@ -141,6 +149,10 @@ func JudgeEvidence(trace *tracedata.TraceData, in Inputs) Evidence {
 	if c := in.Collection; c != nil && c.RefusedSpans > 0 {
 		partial = append(partial, fmt.Sprintf("the span store refused %s of this trace (docs/span-admission.md)",
 			evidencePlural(c.RefusedSpans, "span", "spans")))
+	}
+	if c := in.Collection; c != nil && c.SetAsideOutside > 0 {
+		partial = append(partial, fmt.Sprintf("%s set aside, not counted: received outside the assessor's calls (docs/provenance.md)",
+			evidencePlural(c.SetAsideOutside, "span", "spans")))
 	}
 	switch {
 	case len(insufficient) > 0:

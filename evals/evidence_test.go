@@ -173,3 +173,18 @@ func TestEvidenceRefusedSpans(t *testing.T) {
 		t.Fatalf("evidence %+v, label %s: want partial, naming the 3 refused spans", ev, res.Label)
 	}
 }
+
+// TestEvidenceSetAsideOutside: received spans set aside for lying outside
+// the assessor's calls make a whole-looking trace partial; forged ones
+// (counted elsewhere) do not enter Collection.
+func TestEvidenceSetAsideOutside(t *testing.T) {
+	res := evaluateEvidence(t, evidenceTrace(nil), Inputs{Collection: &Collection{Settled: true, SetAsideOutside: 2}})
+	ev := res.Evidence
+	if ev.Level != EvidencePartial || res.Label == LabelInsufficientEvidence ||
+		!slices.ContainsFunc(ev.Reasons, func(r string) bool { return strings.Contains(r, "2 spans set aside, not counted") }) {
+		t.Fatalf("evidence %+v, label %s: want partial, naming the 2 spans set aside", ev, res.Label)
+	}
+	if res := evaluateEvidence(t, evidenceTrace(nil), Inputs{Collection: &Collection{Settled: true}}); res.Evidence.Level != EvidenceComplete {
+		t.Fatalf("nothing set aside: evidence %+v, want complete", res.Evidence)
+	}
+}

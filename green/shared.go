@@ -97,6 +97,9 @@ func (a *traceAssessor) assess(ctx context.Context, task trace.Span, taskID stri
 		}
 	}
 	spans, aside, asideWarning := vouchedSpans(taskID, st.Spans, root)
+	if aside != nil {
+		in.Collection.SetAsideOutside = aside.Outside
+	}
 	if asideWarning != "" {
 		if warning != "" {
 			warning += "; "
