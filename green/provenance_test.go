@@ -106,6 +106,12 @@ func TestServerProvenanceSetsForgeriesAside(t *testing.T) {
 	if want := []string{DefaultServiceName, "hijacked", "intruder", "intruder-host"}; !slices.Equal(claimed, want) {
 		t.Errorf("claimed %v, want %v", claimed, want)
 	}
+	// The outsider's two spans may as well be a participant's broken chain:
+	// the graph's evidence says it may lack them.
+	evidence, _ := json.Marshal(task["evaluations"].(map[string]any)["graph"].(map[string]any)["evidence"])
+	if !strings.Contains(string(evidence), `"partial"`) || !strings.Contains(string(evidence), "2 spans set aside, not counted") {
+		t.Errorf("graph evidence %s: want partial, naming the 2 spans set aside outside the calls", evidence)
+	}
 	md := s.artifact.Parts[0].Text()
 	if !strings.Contains(md, "Provenance: 3 received spans set aside") {
 		t.Errorf("the summary does not warn of the spans set aside:\n%s", md)
