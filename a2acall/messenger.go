@@ -84,7 +84,8 @@ type Options struct {
 	Allow *AllowList
 	// Metadata, when set, is copied into every message's metadata: the
 	// green agent hands participants its per-assessment ingest token this
-	// way (docs/span-admission.md).
+	// way (docs/span-admission.md). SendRequest.Metadata adds to it per
+	// call.
 	Metadata map[string]any
 	// Logger receives warnings (malformed extension payloads, close errors);
 	// nil discards them.
@@ -197,6 +198,11 @@ type SendRequest struct {
 	TaskID string
 	// Timeout bounds this call; zero means Options.CallTimeout.
 	Timeout time.Duration
+	// Metadata, when set, is added to this message's metadata over
+	// Options.Metadata (a key in both takes this one's value): a purple
+	// agent passes the ingest token its caller handed it on to its peers
+	// this way.
+	Metadata map[string]any
 }
 
 // Reply is what a participant answered.
@@ -340,8 +346,10 @@ func (m *Messenger) Send(ctx context.Context, req SendRequest) (reply *Reply, er
 	// The extension headers (A2A-Extensions, X-A2A-Extensions) are set by
 	// the HTTP transport, on every request.
 	msg.Extensions = m.extensions
-	if len(m.opts.Metadata) > 0 {
-		msg.Metadata = maps.Clone(m.opts.Metadata)
+	if len(m.opts.Metadata) > 0 || len(req.Metadata) > 0 {
+		msg.Metadata = make(map[string]any, len(m.opts.Metadata)+len(req.Metadata))
+		maps.Copy(msg.Metadata, m.opts.Metadata)
+		maps.Copy(msg.Metadata, req.Metadata)
 	}
 
 	col := &collector{}

@@ -158,6 +158,24 @@ func TestMessengerOptions(t *testing.T) {
 	}
 }
 
+// TestMessengerMetadata: a request's metadata is sent merged over the
+// Messenger's, the request's value winning for a key in both; the
+// Messenger's own map is left as it was.
+func TestMessengerMetadata(t *testing.T) {
+	p := startAgent(t, agentOptions{})
+	opts := map[string]any{"a": "messenger", "b": "messenger"}
+	c := newCaller(t, a2acall.Options{Metadata: opts})
+	if _, _, err := c.send(t, a2acall.SendRequest{URL: p.URL, Text: "hi", Metadata: map[string]any{"b": "request", "c": "request"}}); err != nil {
+		t.Fatal(err)
+	}
+	if w := p.Wire(); !strings.Contains(w, `"metadata":{"a":"messenger","b":"request","c":"request"}`) {
+		t.Errorf("metadata not merged:\n%s", w)
+	}
+	if len(opts) != 2 || opts["b"] != "messenger" {
+		t.Errorf("Options.Metadata changed: %v", opts)
+	}
+}
+
 // TestMessengerBadURL: a malformed URL is an error naming it, without a
 // call.
 func TestMessengerBadURL(t *testing.T) {
