@@ -22,7 +22,7 @@ import (
 // MetadataIngest is the key of the message metadata that carries the
 // assessment's ingest token to participants: an object with "token" and
 // "otlp_header", the HTTP header an OTLP export sends the token in.
-const MetadataIngest = "coordbench.ingest"
+const MetadataIngest = otelmap.IngestMetadataKey
 
 // newIngestToken returns a fresh random ingest token (130 bits).
 func newIngestToken() string { return rand.Text() }

@@ -48,6 +48,13 @@ import (
 // carries an ingest token.
 const IngestTokenHeader = "Coordbench-Ingest-Token"
 
+// IngestMetadataKey is the key of the A2A message metadata in which the
+// assessor hands participants the ingest token: an object with "token" and
+// "otlp_header" (IngestTokenHeader). It lives here, beside the header, so
+// that the green agent that sends it and the purple agent that reads it
+// share one spelling.
+const IngestMetadataKey = "coordbench.ingest"
+
 // AdmissionLimits bound reservations and unsolicited traces. Zero fields
 // take the defaults.
 type AdmissionLimits struct {

@@ -96,12 +96,14 @@ func (e *Env) ask(ctx context.Context, p Peer, req *Request, consult bool) PeerA
 
 // Ask sends req on to peer (consult: for its opinion only) and returns its
 // reply. The call is one invoke_agent figure of spans, bounded by the
-// agent's peer timeout.
+// agent's peer timeout. The ingest token the agent's caller handed it for
+// ctx's trace goes on to the peer, so that the peer's exports carry it too.
 func (e *Env) Ask(ctx context.Context, peer Peer, req *Request, consult bool) (*a2acall.Reply, error) {
 	send := req.forward(e.Name, consult)
 	send.URL = peer.URL
 	send.ContextID = ""
 	send.Timeout = e.s.opts.PeerTimeout
+	send.Metadata = e.s.ingestMetadata(ctx)
 	reply, err := e.s.messenger.Send(ctx, send)
 	if err != nil {
 		return reply, fmt.Errorf("ask %s: %w", peer.Name, err)

@@ -51,6 +51,7 @@ func (x *executor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter
 		if ec.Message != nil {
 			msgID = ec.Message.ID
 		}
+		x.rememberIngest(ctx, ec.Message)
 		ctx, srv := s.tracer.Start(ctx, method, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(
 			otelmap.AttrA2AMethodName.String(method),
 			otelmap.AttrA2AMessageID.String(msgID),
@@ -93,6 +94,27 @@ func (x *executor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter
 		}
 		state = a2a.TaskStateCompleted
 		yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCompleted, nil), nil)
+	}
+}
+
+// rememberIngest reads the ingest token an assessor handed the agent in
+// msg's metadata and remembers it for the call's trace (the trace of the
+// caller's traceparent, which the server span in ctx continues), so that
+// the agent's exports of that trace carry it (ingest.go).
+func (x *executor) rememberIngest(ctx context.Context, msg *a2a.Message) {
+	tokens := x.s.tel.tokens
+	if tokens == nil || msg == nil {
+		return
+	}
+	in, ok := ingestFromMetadata(msg.Metadata)
+	if !ok {
+		if _, present := msg.Metadata[otelmap.IngestMetadataKey]; present {
+			x.s.log.Warn("purple: malformed ingest token in the message metadata: exporting without it")
+		}
+		return
+	}
+	if sc := trace.SpanContextFromContext(ctx); sc.IsValid() {
+		tokens.remember(sc.TraceID(), in)
 	}
 }
 

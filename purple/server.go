@@ -109,6 +109,12 @@ type Options struct {
 	// requires its OTLP token). Without them that exporter, like the
 	// environment's, sends the headers of OTEL_EXPORTER_OTLP_HEADERS.
 	OTLPHeaders map[string]string
+	// NoIngestToken: ignore the ingest token an assessor hands the agent
+	// in a message's metadata (ingest.go): its exports then carry none and
+	// its peers are not handed it. A green agent with strict ingest refuses
+	// such spans; the option is for tests and for exporters that must not
+	// send extra headers.
+	NoIngestToken bool
 	// Faults make the agent misbehave on purpose.
 	Faults Faults
 	// ShutdownTimeout bounds the graceful shutdown (default 10 s).

@@ -65,6 +65,11 @@ type telemetry struct {
 	lru *traceLRU
 	// exporters are the batchers of the OTLP exporters, for forwarding.
 	exporters []sdktrace.SpanProcessor
+	// tokens are the ingest tokens of the traces the agent was called in
+	// (ingest.go), nil with Options.NoIngestToken; ingestExporters send
+	// each trace's spans with its token, for tests.
+	tokens          *ingestTokens
+	ingestExporters []*ingestExporter
 
 	mu        sync.Mutex
 	resources map[string]*resource.Resource
@@ -102,17 +107,28 @@ func newTelemetry(ctx context.Context, opts *Options) (*telemetry, error) {
 		t.lru = newTraceLRU(t.store, storeMaxTraces)
 		tpOpts = append(tpOpts, sdktrace.WithSpanProcessor(t.lru), sdktrace.WithSpanProcessor(otelmap.NewRecorder(t.store)))
 	}
+	if !opts.NoIngestToken {
+		t.tokens = newIngestTokens(storeMaxTraces, storeMaxAge)
+	}
 	var exporters []sdktrace.SpanExporter
 	if opts.OTLPEndpoint != "" {
-		expOpts := []otlptracehttp.Option{otlptracehttp.WithEndpointURL(tracesURL(opts.OTLPEndpoint))}
-		if len(opts.OTLPHeaders) > 0 {
-			expOpts = append(expOpts, otlptracehttp.WithHeaders(opts.OTLPHeaders))
+		endpoint := otlptracehttp.WithEndpointURL(tracesURL(opts.OTLPEndpoint))
+		headers := opts.OTLPHeaders
+		expOpts := []otlptracehttp.Option{endpoint}
+		if len(headers) > 0 {
+			expOpts = append(expOpts, otlptracehttp.WithHeaders(headers))
+		} else {
+			// The exporter reads them from the environment, and one given
+			// a token header by option would not.
+			headers = envHeaders(opts.getenv())
 		}
 		exp, err := otlptracehttp.New(ctx, expOpts...)
 		if err != nil {
 			return nil, fmt.Errorf("OTLP exporter to %s: %w", opts.OTLPEndpoint, err)
 		}
-		exporters = append(exporters, exp)
+		exporters = append(exporters, t.withIngest(exp, opts, func(ctx context.Context, in ingest) (sdktrace.SpanExporter, error) {
+			return otlptracehttp.New(ctx, endpoint, otlptracehttp.WithHeaders(withIngestHeader(headers, in)))
+		}))
 	}
 	if envExport(opts.getenv()) {
 		// The SDK reads the endpoint, headers and the rest from the
@@ -121,7 +137,10 @@ func newTelemetry(ctx context.Context, opts *Options) (*telemetry, error) {
 		if err != nil {
 			return nil, errors.Join(fmt.Errorf("OTLP exporter from the environment: %w", err), shutdownExporters(ctx, exporters))
 		}
-		exporters = append(exporters, exp)
+		headers := envHeaders(opts.getenv())
+		exporters = append(exporters, t.withIngest(exp, opts, func(ctx context.Context, in ingest) (sdktrace.SpanExporter, error) {
+			return otlptracehttp.New(ctx, otlptracehttp.WithHeaders(withIngestHeader(headers, in)))
+		}))
 	}
 	for _, exp := range exporters {
 		bsp := sdktrace.NewBatchSpanProcessor(exp, sdktrace.WithBatchTimeout(opts.ExportInterval))
@@ -130,6 +149,17 @@ func newTelemetry(ctx context.Context, opts *Options) (*telemetry, error) {
 	}
 	t.tp = sdktrace.NewTracerProvider(tpOpts...)
 	return t, nil
+}
+
+// withIngest wraps exp so that the spans of traces with an ingest token go
+// with its header (ingestexport.go); without tokens exp is used as it is.
+func (t *telemetry) withIngest(exp sdktrace.SpanExporter, opts *Options, mk newIngestExporterFunc) sdktrace.SpanExporter {
+	if t.tokens == nil {
+		return exp
+	}
+	ie := newIngestExporter(exp, t.tokens, mk, opts.Logger)
+	t.ingestExporters = append(t.ingestExporters, ie)
+	return ie
 }
 
 func shutdownExporters(ctx context.Context, exps []sdktrace.SpanExporter) error {
