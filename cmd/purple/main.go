@@ -100,6 +100,7 @@ func options(c *cli.Command, args []string, getenv func(string) string) (purple.
 	fs.StringVar(&o.Delegation, "delegation", "", "how to call the peers: "+strings.Join(purple.Delegations(), ", ")+" (default fan_out for a coordinator, consult otherwise)")
 	fs.StringVar(&o.Description, "description", "", "the card's description")
 	fs.StringVar(&o.OTLPEndpoint, "otlp-endpoint", "", "also export spans to this OTLP/HTTP endpoint (e.g. the green agent's http://green:9009); OTEL_EXPORTER_OTLP_ENDPOINT works as usual")
+	fs.BoolVar(&o.NoIngestToken, "no-ingest-token", false, "ignore the ingest token an assessor hands the agent (coordbench.ingest metadata): export without its header and do not hand it on to peers")
 	fs.BoolVar(&o.NoExtension, "no-extension", false, "never return steps through the A2A Traceability Extension")
 	fs.DurationVar(&o.ExportInterval, "export-interval", 0, "longest an ended span waits in the batcher before export (default $OTEL_BSP_SCHEDULE_DELAY milliseconds, else 100ms)")
 	fs.BoolVar(&o.FlushOnResponse, "flush-on-response", false, "export a request's spans before its response ends (no settle interval can miss them; adds the export to the caller's latency)")

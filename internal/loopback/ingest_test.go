@@ -57,6 +57,7 @@ func TestStrictIngestWithPurpleTeam(t *testing.T) {
 		if v := verdictOf(t, task); v.Evidence.Level == evals.EvidenceComplete {
 			t.Errorf("task %s: evidence complete without the participants' spans", task.TaskID)
 		}
+		t.Logf("refused %d spans, coverage %+v", task.RefusedSpans, task.Coverage)
 		if st := h.Green().Store().Stats().Admission; st.RefusedStrict == 0 {
 			t.Errorf("admission %+v: no span refused by strict ingest", st)
 		}
