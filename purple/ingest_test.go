@@ -251,3 +251,22 @@ func TestIngestExporterBounded(t *testing.T) {
 		t.Errorf("%d exporters kept after shutdown", x.exporters())
 	}
 }
+
+// TestEnvHeaders: the SDK's reading of the header variables, which an
+// exporter with a token header must repeat.
+func TestEnvHeaders(t *testing.T) {
+	env := map[string]string{"OTEL_EXPORTER_OTLP_HEADERS": "authorization=Bearer%20abc, x-api-key = k ,bad,=v,in valid=1"}
+	getenv := func(k string) string { return env[k] }
+	got := envHeaders(getenv)
+	if len(got) != 2 || got["authorization"] != "Bearer abc" || got["x-api-key"] != "k" {
+		t.Errorf("headers %v", got)
+	}
+	env["OTEL_EXPORTER_OTLP_TRACES_HEADERS"] = "x-traces=1"
+	if got := envHeaders(getenv); len(got) != 1 || got["x-traces"] != "1" {
+		t.Errorf("with the traces variable: %v, want it alone", got)
+	}
+	h := withIngestHeader(map[string]string{"coordbench-ingest-token": "old", "A": "b"}, ingest{"new", otelmap.IngestTokenHeader})
+	if len(h) != 2 || h[otelmap.IngestTokenHeader] != "new" || h["A"] != "b" {
+		t.Errorf("withIngestHeader: %v", h)
+	}
+}

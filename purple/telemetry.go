@@ -119,8 +119,9 @@ func newTelemetry(ctx context.Context, opts *Options) (*telemetry, error) {
 			expOpts = append(expOpts, otlptracehttp.WithHeaders(headers))
 		} else {
 			// The exporter reads them from the environment, and one given
-			// a token header by option would not.
-			headers = envHeaders(opts.getenv())
+			// a token header by option would not. The SDK reads the
+			// process's environment whatever Options.Getenv says.
+			headers = envHeaders(os.Getenv)
 		}
 		exp, err := otlptracehttp.New(ctx, expOpts...)
 		if err != nil {
@@ -137,7 +138,7 @@ func newTelemetry(ctx context.Context, opts *Options) (*telemetry, error) {
 		if err != nil {
 			return nil, errors.Join(fmt.Errorf("OTLP exporter from the environment: %w", err), shutdownExporters(ctx, exporters))
 		}
-		headers := envHeaders(opts.getenv())
+		headers := envHeaders(os.Getenv)
 		exporters = append(exporters, t.withIngest(exp, opts, func(ctx context.Context, in ingest) (sdktrace.SpanExporter, error) {
 			return otlptracehttp.New(ctx, otlptracehttp.WithHeaders(withIngestHeader(headers, in)))
 		}))
