@@ -66,10 +66,8 @@ type telemetry struct {
 	// exporters are the batchers of the OTLP exporters, for forwarding.
 	exporters []sdktrace.SpanProcessor
 	// tokens are the ingest tokens of the traces the agent was called in
-	// (ingest.go), nil with Options.NoIngestToken; ingestExporters send
-	// each trace's spans with its token, for tests.
-	tokens          *ingestTokens
-	ingestExporters []*ingestExporter
+	// (ingest.go), nil with Options.NoIngestToken (or no spans at all).
+	tokens *ingestTokens
 
 	mu        sync.Mutex
 	resources map[string]*resource.Resource
@@ -158,9 +156,7 @@ func (t *telemetry) withIngest(exp sdktrace.SpanExporter, opts *Options, mk newI
 	if t.tokens == nil {
 		return exp
 	}
-	ie := newIngestExporter(exp, t.tokens, mk, opts.Logger)
-	t.ingestExporters = append(t.ingestExporters, ie)
-	return ie
+	return newIngestExporter(exp, t.tokens, mk, opts.Logger)
 }
 
 func shutdownExporters(ctx context.Context, exps []sdktrace.SpanExporter) error {
