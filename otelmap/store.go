@@ -245,11 +245,18 @@ func (s *Store) addGroupLocked(group []Span, source string, now time.Time, swept
 			s.refusedLocked(sp.TraceID)
 			continue
 		}
-		stored := *sp
-		if stored.Resource == nil {
-			stored.Resource = emptyResource
+		if sp.Resource == nil {
+			sp.Resource = emptyResource
 		}
-		kept = append(kept, stored) // never past i: in place
+		// kept never passes i; while nothing was dropped the span is
+		// already where kept puts it, and copying 224 bytes of pointers
+		// onto themselves would only cost write barriers while the
+		// collector runs.
+		if len(kept) == i {
+			kept = kept[:i+1]
+		} else {
+			kept = append(kept, *sp)
+		}
 		t.ids[sp.SpanID] = struct{}{}
 		t.arrived(now, sp.Source)
 		changed = true
