@@ -112,6 +112,7 @@ type Receiver struct {
 	limits   ReceiverLimits
 	logger   atomic.Pointer[slog.Logger]
 	budget   *byteBudget
+	bodies   bodyPool // protobuf bodies' buffers, once decoded (receiver_bodies.go)
 	logLimit *logLimiter
 
 	requests       atomic.Uint64
@@ -282,6 +283,12 @@ func (r *Receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	spans, warnings, err := decodeSpans(body, format)
+	if format == formatProtobuf {
+		// SpansFromProto copies what it keeps (the string arenas): the
+		// body is free for the next request, whatever the outcome.
+		r.bodies.put(body)
+		body = nil
+	}
 	if err != nil {
 		r.reject(w, req, format, r.malformed(err.Error()))
 		return
@@ -416,14 +423,14 @@ func (r *Receiver) readBody(w http.ResponseWriter, req *http.Request, gz bool, l
 	var body io.Reader = ctxReader{req.Context(), http.MaxBytesReader(w, req.Body, r.limits.MaxBodyBytes)}
 	if !gz {
 		limit := min(r.limits.MaxBodyBytes, r.limits.MaxDecompressedBytes)
-		return readLimited(body, limit, req.ContentLength, "request body", l)
+		return readLimited(body, limit, req.ContentLength, "request body", l, &r.bodies)
 	}
 	zr, err := gzip.NewReader(body)
 	if err != nil {
 		return nil, fmt.Errorf("gzip: %w", err)
 	}
 	defer zr.Close()
-	b, err := readLimited(zr, r.limits.MaxDecompressedBytes, 0, "decompressed request body", l)
+	b, err := readLimited(zr, r.limits.MaxDecompressedBytes, 0, "decompressed request body", l, &r.bodies)
 	if err != nil {
 		return nil, fmt.Errorf("gzip: %w", err)
 	}
@@ -464,16 +471,12 @@ const maxPrealloc = 4 << 20
 // an over-limit body is told from one exactly at the limit. Each buffer is
 // taken from l before it is allocated (errOverloaded when l's budget is
 // spent); a buffer outgrown is given back once copied.
-func readLimited(r io.Reader, limit, declared int64, what string, l *lease) ([]byte, error) {
-	size := int64(64 << 10)
-	if declared > 0 {
-		size = min(declared+1, maxPrealloc) // +1: the read that meets EOF needs no growth
-	}
-	size = min(size, limit+1)
+func readLimited(r io.Reader, limit, declared int64, what string, l *lease, pool *bodyPool) ([]byte, error) {
+	size := bodyStartSize(limit, declared)
 	if !l.grow(size) {
 		return nil, &errOverloaded{l.b.limit}
 	}
-	buf := make([]byte, 0, size)
+	buf := pool.get(size)
 	for {
 		if len(buf) == cap(buf) {
 			if int64(len(buf)) > limit {
@@ -500,6 +503,19 @@ func readLimited(r io.Reader, limit, declared int64, what string, l *lease) ([]b
 			return nil, err
 		}
 	}
+}
+
+// bodyStartSize is the capacity readLimited starts with: the declared
+// length and one (the read that meets EOF then needs no growth), up to
+// maxPrealloc, in bodyRound steps so that pooled buffers fit the next body
+// of about the same size; 64 KiB when no length is declared; never more
+// than limit+1.
+func bodyStartSize(limit, declared int64) int64 {
+	size := int64(64 << 10)
+	if declared > 0 {
+		size = bodyBufferSize(min(declared+1, maxPrealloc))
+	}
+	return min(size, limit+1)
 }
 
 // ctxReader stops reading once ctx has ended, so that decompressing a large

@@ -116,7 +116,8 @@ func fillBudget(t *testing.T, srv *httptest.Server, rcv *Receiver, first int) []
 	for i := range 2 {
 		body, n := inflightBatchUnder(t, first+i*1000, inflightLimit)
 		hs = append(hs, startHolder(t, srv, body, n))
-		want += int64(len(body)) + 1 // readLimited preallocates the declared length + 1
+		lim := rcv.Limits()
+		want += bodyStartSize(min(lim.MaxBodyBytes, lim.MaxDecompressedBytes), int64(len(body))) // what readLimited preallocates
 	}
 	waitFor(t, "the holders' buffers", func() bool { return rcv.Stats().BytesInFlight == want })
 	if free := rcv.Limits().MaxInflightBytes - want; free > 8<<10 {

@@ -152,7 +152,7 @@ func (s *Store) AddOwned(spans []Span) AddResult { return s.AddOwnedFrom("", spa
 // group as its span slice, so a span is not copied at all; spans of a
 // trace already held are appended to it once per batch. The caller must
 // not use spans afterwards. A trace kept longer than the others of its
-// batch keeps the whole batch's array alive (176 bytes a span): the
+// batch keeps the whole batch's array alive (224 bytes a span): the
 // receiver's batches are one export request each.
 //
 // Limits, duplicates, late spans and the extension replacement work as in
@@ -245,11 +245,18 @@ func (s *Store) addGroupLocked(group []Span, source string, now time.Time, swept
 			s.refusedLocked(sp.TraceID)
 			continue
 		}
-		stored := *sp
-		if stored.Resource == nil {
-			stored.Resource = emptyResource
+		if sp.Resource == nil {
+			sp.Resource = emptyResource
 		}
-		kept = append(kept, stored) // never past i: in place
+		// kept never passes i; while nothing was dropped the span is
+		// already where kept puts it, and copying 224 bytes of pointers
+		// onto themselves would only cost write barriers while the
+		// collector runs.
+		if len(kept) == i {
+			kept = kept[:i+1]
+		} else {
+			kept = append(kept, *sp)
+		}
 		t.ids[sp.SpanID] = struct{}{}
 		t.arrived(now, sp.Source)
 		changed = true

@@ -1,0 +1,54 @@
+package main
+
+import (
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/coordbench/coordbench/otelmap"
+)
+
+// BenchmarkDecodeStorePayload decodes and stores make bench-ingest's
+// default payload in this process, one request after the other, with no
+// HTTP: what green serve's CPU per span would be if the server added
+// nothing around SpansFromProto and Store.AddOwnedFrom. Run it once per
+// process (a cold heap, as a fresh server has):
+//
+//	go test ./cmd/bench-ingest -run '^$' -bench DecodeStorePayload -benchtime 1x
+func BenchmarkDecodeStorePayload(b *testing.B) {
+	p, err := generate(payloadShape{requests: 200, spansPerRequest: 5000, spansPerTrace: 250, openTraces: 50})
+	if err != nil {
+		b.Fatal(err)
+	}
+	n := p.shape.spans()
+	b.SetBytes(int64(p.bytes))
+	cpu0 := cpuTime(b)
+	start := time.Now()
+	for b.Loop() {
+		st := otelmap.NewStore(otelmap.Limits{MaxSpansPerTrace: p.shape.spansPerTrace, MaxTraces: p.shape.traces(), MaxAge: time.Hour,
+			Admission: otelmap.AdmissionLimits{MaxTracesPerSource: p.shape.traces()}})
+		for _, body := range p.bodies {
+			spans, _, err := otelmap.SpansFromProto(body, otelmap.SourceOTLP)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if res := st.AddOwnedFrom("bench", spans); res.Accepted != len(spans) {
+				b.Fatalf("store: %+v", res)
+			}
+		}
+	}
+	cpu, wall := cpuTime(b)-cpu0, time.Since(start)
+	total := float64(n) * float64(b.N)
+	b.ReportMetric(total/cpu.Seconds(), "spans/cpu-s")
+	b.ReportMetric(total/wall.Seconds(), "spans/s")
+}
+
+// cpuTime is the CPU time (user and system) this process has used.
+func cpuTime(b *testing.B) time.Duration {
+	b.Helper()
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
