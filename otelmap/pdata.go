@@ -101,17 +101,17 @@ func (c *pdataConverter) span(ps ptrace.Span, res *Resource) {
 	})
 	sp := &c.spans[len(c.spans)-1]
 	if ls := ps.Links(); ls.Len() > 0 {
-		sp.Links = make([]Link, ls.Len())
-		for i := range sp.Links {
+		sp.detail().Links = make([]Link, ls.Len())
+		for i := range sp.Detail.Links {
 			l := ls.At(i)
-			sp.Links[i] = Link{TraceID: trace.TraceID(l.TraceID()), SpanID: trace.SpanID(l.SpanID()), Attrs: c.attrs(l.Attributes())}
+			sp.Detail.Links[i] = Link{TraceID: trace.TraceID(l.TraceID()), SpanID: trace.SpanID(l.SpanID()), Attrs: c.attrs(l.Attributes())}
 		}
 	}
 	if es := ps.Events(); es.Len() > 0 {
-		sp.Events = make([]Event, es.Len())
-		for i := range sp.Events {
+		sp.detail().Events = make([]Event, es.Len())
+		for i := range sp.Detail.Events {
 			e := es.At(i)
-			sp.Events[i] = Event{Name: e.Name(), Time: pdataTime(e.Timestamp()), Attrs: c.attrs(e.Attributes())}
+			sp.Detail.Events[i] = Event{Name: e.Name(), Time: pdataTime(e.Timestamp()), Attrs: c.attrs(e.Attributes())}
 		}
 	}
 	if st := ps.Status(); st.Code() == ptrace.StatusCodeError {

@@ -376,17 +376,17 @@ func TestSpansFromTracesLinksAndEvents(t *testing.T) {
 
 	spans, _ := SpansFromTraces(td, SourceOTLP)
 	got := spans[0]
-	if len(got.Links) != 2 || got.Links[0].TraceID != (trace.TraceID{1}) || got.Links[0].SpanID != (trace.SpanID{3}) ||
-		len(got.Links[0].Attrs) != 1 || got.Links[0].Attrs[0].Value.AsString() != "sender" ||
-		got.Links[1].TraceID != (trace.TraceID{9}) || got.Links[1].Attrs != nil {
-		t.Errorf("links = %+v", got.Links)
+	if len(got.Links()) != 2 || got.Links()[0].TraceID != (trace.TraceID{1}) || got.Links()[0].SpanID != (trace.SpanID{3}) ||
+		len(got.Links()[0].Attrs) != 1 || got.Links()[0].Attrs[0].Value.AsString() != "sender" ||
+		got.Links()[1].TraceID != (trace.TraceID{9}) || got.Links()[1].Attrs != nil {
+		t.Errorf("links = %+v", got.Links())
 	}
-	if len(got.Events) != 2 || got.Events[0].Name != "gen_ai.tool.message" || got.Events[0].Time.UnixNano() != 1_700_000_000_000_000_001 ||
-		len(got.Events[0].Attrs) != 1 || got.Events[0].Attrs[0].Value.AsString() != `{"agent_name":"writer"}` ||
-		got.Events[1].Name != "bare" || !got.Events[1].Time.IsZero() {
-		t.Errorf("events = %+v", got.Events)
+	if len(got.Events()) != 2 || got.Events()[0].Name != "gen_ai.tool.message" || got.Events()[0].Time.UnixNano() != 1_700_000_000_000_000_001 ||
+		len(got.Events()[0].Attrs) != 1 || got.Events()[0].Attrs[0].Value.AsString() != `{"agent_name":"writer"}` ||
+		got.Events()[1].Name != "bare" || !got.Events()[1].Time.IsZero() {
+		t.Errorf("events = %+v", got.Events())
 	}
-	if spans[1].Links != nil || spans[1].Events != nil {
+	if spans[1].Detail != nil {
 		t.Errorf("span without links or events = %+v", spans[1])
 	}
 }

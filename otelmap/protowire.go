@@ -331,11 +331,12 @@ func (d *wireDecoder) span(b []byte, res *Resource) error {
 }
 
 func (d *wireDecoder) eventsAndLinks(b []byte, sp *Span, nEvents, nLinks int) error {
+	det := sp.detail() // the caller has seen at least one event or link
 	if nEvents > 0 {
-		sp.Events = make([]Event, 0, nEvents)
+		det.Events = make([]Event, 0, nEvents)
 	}
 	if nLinks > 0 {
-		sp.Links = make([]Link, 0, nLinks)
+		det.Links = make([]Link, 0, nLinks)
 	}
 	return d.fields(b, "Span", func(num int32, v []byte, x uint64) error {
 		switch num {
@@ -363,7 +364,7 @@ func (d *wireDecoder) eventsAndLinks(b []byte, sp *Span, nEvents, nLinks int) er
 				return fmt.Errorf("event: %w", err)
 			}
 			e.Name, e.Time, e.Attrs = d.str(name), wireTime(ts), d.carve(first)
-			sp.Events = append(sp.Events, e)
+			det.Events = append(det.Events, e)
 		case 13:
 			var l Link
 			first := len(d.attrs)
@@ -386,7 +387,7 @@ func (d *wireDecoder) eventsAndLinks(b []byte, sp *Span, nEvents, nLinks int) er
 				return fmt.Errorf("link: %w", err)
 			}
 			l.Attrs = d.carve(first)
-			sp.Links = append(sp.Links, l)
+			det.Links = append(det.Links, l)
 		}
 		return nil
 	}, "")

@@ -88,12 +88,13 @@ func spansText(spans []Span) string {
 			fmt.Fprintf(&b, "  resource %d empty=%v service %q attrs %s\n", r, sp.Resource == emptyResource,
 				sp.Resource.ServiceName, attrsText(sp.Resource.Attrs))
 		}
-		fmt.Fprintf(&b, "  links nil=%v\n", sp.Links == nil)
-		for _, l := range sp.Links {
+		fmt.Fprintf(&b, "  detail nil=%v\n", sp.Detail == nil)
+		fmt.Fprintf(&b, "  links nil=%v\n", sp.Links() == nil)
+		for _, l := range sp.Links() {
 			fmt.Fprintf(&b, "  link %s %s %s\n", l.TraceID, l.SpanID, attrsText(l.Attrs))
 		}
-		fmt.Fprintf(&b, "  events nil=%v\n", sp.Events == nil)
-		for _, e := range sp.Events {
+		fmt.Fprintf(&b, "  events nil=%v\n", sp.Events() == nil)
+		for _, e := range sp.Events() {
 			fmt.Fprintf(&b, "  event %q %d/%v %s\n", e.Name, e.Time.UnixNano(), e.Time.IsZero(), attrsText(e.Attrs))
 		}
 	}

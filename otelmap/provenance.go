@@ -109,7 +109,7 @@ func Vouch(spans []Span, root trace.SpanID) (kept []Span, aside SetAside) {
 		if p, ok := index[sp.ParentSpanID]; ok && sp.ParentSpanID.IsValid() {
 			edges = append(edges, edge{p, int32(i)})
 		}
-		for _, l := range sp.Links {
+		for _, l := range sp.Links() {
 			if l.TraceID != sp.TraceID || !l.SpanID.IsValid() {
 				continue
 			}

@@ -20,7 +20,7 @@ func spanIDs(spans []Span) []byte {
 
 func TestVouchKeepsTheSubtreesOfTheAssessorsCalls(t *testing.T) {
 	linked := settleSpan(12, 0, trace.SpanKindConsumer, settleCoordRes, SourceExtension)
-	linked.Links = []Link{{TraceID: linked.TraceID, SpanID: trace.SpanID{10}}}
+	linked.Detail = &SpanDetail{Links: []Link{{TraceID: linked.TraceID, SpanID: trace.SpanID{10}}}}
 	spans := append(assessorCall(), coordinatorSide()...)
 	spans = append(spans, reviewerSide()...)
 	spans = append(spans,

@@ -143,15 +143,15 @@ func spanFromReadOnly(s sdktrace.ReadOnlySpan, res *Resource) Span {
 		sp.ParentSpanID = p.SpanID()
 	}
 	if ls := s.Links(); len(ls) > 0 {
-		sp.Links = make([]Link, len(ls))
+		sp.detail().Links = make([]Link, len(ls))
 		for i, l := range ls {
-			sp.Links[i] = Link{TraceID: l.SpanContext.TraceID(), SpanID: l.SpanContext.SpanID(), Attrs: l.Attributes}
+			sp.Detail.Links[i] = Link{TraceID: l.SpanContext.TraceID(), SpanID: l.SpanContext.SpanID(), Attrs: l.Attributes}
 		}
 	}
 	if es := s.Events(); len(es) > 0 {
-		sp.Events = make([]Event, len(es))
+		sp.detail().Events = make([]Event, len(es))
 		for i, e := range es {
-			sp.Events[i] = Event{Name: e.Name, Time: e.Time, Attrs: e.Attributes}
+			sp.Detail.Events[i] = Event{Name: e.Name, Time: e.Time, Attrs: e.Attributes}
 		}
 	}
 	if st := s.Status(); st.Code == codes.Error {

@@ -55,15 +55,15 @@ func TestRecorderConvertsSpans(t *testing.T) {
 	if v, _, _ := c.StringAttr(AttrGenAIAgentName); v != "x" {
 		t.Errorf("attributes = %v", c.Attrs)
 	}
-	if len(c.Links) != 1 || c.Links[0].SpanID != parent.SpanContext().SpanID() || c.Links[0].TraceID != id ||
-		len(c.Links[0].Attrs) != 1 || c.Links[0].Attrs[0].Value.AsString() != "sent by" {
-		t.Errorf("links = %+v", c.Links)
+	if len(c.Links()) != 1 || c.Links()[0].SpanID != parent.SpanContext().SpanID() || c.Links()[0].TraceID != id ||
+		len(c.Links()[0].Attrs) != 1 || c.Links()[0].Attrs[0].Value.AsString() != "sent by" {
+		t.Errorf("links = %+v", c.Links())
 	}
-	if len(c.Events) != 1 || c.Events[0].Name != "handoff" || c.Events[0].Time.IsZero() ||
-		len(c.Events[0].Attrs) != 1 || c.Events[0].Attrs[0].Value.AsString() != "y" {
-		t.Errorf("events = %+v", c.Events)
+	if len(c.Events()) != 1 || c.Events()[0].Name != "handoff" || c.Events()[0].Time.IsZero() ||
+		len(c.Events()[0].Attrs) != 1 || c.Events()[0].Attrs[0].Value.AsString() != "y" {
+		t.Errorf("events = %+v", c.Events())
 	}
-	if p := byName["parent"]; p.Links != nil || p.Events != nil {
+	if p := byName["parent"]; p.Detail != nil {
 		t.Errorf("parent span has links or events: %+v", p)
 	}
 	if p := byName["parent"]; p.ParentSpanID.IsValid() || p.Start.IsZero() || p.End.Before(p.Start) {

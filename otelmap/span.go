@@ -29,10 +29,46 @@ type Span struct {
 	// Source is the road the span came by: SourceInProcess, SourceOTLP or
 	// SourceExtension.
 	Source string
+	// Detail holds the span's links and events; nil when it has neither,
+	// as most spans do. They sit behind one pointer rather than as two
+	// slices in Span because the store holds millions of spans and two
+	// empty slice headers would be 48 of a span's bytes; read them with
+	// Links and Events.
+	Detail *SpanDetail
+}
+
+// SpanDetail is what only some spans carry: links and events. A Span's
+// Detail is nil, not empty, when it has neither.
+type SpanDetail struct {
 	// Links are the span's links, in recorded order; nil when none.
 	Links []Link
 	// Events are the span's events, in recorded order; nil when none.
 	Events []Event
+}
+
+// Links returns the span's links, in recorded order; nil when none.
+func (s *Span) Links() []Link {
+	if s.Detail == nil {
+		return nil
+	}
+	return s.Detail.Links
+}
+
+// Events returns the span's events, in recorded order; nil when none.
+func (s *Span) Events() []Event {
+	if s.Detail == nil {
+		return nil
+	}
+	return s.Detail.Events
+}
+
+// detail returns the span's Detail, allocating it first when the span has
+// none; for decoders, which call it only when there is a link or an event.
+func (s *Span) detail() *SpanDetail {
+	if s.Detail == nil {
+		s.Detail = &SpanDetail{}
+	}
+	return s.Detail
 }
 
 // Link is a span link: another span this one is causally related to, in

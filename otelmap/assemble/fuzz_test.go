@@ -137,16 +137,20 @@ func conventionTrace(data []byte) (trace.TraceID, []otelmap.Span) {
 		for range s.pick(7) {
 			sp.Attrs = append(sp.Attrs, conventionAttrs[s.pick(len(conventionAttrs))])
 		}
+		var det otelmap.SpanDetail
 		for range s.pick(3) {
 			l := otelmap.Link{TraceID: id, SpanID: sid(s.pick(n + 2))}
 			if s.chance(4) {
 				l.TraceID = trace.TraceID{9}
 			}
-			sp.Links = append(sp.Links, l)
+			det.Links = append(det.Links, l)
 		}
 		if s.chance(3) {
-			sp.Events = append(sp.Events, otelmap.Event{Name: "gen_ai.tool.message", Time: start,
+			det.Events = append(det.Events, otelmap.Event{Name: "gen_ai.tool.message", Time: start,
 				Attrs: []attribute.KeyValue{attribute.String("content", []string{`{"agent_name": "beta"}`, `{}`, `x`}[s.pick(3)])}})
+		}
+		if det.Links != nil || det.Events != nil {
+			sp.Detail = &det
 		}
 		sp.StatusError = s.chance(8)
 		if s.chance(8) {

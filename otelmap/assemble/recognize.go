@@ -391,7 +391,7 @@ func (a *assembler) scan(i int32) {
 	if r.metadata != "" {
 		a.langGraphNode(i, sp, r.metadata)
 	}
-	if len(sp.Links) > 0 {
+	if len(sp.Links()) > 0 {
 		a.keepLink(i, sp)
 	}
 }

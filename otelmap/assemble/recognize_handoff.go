@@ -83,7 +83,7 @@ func handoffArgument(r *reading, sp *otelmap.Span) string {
 	if name := agentNameArg(r.gen.toolArgs); name != "" {
 		return name
 	}
-	for _, e := range sp.Events {
+	for _, e := range sp.Events() {
 		for k := range e.Attrs {
 			if name := agentNameArg(quiet(&e.Attrs[k])); name != "" {
 				return name

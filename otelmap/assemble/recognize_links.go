@@ -31,7 +31,7 @@ import (
 
 // readLinks claims a span that has links.
 func (r *reading) readLinks(sp *otelmap.Span) {
-	if len(sp.Links) > 0 {
+	if len(sp.Links()) > 0 {
 		r.claim(famLinks)
 	}
 }
@@ -39,7 +39,7 @@ func (r *reading) readLinks(sp *otelmap.Span) {
 // keepLink remembers the first link of node i's span to a span of this
 // trace, as evidence of who caused it.
 func (a *assembler) keepLink(i int32, sp *otelmap.Span) {
-	for _, l := range sp.Links {
+	for _, l := range sp.Links() {
 		if l.TraceID != a.traceID || !l.SpanID.IsValid() {
 			continue
 		}

@@ -99,10 +99,10 @@ func spanLess(x, y *otelmap.Span) bool {
 	if c := compareAttrs(x.ResourceOrEmpty().Attrs, y.ResourceOrEmpty().Attrs); c != 0 {
 		return c < 0
 	}
-	if c := slices.CompareFunc(x.Links, y.Links, compareLinks); c != 0 {
+	if c := slices.CompareFunc(x.Links(), y.Links(), compareLinks); c != 0 {
 		return c < 0
 	}
-	return slices.CompareFunc(x.Events, y.Events, compareEvents) < 0
+	return slices.CompareFunc(x.Events(), y.Events(), compareEvents) < 0
 }
 
 func compareLinks(x, y otelmap.Link) int {
