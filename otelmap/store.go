@@ -249,7 +249,7 @@ func (s *Store) addGroupLocked(group []Span, source string, now time.Time, swept
 			sp.Resource = emptyResource
 		}
 		// kept never passes i; while nothing was dropped the span is
-		// already where kept puts it, and copying 224 bytes of pointers
+		// already where kept puts it, and copying 184 bytes of pointers
 		// onto themselves would only cost write barriers while the
 		// collector runs.
 		if len(kept) == i {
