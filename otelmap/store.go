@@ -152,7 +152,7 @@ func (s *Store) AddOwned(spans []Span) AddResult { return s.AddOwnedFrom("", spa
 // group as its span slice, so a span is not copied at all; spans of a
 // trace already held are appended to it once per batch. The caller must
 // not use spans afterwards. A trace kept longer than the others of its
-// batch keeps the whole batch's array alive (224 bytes a span): the
+// batch keeps the whole batch's array alive (184 bytes a span): the
 // receiver's batches are one export request each.
 //
 // Limits, duplicates, late spans and the extension replacement work as in
