@@ -131,23 +131,7 @@ func TestSpanFloodDoesNotBlindAssessment(t *testing.T) {
 			if st := h.Green().Store().Stats(); st.Traces != tc.admitted || st.Admission.Unsolicited != tc.admitted {
 				t.Fatalf("after the flood: %+v, want %d traces held", st, tc.admitted)
 			}
-			team := fanOutTeam(t, h, func(o *purple.Options) { o.FlushOnResponse = true })
-			res := settleAssess(t, h, team, map[string]any{"num_tasks": 2})
-			if len(res.Tasks) != 2 || res.Score == nil {
-				t.Fatalf("%d tasks, score %v", len(res.Tasks), res.Score)
-			}
-			for _, task := range res.Tasks {
-				c := task.Coverage
-				if c.Interactions != 3 || c.BothSides != 3 || task.RefusedSpans != 0 {
-					t.Errorf("task %s: coverage %+v, %d refused spans: want 3 calls, all seen from both sides", task.TaskID, c, task.RefusedSpans)
-				}
-				if v := verdictOf(t, task); v.Evidence.Level != evals.EvidenceComplete {
-					t.Errorf("task %s: evidence %+v, want complete", task.TaskID, v.Evidence)
-				}
-			}
-			if len(res.Warnings) > 0 {
-				t.Errorf("warnings: %q", res.Warnings)
-			}
+			assessWholeTeam(t, h)
 			st := h.Green().Store().Stats()
 			if st.Admission.Reserved != 0 {
 				t.Errorf("%d traces still reserved after the assessment", st.Admission.Reserved)
@@ -184,5 +168,30 @@ func TestRefusedSpansAreReported(t *testing.T) {
 	}
 	if !slices.ContainsFunc(res.Warnings, func(w string) bool { return strings.Contains(w, "the span store refused") }) {
 		t.Errorf("warnings %q: none reports the refused spans", res.Warnings)
+	}
+}
+
+// assessWholeTeam runs a two-task assessment of a fan-out team of real
+// purple agents that export OTLP, and requires every span to have counted:
+// each task's 3 calls seen from both sides, nothing refused, complete
+// evidence, no warnings.
+func assessWholeTeam(t *testing.T, h *Harness) {
+	t.Helper()
+	team := fanOutTeam(t, h, func(o *purple.Options) { o.FlushOnResponse = true })
+	res := settleAssess(t, h, team, map[string]any{"num_tasks": 2})
+	if len(res.Tasks) != 2 || res.Score == nil {
+		t.Fatalf("%d tasks, score %v", len(res.Tasks), res.Score)
+	}
+	for _, task := range res.Tasks {
+		c := task.Coverage
+		if c.Interactions != 3 || c.BothSides != 3 || task.RefusedSpans != 0 {
+			t.Errorf("task %s: coverage %+v, %d refused spans: want 3 calls, all seen from both sides", task.TaskID, c, task.RefusedSpans)
+		}
+		if v := verdictOf(t, task); v.Evidence.Level != evals.EvidenceComplete {
+			t.Errorf("task %s: evidence %+v, want complete", task.TaskID, v.Evidence)
+		}
+	}
+	if len(res.Warnings) > 0 {
+		t.Errorf("warnings: %q", res.Warnings)
 	}
 }

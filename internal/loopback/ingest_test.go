@@ -21,23 +21,7 @@ func TestStrictIngestWithPurpleTeam(t *testing.T) {
 
 	t.Run("token sent", func(t *testing.T) {
 		h := admissionHarness(t, strict)
-		team := fanOutTeam(t, h, func(o *purple.Options) { o.FlushOnResponse = true })
-		res := settleAssess(t, h, team, map[string]any{"num_tasks": 2})
-		if len(res.Tasks) != 2 || res.Score == nil {
-			t.Fatalf("%d tasks, score %v", len(res.Tasks), res.Score)
-		}
-		for _, task := range res.Tasks {
-			c := task.Coverage
-			if c.Interactions != 3 || c.BothSides != 3 || task.RefusedSpans != 0 {
-				t.Errorf("task %s: coverage %+v, %d refused spans: want 3 calls, all seen from both sides", task.TaskID, c, task.RefusedSpans)
-			}
-			if v := verdictOf(t, task); v.Evidence.Level != evals.EvidenceComplete {
-				t.Errorf("task %s: evidence %+v, want complete", task.TaskID, v.Evidence)
-			}
-		}
-		if len(res.Warnings) > 0 {
-			t.Errorf("warnings: %q", res.Warnings)
-		}
+		assessWholeTeam(t, h)
 		if st := h.Green().Store().Stats().Admission; st.RefusedStrict != 0 || st.RefusedToken != 0 {
 			t.Errorf("admission %+v: spans refused", st)
 		}
