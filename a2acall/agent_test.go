@@ -13,7 +13,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -578,23 +577,4 @@ func refusedURL(t testing.TB) string {
 		t.Fatal(err)
 	}
 	return "http://" + addr
-}
-
-// checkNoGoroutineLeak waits briefly for goroutines that are still
-// finishing (connection readers seeing EOF) before calling it a leak.
-func checkNoGoroutineLeak(t *testing.T, before int) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		now := runtime.NumGoroutine()
-		if now <= before {
-			return
-		}
-		if time.Now().After(deadline) {
-			buf := make([]byte, 1<<20)
-			buf = buf[:runtime.Stack(buf, true)]
-			t.Fatalf("%d goroutines before, %d after:\n%s", before, now, buf)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }

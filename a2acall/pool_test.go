@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/coordbench/coordbench/a2acall"
+	"github.com/coordbench/coordbench/internal/testenv"
 	"github.com/coordbench/coordbench/otelmap"
 )
 
@@ -98,7 +99,7 @@ func TestMessengerFailures(t *testing.T) {
 			if p != nil {
 				p.Close()
 			}
-			checkNoGoroutineLeak(t, before)
+			testenv.CheckNoGoroutineLeak(t, before)
 		})
 	}
 }
@@ -158,7 +159,7 @@ func TestMessengerReusesClients(t *testing.T) {
 		t.Errorf("agent after close: %v", err)
 	}
 	p.Close()
-	checkNoGoroutineLeak(t, before)
+	testenv.CheckNoGoroutineLeak(t, before)
 }
 
 // TestMessengerCardRetry: a participant that is not up yet at the first
@@ -216,5 +217,5 @@ func TestMessengerCloseEndsCalls(t *testing.T) {
 		t.Fatal("Close did not end the call under way")
 	}
 	p.Close()
-	checkNoGoroutineLeak(t, before)
+	testenv.CheckNoGoroutineLeak(t, before)
 }

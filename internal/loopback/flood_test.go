@@ -16,10 +16,8 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 
 	"github.com/coordbench/coordbench/evals"
-	"github.com/coordbench/coordbench/green"
 	"github.com/coordbench/coordbench/otelmap"
 	"github.com/coordbench/coordbench/purple"
-	"github.com/coordbench/coordbench/scenario"
 )
 
 // Span admission end to end (issue 15, docs/span-admission.md): a flood of
@@ -29,27 +27,7 @@ import (
 // admissionHarness is settleHarness with the store's limits.
 func admissionHarness(t *testing.T, limits otelmap.Limits) *Harness {
 	t.Helper()
-	t.Setenv(evals.EnvLLMAPIKey, "")
-	sc, err := stubCoordinationScenario()
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := Start(t.Context(), Options{Green: green.ServerOptions{
-		Scenarios:       map[string]scenario.Scenario{scenario.Coordination: sc},
-		Getenv:          noDemoEnv,
-		Logger:          quietLogger,
-		ShutdownTimeout: demoStopTimeout,
-		StoreLimits:     limits,
-	}, CallTimeout: 2 * time.Minute})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := h.Stop(); err != nil {
-			t.Errorf("stop: %v", err)
-		}
-	})
-	return h
+	return testHarness(t, nil, limits)
 }
 
 // floodRequest is one OTLP/HTTP protobuf body of n spans, each in a trace

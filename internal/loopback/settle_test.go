@@ -13,6 +13,7 @@ import (
 
 	"github.com/coordbench/coordbench/evals"
 	"github.com/coordbench/coordbench/green"
+	"github.com/coordbench/coordbench/otelmap"
 	"github.com/coordbench/coordbench/purple"
 	"github.com/coordbench/coordbench/report"
 	"github.com/coordbench/coordbench/scenario"
@@ -32,6 +33,12 @@ const sdkDefaultBatch = sdktrace.DefaultScheduleDelay * time.Millisecond
 // the built-in papers; before, when set, runs before each task's scenario.
 func settleHarness(t *testing.T, before func(ctx context.Context, task scenario.Task)) *Harness {
 	t.Helper()
+	return testHarness(t, before, otelmap.Limits{})
+}
+
+// testHarness is settleHarness with the span store's limits.
+func testHarness(t *testing.T, before func(ctx context.Context, task scenario.Task), limits otelmap.Limits) *Harness {
+	t.Helper()
 	t.Setenv(evals.EnvLLMAPIKey, "")
 	sc, err := stubCoordinationScenario()
 	if err != nil {
@@ -46,6 +53,7 @@ func settleHarness(t *testing.T, before func(ctx context.Context, task scenario.
 		Getenv:          noDemoEnv,
 		Logger:          quietLogger,
 		ShutdownTimeout: demoStopTimeout,
+		StoreLimits:     limits,
 	}, CallTimeout: 2 * time.Minute})
 	if err != nil {
 		t.Fatal(err)

@@ -10,7 +10,7 @@ import (
 // waiting briefly for those still finishing (connection readers seeing EOF).
 func CheckNoGoroutineLeak(t testing.TB, before int) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(10 * time.Second)
 	for {
 		now := runtime.NumGoroutine()
 		if now <= before {
