@@ -263,14 +263,24 @@ func (d *wireDecoder) span(b []byte, res *Resource) error {
 		name, statusMessage []byte
 	)
 	first := len(d.attrs)
-	err := d.fields(b, "Span", func(num int32, v []byte, x uint64) error {
+	// The fields are walked here rather than through fields' callback:
+	// this loop runs once per field of every span received.
+	for pos := 0; pos < len(b); {
+		num, v, x, next, known, err := d.field(b, pos, "Span", spanFieldTypes)
+		if err != nil {
+			return fmt.Errorf("span: %w", err)
+		}
+		pos = next
+		if !known {
+			continue
+		}
 		switch num {
 		case 1:
-			return wireID(sp.TraceID[:], v, "trace_id")
+			err = wireID(sp.TraceID[:], v, "trace_id")
 		case 2:
-			return wireID(sp.SpanID[:], v, "span_id")
+			err = wireID(sp.SpanID[:], v, "span_id")
 		case 4:
-			return wireID(sp.ParentSpanID[:], v, "parent_span_id")
+			err = wireID(sp.ParentSpanID[:], v, "parent_span_id")
 		case 5:
 			name = v
 		case 6:
@@ -280,17 +290,13 @@ func (d *wireDecoder) span(b []byte, res *Resource) error {
 		case 8:
 			end = x
 		case 9:
-			kv, keep, err := d.keyValue(v, &first)
-			if keep {
-				d.attrs = append(d.attrs, kv)
-			}
-			return err
+			err = d.attr(v, &first)
 		case 11:
 			nEvents++
 		case 13:
 			nLinks++
 		case 15:
-			return d.fields(v, "Status", func(num int32, v []byte, x uint64) error {
+			err = d.fields(v, "Status", func(num int32, v []byte, x uint64) error {
 				if num == 2 {
 					statusMessage = v
 				} else if num == 3 {
@@ -299,10 +305,9 @@ func (d *wireDecoder) span(b []byte, res *Resource) error {
 				return nil
 			}, "--bv")
 		}
-		return nil
-	}, spanFieldTypes)
-	if err != nil {
-		return fmt.Errorf("span: %w", err)
+		if err != nil {
+			return fmt.Errorf("span: %w", err)
+		}
 	}
 	sp.Attrs = d.carve(first)
 	sp.Name = d.key(name)
@@ -393,6 +398,39 @@ func (d *wireDecoder) eventsAndLinks(b []byte, sp *Span, nEvents, nLinks int) er
 	}, "")
 }
 
+// attr decodes one KeyValue of a span and appends it to the attribute
+// arena, unless its value is empty (see keyValue). The common shapes are
+// written in place: this runs once per attribute received.
+func (d *wireDecoder) attr(b []byte, first *int) error {
+	key, str, kind, num, ok := keyValueCommon(b)
+	if !ok {
+		kv, keep, err := d.keyValue(b, first)
+		if keep {
+			d.attrs = append(d.attrs, kv)
+		}
+		return err
+	}
+	d.reserve(first)
+	d.lastKey, d.lastIsStr = key, kind == 1
+	if kind == 0 {
+		return nil // an empty value, dropped
+	}
+	d.attrs = d.attrs[:len(d.attrs)+1]
+	kv := &d.attrs[len(d.attrs)-1]
+	kv.Key = attribute.Key(d.key(key))
+	switch kind {
+	case 1:
+		kv.Value = attribute.StringValue(d.key(str))
+	case 2:
+		kv.Value = attribute.BoolValue(num != 0)
+	case 3:
+		kv.Value = attribute.Int64Value(int64(num))
+	default:
+		kv.Value = attribute.Float64Value(math.Float64frombits(num))
+	}
+	return nil
+}
+
 // keyValue decodes one KeyValue. keep is false for an empty value, which
 // is dropped as SpansFromTraces drops it. Before it returns, the arena has
 // room for one more attribute after the ones from *first on (moved to a
@@ -447,29 +485,40 @@ func (d *wireDecoder) keyValue(b []byte, first *int) (attribute.KeyValue, bool, 
 	return d.keyValueOf(key, str, kind, num, val, first)
 }
 
-// keyValueCommon decodes a KeyValue in the shape every SDK writes: a key,
-// then a value holding one string, boolean, integer or double, or nothing.
-// ok is false for any other shape, which keyValue decodes field by field.
+// keyValueCommon decodes a KeyValue in the shapes SDKs and collectors
+// write: a key and a value holding one string, boolean, integer or double,
+// or nothing, each field once, in either order (the protobuf runtimes
+// write the key first; pdata's marshaller, and so every Collector and
+// Jaeger, the value first). ok is false for any other shape, which
+// keyValue decodes field by field.
 func keyValueCommon(b []byte) (key, str []byte, kind int32, num uint64, ok bool) {
-	if len(b) < 2 || b[0] != 0x0a { // field 1, length-delimited
+	var v []byte
+	var haveKey, haveValue bool
+	for pos := 0; pos < len(b); {
+		tag := b[pos]
+		if tag != 0x0a && tag != 0x12 { // field 1 or 2, length-delimited
+			return
+		}
+		s, e, err := wireLen(b, pos+1)
+		if err != nil {
+			return
+		}
+		if tag == 0x0a {
+			if haveKey {
+				return
+			}
+			haveKey, key = true, b[s:e]
+		} else {
+			if haveValue {
+				return
+			}
+			haveValue, v = true, b[s:e]
+		}
+		pos = e
+	}
+	if !haveKey {
 		return
 	}
-	ks, ke, err := wireLen(b, 1)
-	if err != nil {
-		return
-	}
-	key = b[ks:ke]
-	if ke == len(b) {
-		return key, nil, 0, 0, true
-	}
-	if b[ke] != 0x12 { // field 2, length-delimited
-		return
-	}
-	vs, ve, err := wireLen(b, ke+1)
-	if err != nil || ve != len(b) {
-		return
-	}
-	v := b[vs:ve]
 	if len(v) == 0 {
 		return key, nil, 0, 0, true
 	}

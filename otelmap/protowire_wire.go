@@ -203,55 +203,65 @@ type fieldTypes = string
 // is accepted (a second walk over a message already checked).
 func (d *wireDecoder) fields(b []byte, msg string, f func(num int32, v []byte, x uint64) error, types fieldTypes) error {
 	for pos := 0; pos < len(b); {
-		num, typ, next, err := wireTag(b, pos)
+		num, v, x, next, known, err := d.field(b, pos, msg, types)
 		if err != nil {
 			return err
 		}
-		if types != "" {
-			want := byte('-')
-			if int(num) < len(types) {
-				want = types[num]
-			}
-			if want == '-' {
-				if pos, err = d.skip(b, next, num, typ); err != nil {
-					return err
-				}
-				continue
-			}
-			if wireTypeCode[typ&7] != want {
-				return fmt.Errorf("%s field %d: wrong wire type %d", msg, num, typ)
-			}
-		}
-		var v []byte
-		var x uint64
-		switch typ {
-		case protowire.BytesType:
-			var start int
-			if start, pos, err = wireLen(b, next); err != nil {
-				return err
-			}
-			v = b[start:pos]
-		case protowire.VarintType:
-			x, pos, err = wireVarint(b, next)
-		case protowire.Fixed64Type:
-			x, pos, err = wireFixed64(b, next)
-		case protowire.Fixed32Type:
-			var x32 uint32
-			x32, pos, err = wireFixed32(b, next)
-			x = uint64(x32)
-		default:
-			pos, err = d.skip(b, next, num, typ)
-		}
-		if err != nil {
-			return err
-		}
-		if f != nil {
+		pos = next
+		if known && f != nil {
 			if err := f(num, v, x); err != nil {
 				return err
 			}
 		}
 	}
 	return nil
+}
+
+// field reads the field of message b at pos, as fields walks them, and
+// returns where the next one starts. known is false for a field that was
+// skipped; the hot loops (a span's fields) call it directly rather than
+// through fields' callback.
+func (d *wireDecoder) field(b []byte, pos int, msg string, types fieldTypes) (num int32, v []byte, x uint64, next int, known bool, err error) {
+	var typ protowire.Type
+	num, typ, next, err = wireTag(b, pos)
+	if err != nil {
+		return 0, nil, 0, 0, false, err
+	}
+	if types != "" {
+		want := byte('-')
+		if int(num) < len(types) {
+			want = types[num]
+		}
+		if want == '-' {
+			next, err = d.skip(b, next, num, typ)
+			return num, nil, 0, next, false, err
+		}
+		if wireTypeCode[typ&7] != want {
+			return 0, nil, 0, 0, false, fmt.Errorf("%s field %d: wrong wire type %d", msg, num, typ)
+		}
+	}
+	switch typ {
+	case protowire.BytesType:
+		var start int
+		if start, next, err = wireLen(b, next); err != nil {
+			return 0, nil, 0, 0, false, err
+		}
+		v = b[start:next]
+	case protowire.VarintType:
+		x, next, err = wireVarint(b, next)
+	case protowire.Fixed64Type:
+		x, next, err = wireFixed64(b, next)
+	case protowire.Fixed32Type:
+		var x32 uint32
+		x32, next, err = wireFixed32(b, next)
+		x = uint64(x32)
+	default:
+		next, err = d.skip(b, next, num, typ)
+	}
+	if err != nil {
+		return 0, nil, 0, 0, false, err
+	}
+	return num, v, x, next, true, nil
 }
 
 // wireTypeCode is fieldTypes' letter for each wire type.
