@@ -1,8 +1,8 @@
 package otelmap
 
 import (
+	"encoding/binary"
 	"fmt"
-	"hash/maphash"
 	"math"
 	"math/bits"
 	"unsafe"
@@ -38,7 +38,7 @@ func SpansFromProto(body []byte, source string) ([]Span, []string, error) {
 }
 
 func spansFromProto(body []byte, source string, pdataGroups bool) ([]Span, []string, error) {
-	d := wireDecoder{source: source, pdataGroups: pdataGroups, seed: maphash.MakeSeed()}
+	d := wireDecoder{source: source, pdataGroups: pdataGroups}
 	// The intern table grows with the request, so a one-span export does
 	// not pay for a large one's table.
 	d.interned = make([]string, min(maxInternSlots, max(minInternSlots, 1<<bits.Len(uint(len(body)/128)))))
@@ -64,7 +64,6 @@ type wireDecoder struct {
 	strs []byte
 	// interned are recent keys, names and short values (see key).
 	interned []string // a power of two long
-	seed     maphash.Seed
 	// pdataGroups skips unknown groups as pdata v1.70.0 does (wrongly: it
 	// stops at the group's first scalar), for FuzzProtoDecodersAgree only.
 	pdataGroups bool
@@ -612,8 +611,8 @@ func (d *wireDecoder) str(b []byte) string {
 // key returns b as an interned string: attribute keys, span names and
 // short string values repeat across the spans of a batch, and a string
 // held once costs its bytes once for as long as the trace is kept. The
-// table is a lossy cache indexed by the runtime's hash (a map cost a
-// fifth of the decoding): a collision only costs a copy.
+// table is a lossy cache indexed by internHash (a map cost a fifth of the
+// decoding): a collision only costs a copy.
 func (d *wireDecoder) key(b []byte) string {
 	n := len(b)
 	if n == 0 {
@@ -622,13 +621,34 @@ func (d *wireDecoder) key(b []byte) string {
 	if n > maxInterned {
 		return d.str(b)
 	}
-	h := maphash.Bytes(d.seed, b) & uint64(len(d.interned)-1)
+	h := internHash(b) & uint64(len(d.interned)-1)
 	if k := d.interned[h]; k == string(b) { // no allocation for the comparison
 		return k
 	}
 	k := d.str(b)
 	d.interned[h] = k
 	return k
+}
+
+// internHash is the intern table's hash of b (1 to maxInterned bytes): its
+// length and its first and last eight bytes, mixed by one multiplication.
+// It reads at most sixteen bytes of b however long b is, which is what
+// makes it cheaper than hash/maphash here. It is not seeded: an exporter
+// that sends colliding strings only makes the table miss, and a miss
+// costs one copy of the string, as an uninterned string does.
+func internHash(b []byte) uint64 {
+	n := len(b)
+	var a, z uint64
+	switch {
+	case n >= 8:
+		a, z = binary.LittleEndian.Uint64(b), binary.LittleEndian.Uint64(b[n-8:])
+	case n >= 4:
+		a, z = uint64(binary.LittleEndian.Uint32(b)), uint64(binary.LittleEndian.Uint32(b[n-4:]))
+	default:
+		a = uint64(b[0]) | uint64(b[n/2])<<8 | uint64(b[n-1])<<16
+	}
+	h := (a ^ bits.RotateLeft64(z, 29) ^ uint64(n)<<56) * 0x9e3779b97f4a7c15
+	return h ^ h>>29
 }
 
 // Interning: strings longer than maxInterned are rarely repeated (message
