@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -267,7 +268,9 @@ func TestExtensionStoreDedup(t *testing.T) {
 				t.Fatalf("second add: %+v", res)
 			}
 			held := st.Spans(real.TraceID)
-			if len(held) != 1 || held[0].Source != SourceOTLP || held[0].Resource != real.Resource {
+			// The store keeps its own copy of the resource: equal, not the same.
+			if len(held) != 1 || held[0].Source != SourceOTLP || held[0].Resource.ServiceName != real.Resource.ServiceName ||
+				!slices.Equal(held[0].Resource.Attrs, real.Resource.Attrs) {
 				t.Errorf("held %+v", held)
 			}
 		})

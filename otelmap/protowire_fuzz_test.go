@@ -5,11 +5,13 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"go.opentelemetry.io/otel/trace"
 	"io"
 	"math"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -55,6 +57,46 @@ func checkDecodersAgree(t testing.TB, body []byte) {
 	if w, g := strings.Join(wantWarn, "\n"), strings.Join(gotWarn, "\n"); w != g {
 		t.Fatalf("warnings differ:\npdata: %s\nSpansFromProto: %s", w, g)
 	}
+	checkStoreKeeps(t, got)
+}
+
+// checkStoreKeeps stores spans and requires the store to give back, per
+// trace, every span it accepted as it was, field by field (resources by
+// their contents): packing (packed.go) loses nothing. Which spans it
+// accepts follows Add's rules: valid ids, the first of each span id,
+// except that a span from another road replaces one rebuilt from the
+// Traceability Extension.
+func checkStoreKeeps(t testing.TB, spans []Span) {
+	t.Helper()
+	st := NewStore(Limits{MaxTraces: len(spans) + 1, MaxSpansPerTrace: len(spans) + 1,
+		Admission: AdmissionLimits{MaxTracesPerSource: len(spans) + 1}})
+	st.AddFrom("fuzz", spans)
+	want := map[trace.TraceID][]Span{}
+	var order []trace.TraceID
+	for _, sp := range spans {
+		if !sp.TraceID.IsValid() || !sp.SpanID.IsValid() {
+			continue
+		}
+		held, ok := want[sp.TraceID]
+		if !ok {
+			order = append(order, sp.TraceID)
+		}
+		i := slices.IndexFunc(held, func(h Span) bool { return h.SpanID == sp.SpanID })
+		switch {
+		case i < 0:
+			want[sp.TraceID] = append(held, sp)
+		case held[i].Source == SourceExtension && sp.Source != SourceExtension:
+			held[i] = sp
+		}
+	}
+	for _, id := range order {
+		if w, g := spansTextOf(want[id], false), spansTextOf(st.Spans(id), false); w != g {
+			t.Fatalf("trace %s: the store gave back\n%s\nwant\n%s", id, g, w)
+		}
+	}
+	if got := st.Stats().Traces; got != len(order) {
+		t.Fatalf("store holds %d traces, want %d", got, len(order))
+	}
 }
 
 func spansViaPdata(body []byte) ([]Span, []string, error) {
@@ -68,7 +110,11 @@ func spansViaPdata(body []byte) ([]Span, []string, error) {
 
 // spansText renders every field of spans, resources by their contents and
 // by which spans share one, floats by their bits.
-func spansText(spans []Span) string {
+func spansText(spans []Span) string { return spansTextOf(spans, true) }
+
+// spansTextOf is spansText, which shows which spans share a resource only
+// if sharing is set.
+func spansTextOf(spans []Span, sharing bool) string {
 	var b strings.Builder
 	resources := map[*Resource]int{}
 	for i := range spans {
@@ -85,6 +131,9 @@ func spansText(spans []Span) string {
 		if sp.Resource == nil {
 			fmt.Fprintf(&b, "  resource nil\n")
 		} else {
+			if !sharing {
+				r = 0
+			}
 			fmt.Fprintf(&b, "  resource %d empty=%v service %q attrs %s\n", r, sp.Resource == emptyResource,
 				sp.Resource.ServiceName, attrsText(sp.Resource.Attrs))
 		}

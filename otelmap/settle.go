@@ -140,12 +140,12 @@ func (s *Store) Settle(ctx context.Context, id trace.TraceID, opts SettleOptions
 		ready, throttled := false, false
 		if t != nil {
 			changed = t.changed
-			ready = hasRoot(t.spans, opts.Root)
-			if ready && rule != nil && len(t.spans) != checkedLen {
+			ready = t.spans.hasRoot(opts.Root)
+			if ready && rule != nil && t.spans.len() != checkedLen {
 				if time.Now().Before(notBefore) {
 					throttled = true
 				} else {
-					snapshot = slices.Clone(t.spans)
+					snapshot = t.spans.unpackAll(id)
 				}
 			}
 			since := t.lastArrival
@@ -217,13 +217,15 @@ func stopTimer(t *time.Timer) {
 	}
 }
 
-func hasRoot(spans []Span, root trace.SpanID) bool {
-	for i := range spans {
+// hasRoot tells whether the spans hold root or, when root is not valid,
+// any span without a parent.
+func (p *packedSpans) hasRoot(root trace.SpanID) bool {
+	for i := range p.heads {
 		if root.IsValid() {
-			if spans[i].SpanID == root {
+			if p.heads[i].id == root {
 				return true
 			}
-		} else if !spans[i].ParentSpanID.IsValid() {
+		} else if !p.heads[i].parent.IsValid() {
 			return true
 		}
 	}

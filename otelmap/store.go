@@ -73,7 +73,8 @@ type Store struct {
 }
 
 type storedTrace struct {
-	spans       []Span
+	// spans are the trace's spans, packed (packed.go).
+	spans       packedSpans
 	ids         map[trace.SpanID]struct{}
 	lastArrival time.Time
 	// lastForeign is when the last span of another road than the
@@ -83,15 +84,8 @@ type storedTrace struct {
 	// changed is closed and replaced whenever a span arrives, to wake
 	// waiters.
 	changed chan struct{}
-}
-
-func (t *storedTrace) index(id trace.SpanID) int {
-	for i := range t.spans {
-		if t.spans[i].SpanID == id {
-			return i
-		}
-	}
-	return -1
+	// notify is set while a batch that changed the trace is being added.
+	notify bool
 }
 
 // NewStore returns an empty store with the given limits.
@@ -132,59 +126,61 @@ type AddResult struct {
 // dropped, except the assessor's own (assessorsOwn: evaluator spans that
 // end after assembly, recorded in process), which are stored as a trace of
 // their own, as before it was assessed; spans of other roads with the
-// assessor's resource are dropped without counting (late.go). Add copies
-// spans; the caller keeps its slice.
-func (s *Store) Add(spans []Span) AddResult { return s.AddOwnedFrom("", slices.Clone(spans)) }
+// assessor's resource are dropped without counting (late.go). The store
+// keeps a packed copy of each span it accepts (packed.go), strings,
+// resources, links and events included: the caller keeps its slice and
+// everything it points at.
+func (s *Store) Add(spans []Span) AddResult { return s.AddFrom("", spans) }
+
+// AddOwned is Add; it remains for callers that hand over their batch.
+func (s *Store) AddOwned(spans []Span) AddResult { return s.AddFrom("", spans) }
+
+// AddOwnedFrom is AddFrom; it remains for callers that hand over their
+// batch.
+func (s *Store) AddOwnedFrom(source string, spans []Span) AddResult { return s.AddFrom(source, spans) }
 
 // AddFrom is Add for spans from source, an exporter's identity: its new
 // traces that nobody reserved count against its quota (admission.go).
 // Source "" (in process, the Traceability Extension, files) has none.
-func (s *Store) AddFrom(source string, spans []Span) AddResult {
-	return s.AddOwnedFrom(source, slices.Clone(spans))
-}
-
-// AddOwned is AddOwnedFrom without a source.
-func (s *Store) AddOwned(spans []Span) AddResult { return s.AddOwnedFrom("", spans) }
-
-// AddOwnedFrom is AddFrom for a batch the store may keep: it reorders spans in
-// place, grouping them per trace (in order of first appearance, each
-// trace's spans in their order), and a trace new in this batch keeps its
-// group as its span slice, so a span is not copied at all; spans of a
-// trace already held are appended to it once per batch. The caller must
-// not use spans afterwards. A trace kept longer than the others of its
-// batch keeps the whole batch's array alive (184 bytes a span): the
-// receiver's batches are one export request each.
 //
-// Limits, duplicates, late spans and the extension replacement work as in
-// Add, span by span, in the grouped order: Reason is the first reason met
-// in that order.
-func (s *Store) AddOwnedFrom(source string, spans []Span) AddResult {
+// Spans are taken in their order, each trace's in arrival order; Reason is
+// the first reason met.
+func (s *Store) AddFrom(source string, spans []Span) AddResult {
 	var res AddResult
-	groups := groupByTrace(spans)
 	now := s.now()
+	// A batch's spans share a few resources; the store keeps one copy of
+	// each per batch.
+	resources := map[*Resource]*Resource{}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	swept := false
 	var touched []*storedTrace
-	for start := 0; start < len(spans); {
-		end := start + int(groups[start])
-		if t := s.addGroupLocked(spans[start:end], source, now, &swept, &res); t != nil {
+	var t *storedTrace
+	for i := range spans {
+		sp := &spans[i]
+		if t == nil || i == 0 || sp.TraceID != spans[i-1].TraceID {
+			t = s.traces[sp.TraceID] // nil for a new trace, made by addLocked
+		}
+		var changed bool
+		if t, changed = s.addLocked(t, sp, source, now, &swept, &res, resources, spans[i:]); changed && !t.notify {
+			t.notify = true
 			touched = append(touched, t)
 		}
-		start = end
 	}
 	s.accepted.Add(uint64(res.Accepted))
 	for _, t := range touched {
+		t.notify = false
 		close(t.changed)
 		t.changed = make(chan struct{})
 	}
 	return res
 }
 
-// addGroupLocked stores group, spans of one trace id, and returns the
-// trace it changed, if any. Accepted spans are compacted to the front of
-// group, which becomes the trace's span slice when the trace is new.
-func (s *Store) addGroupLocked(group []Span, source string, now time.Time, swept *bool, res *AddResult) *storedTrace {
+// addLocked stores sp, of trace t (nil when the store holds no such trace
+// yet), and returns the trace it is now in, if any, and whether the trace
+// changed. rest is the batch from sp on.
+func (s *Store) addLocked(t *storedTrace, sp *Span, source string, now time.Time, swept *bool, res *AddResult,
+	resources map[*Resource]*Resource, rest []Span) (*storedTrace, bool) {
 	reject := func(reason string, counter *atomic.Uint64) {
 		res.Rejected++
 		counter.Add(1)
@@ -192,87 +188,66 @@ func (s *Store) addGroupLocked(group []Span, source string, now time.Time, swept
 			res.Reason = reason
 		}
 	}
-	var t *storedTrace
-	changed := false
-	kept := group[:0] // accepted, not yet in t.spans
-	for i := range group {
-		sp := &group[i]
-		if !sp.TraceID.IsValid() || !sp.SpanID.IsValid() {
-			reject("invalid trace or span id", &s.rejectedInvalid)
-			continue
-		}
-		if a := s.assessed[sp.TraceID]; a != nil && !assessorsOwn(sp) {
-			if a.lateSpan(sp) {
-				res.Late++
-				s.late.Add(1)
-				if !res.LateTrace.IsValid() {
-					res.LateTrace = sp.TraceID
-				}
-			}
-			continue
-		}
-		if t == nil {
-			t = s.traces[sp.TraceID]
-		}
-		if t == nil {
-			var reason string
-			var counter *atomic.Uint64
-			if t, reason, counter = s.newTraceLocked(sp.TraceID, source, now, swept, len(group)-i); t == nil {
-				reject(reason, counter)
-				continue
+	if !sp.TraceID.IsValid() || !sp.SpanID.IsValid() {
+		reject("invalid trace or span id", &s.rejectedInvalid)
+		return t, false
+	}
+	if a := s.assessed[sp.TraceID]; a != nil && !assessorsOwn(sp) {
+		if a.lateSpan(sp) {
+			res.Late++
+			s.late.Add(1)
+			if !res.LateTrace.IsValid() {
+				res.LateTrace = sp.TraceID
 			}
 		}
-		if _, dup := t.ids[sp.SpanID]; dup {
-			res.Duplicates++
-			s.duplicates.Add(1)
-			// A span rebuilt from the Traceability Extension gives way to the
-			// same span as its own process recorded it, which says more.
-			if sp.Source != SourceExtension {
-				if held := t.find(kept, sp.SpanID); held != nil && held.Source == SourceExtension {
-					replaced := *sp
-					if replaced.Resource == nil {
-						replaced.Resource = emptyResource
-					}
-					*held = replaced
-					t.arrived(now, sp.Source)
-					changed = true
-				}
+		return t, false
+	}
+	if t == nil {
+		var reason string
+		var counter *atomic.Uint64
+		run := 1 // the spans of this trace that follow it
+		for run < len(rest) && rest[run].TraceID == sp.TraceID {
+			run++
+		}
+		if t, reason, counter = s.newTraceLocked(sp.TraceID, source, now, swept, run); t == nil {
+			reject(reason, counter)
+			return nil, false
+		}
+	}
+	if _, dup := t.ids[sp.SpanID]; dup {
+		res.Duplicates++
+		s.duplicates.Add(1)
+		// A span rebuilt from the Traceability Extension gives way to the
+		// same span as its own process recorded it, which says more.
+		if sp.Source != SourceExtension {
+			if i := t.spans.index(sp.SpanID); i >= 0 && t.spans.sourceOf(i) == sourceExtension {
+				t.spans.replace(i, sp, storeResource(resources, sp.Resource))
+				t.arrived(now, sp.Source)
+				return t, true
 			}
-			continue
 		}
-		if len(t.spans)+len(kept) >= s.limits.MaxSpansPerTrace {
-			reject(fmt.Sprintf("span limit per trace reached (%d spans)", s.limits.MaxSpansPerTrace), &s.rejectedFull)
-			s.refusedLocked(sp.TraceID)
-			continue
-		}
-		if sp.Resource == nil {
-			sp.Resource = emptyResource
-		}
-		// kept never passes i; while nothing was dropped the span is
-		// already where kept puts it, and copying 184 bytes of pointers
-		// onto themselves would only cost write barriers while the
-		// collector runs.
-		if len(kept) == i {
-			kept = kept[:i+1]
-		} else {
-			kept = append(kept, *sp)
-		}
-		t.ids[sp.SpanID] = struct{}{}
-		t.arrived(now, sp.Source)
-		changed = true
-		res.Accepted++
+		return t, false
 	}
-	if len(kept) > 0 {
-		if t.spans == nil {
-			t.spans = kept[:len(kept):len(kept)] // an append copies
-		} else {
-			t.spans = append(t.spans, kept...)
-		}
+	if t.spans.len() >= s.limits.MaxSpansPerTrace {
+		reject(fmt.Sprintf("span limit per trace reached (%d spans)", s.limits.MaxSpansPerTrace), &s.rejectedFull)
+		s.refusedLocked(sp.TraceID)
+		return t, false
 	}
-	if !changed {
-		return nil
+	t.spans.add(sp, storeResource(resources, sp.Resource))
+	t.ids[sp.SpanID] = struct{}{}
+	t.arrived(now, sp.Source)
+	res.Accepted++
+	return t, true
+}
+
+// storeResource returns the store's copy of res for this batch.
+func storeResource(batch map[*Resource]*Resource, res *Resource) *Resource {
+	if c, ok := batch[res]; ok {
+		return c
 	}
-	return t
+	c := cloneResource(res)
+	batch[res] = c
+	return c
 }
 
 // newTraceLocked is the one place where the store decides whether a new
@@ -283,89 +258,13 @@ func (s *Store) newTraceLocked(id trace.TraceID, source string, now time.Time, s
 	if ok, reason, counter := s.admitNewLocked(id, source, now, swept); !ok {
 		return nil, reason, counter
 	}
-	t := &storedTrace{ids: make(map[trace.SpanID]struct{}, sizeHint), changed: make(chan struct{})}
+	t := &storedTrace{ids: make(map[trace.SpanID]struct{}, min(sizeHint, initialIDs)), changed: make(chan struct{})}
 	s.traces[id] = t
 	return t, "", nil
 }
 
-// find returns the held span with id: in t.spans or among pending, the
-// spans of this batch accepted but not yet appended.
-func (t *storedTrace) find(pending []Span, id trace.SpanID) *Span {
-	if i := t.index(id); i >= 0 {
-		return &t.spans[i]
-	}
-	for i := range pending {
-		if pending[i].SpanID == id {
-			return &pending[i]
-		}
-	}
-	return nil
-}
-
-// groupByTrace reorders spans in place so that each trace's spans are
-// contiguous, traces in order of first appearance and each trace's spans
-// in their order, and returns, at the index of each group's first span,
-// the group's length.
-func groupByTrace(spans []Span) []int32 {
-	n := len(spans)
-	sizes := make([]int32, n)
-	if n == 0 {
-		return sizes
-	}
-	// Common cases first: one trace, or traces already contiguous.
-	contiguous := true
-	seen := map[trace.TraceID]int{} // trace -> group number
-	var firsts []int                // group number -> index of first span
-	group := make([]int32, n)
-	for i := range spans {
-		id := spans[i].TraceID
-		if i > 0 && id == spans[i-1].TraceID { // the common run of one trace
-			group[i] = group[i-1]
-			continue
-		}
-		g, ok := seen[id]
-		if !ok {
-			g = len(firsts)
-			seen[id] = g
-			firsts = append(firsts, i)
-		} else if g != int(group[i-1]) {
-			contiguous = false
-		}
-		group[i] = int32(g)
-	}
-	counts := make([]int, len(firsts))
-	for _, g := range group {
-		counts[g]++
-	}
-	if contiguous {
-		for _, f := range firsts {
-			sizes[f] = int32(counts[group[f]])
-		}
-		return sizes
-	}
-	// Where each group starts once grouped, then each span's place.
-	offset := make([]int, len(counts))
-	at := 0
-	for g, c := range counts {
-		offset[g] = at
-		sizes[at] = int32(c)
-		at += c
-	}
-	dest := group // reused: span i goes to dest[i]
-	for i, g := range group {
-		dest[i] = int32(offset[g])
-		offset[g]++
-	}
-	// Follow the permutation's cycles: each swap puts one span in place.
-	for i := range spans {
-		for int(dest[i]) != i {
-			j := dest[i]
-			spans[i], spans[j] = spans[j], spans[i]
-			dest[i], dest[j] = dest[j], dest[i]
-		}
-	}
-	return sizes
-}
+// initialIDs bounds the room a new trace's span-id set is made with.
+const initialIDs = 1024
 
 func (t *storedTrace) arrived(now time.Time, source string) {
 	t.lastArrival = now
@@ -409,7 +308,7 @@ func (s *Store) Spans(id trace.TraceID) []Span {
 	if t == nil {
 		return nil
 	}
-	return slices.Clone(t.spans)
+	return t.spans.unpackAll(id)
 }
 
 // TraceIDs returns the ids of the traces held, sorted.
@@ -454,7 +353,7 @@ func (s *Store) Stats() Stats {
 	s.mu.Lock()
 	st := Stats{Traces: len(s.traces)}
 	for _, t := range s.traces {
-		st.Spans += len(t.spans)
+		st.Spans += t.spans.len()
 	}
 	st.Admission = s.admissionStatsLocked()
 	s.mu.Unlock()

@@ -70,24 +70,3 @@ func TestStoreAddOwnedGroupsPerTrace(t *testing.T) {
 	}
 }
 
-// TestGroupByTrace: the permutation keeps each trace's order and puts
-// traces in order of first appearance.
-func TestGroupByTrace(t *testing.T) {
-	order := []byte{3, 1, 3, 2, 1, 1, 3, 2}
-	var spans []Span
-	for i, tr := range order {
-		spans = append(spans, storeTestSpan(tr, byte(i+1), 0, SourceOTLP))
-	}
-	sizes := groupByTrace(spans)
-	var got []byte
-	for _, sp := range spans {
-		got = append(got, sp.TraceID[0], sp.SpanID[0])
-	}
-	want := []byte{3, 1, 3, 3, 3, 7, 1, 2, 1, 5, 1, 6, 2, 4, 2, 8}
-	if string(got) != string(want) {
-		t.Fatalf("grouped %v, want %v", got, want)
-	}
-	if sizes[0] != 3 || sizes[3] != 3 || sizes[6] != 2 {
-		t.Fatalf("sizes %v", sizes)
-	}
-}
