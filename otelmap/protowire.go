@@ -38,11 +38,33 @@ func SpansFromProto(body []byte, source string) ([]Span, []string, error) {
 }
 
 func spansFromProto(body []byte, source string, pdataGroups bool) ([]Span, []string, error) {
-	d := wireDecoder{source: source, pdataGroups: pdataGroups}
+	var d wireDecoder
+	return d.decode(body, source, pdataGroups)
+}
+
+// decode decodes body. A decoder made to reuse its memory (newReusedDecoder)
+// writes each call's spans, attributes and strings over the last call's:
+// what one call returned is valid only until the next, and its caller
+// must copy what it keeps (the store does: packed.go).
+func (d *wireDecoder) decode(body []byte, source string, pdataGroups bool) ([]Span, []string, error) {
+	d.source, d.pdataGroups = source, pdataGroups
+	d.warnings, d.badIDs, d.lastKey, d.lastIsStr = nil, 0, nil, false
+	d.attrs, d.strs, d.attrNext, d.strNext = nil, nil, 0, 0
 	// The intern table grows with the request, so a one-span export does
-	// not pay for a large one's table.
-	d.interned = make([]string, min(maxInternSlots, max(minInternSlots, 1<<bits.Len(uint(len(body)/128)))))
-	d.spans = make([]Span, 0, countSpans(body))
+	// not pay for a large one's table. A reused table is cleared: its
+	// strings point into arenas about to be written over.
+	slots := min(maxInternSlots, max(minInternSlots, 1<<bits.Len(uint(len(body)/128))))
+	if cap(d.interned) >= slots {
+		d.interned = d.interned[:slots]
+		clear(d.interned)
+	} else {
+		d.interned = make([]string, slots)
+	}
+	if n := countSpans(body); d.reuse && cap(d.spans) >= n {
+		d.spans = d.spans[:0]
+	} else {
+		d.spans = make([]Span, 0, n)
+	}
 	if err := d.request(body); err != nil {
 		return nil, nil, fmt.Errorf("decode protobuf ExportTraceServiceRequest: %w", err)
 	}
@@ -52,8 +74,29 @@ func spansFromProto(body []byte, source string, pdataGroups bool) ([]Span, []str
 	return d.spans, d.warnings, nil
 }
 
+// newReusedDecoder returns a decoder that reuses its memory from one
+// decode to the next (the receiver's, pooled: decoding then allocates
+// almost nothing once the pool is warm).
+func newReusedDecoder() *wireDecoder { return &wireDecoder{reuse: true} }
+
+// maxPooledSpans bounds the decoders the receiver pools: one that decoded
+// a larger request is let go, so a rare huge request does not stay in
+// memory.
+const maxPooledSpans = 1 << 16
+
+// pooled tells whether d may go back to a pool.
+func (d *wireDecoder) pooled() bool { return cap(d.spans) <= maxPooledSpans }
+
 // wireDecoder carries the state of one SpansFromProto call.
 type wireDecoder struct {
+	// reuse: the attribute and string chunks below, and spans' array, are
+	// kept for the next decode (newReusedDecoder).
+	reuse      bool
+	attrChunks [][]attribute.KeyValue
+	strChunks  [][]byte
+	// attrNext and strNext are the next chunk to hand out in this decode.
+	attrNext, strNext int
+
 	source   string
 	spans    []Span
 	warnings []string
@@ -575,7 +618,18 @@ func (d *wireDecoder) reserve(first *int) {
 		return
 	}
 	used := d.attrs[*first:]
-	chunk := make([]attribute.KeyValue, 0, max(attrChunk, 2*(len(used)+1)))
+	need := max(attrChunk, 2*(len(used)+1))
+	var chunk []attribute.KeyValue
+	if d.attrNext < len(d.attrChunks) && cap(d.attrChunks[d.attrNext]) >= need {
+		chunk = d.attrChunks[d.attrNext][:0]
+		d.attrNext++
+	} else {
+		chunk = make([]attribute.KeyValue, 0, need)
+		if d.reuse && d.attrNext == len(d.attrChunks) {
+			d.attrChunks = append(d.attrChunks, chunk)
+			d.attrNext++
+		}
+	}
 	d.attrs = append(chunk, used...)
 	*first = 0
 }
@@ -599,12 +653,21 @@ func (d *wireDecoder) str(b []byte) string {
 		return string(b)
 	}
 	if cap(d.strs)-len(d.strs) < len(b) {
-		d.strs = make([]byte, 0, strChunk)
+		if d.strNext < len(d.strChunks) {
+			d.strs = d.strChunks[d.strNext][:0]
+		} else {
+			d.strs = make([]byte, 0, strChunk)
+			if d.reuse {
+				d.strChunks = append(d.strChunks, d.strs)
+			}
+		}
+		d.strNext++
 	}
 	at := len(d.strs)
 	d.strs = append(d.strs, b...)
-	// The arena is only ever appended to, never rewritten: what a string
-	// points at stays as it was.
+	// The arena is only ever appended to, never rewritten, within one
+	// decode: what a string points at stays as it was until a reused
+	// decoder's next decode.
 	return unsafe.String(&d.strs[at], len(b))
 }
 

@@ -18,27 +18,41 @@ func cpuTime(b *testing.B) time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// BenchmarkDecodeWire measures SpansFromProto on one 10k-span request
-// (the counterpart of BenchmarkDecodeProtobuf + BenchmarkSpansFromTraces):
-// allocations and bytes per span decoded.
+// BenchmarkDecodeWire measures decoding one 10k-span request (the
+// counterpart of BenchmarkDecodeProtobuf + BenchmarkSpansFromTraces):
+// allocations and bytes per span decoded. "fresh" is SpansFromProto, whose
+// caller owns what it returns; "reused" is the receiver's road, one
+// decoder reusing its memory from request to request (the store copies
+// what it keeps).
 //
 //	go test ./otelmap -run '^$' -bench DecodeWire -benchmem
 func BenchmarkDecodeWire(b *testing.B) {
 	body := rcvProto(b, otlpTestTraces(benchBatchSpans, 100, 2))
-	b.ReportAllocs()
-	b.SetBytes(int64(len(body)))
-	var m0, m1 runtime.MemStats
-	runtime.ReadMemStats(&m0)
-	for b.Loop() {
-		if _, _, err := SpansFromProto(body, SourceOTLP); err != nil {
-			b.Fatal(err)
-		}
+	reused := newReusedDecoder()
+	for _, road := range []struct {
+		name   string
+		decode func() ([]Span, []string, error)
+	}{
+		{"fresh", func() ([]Span, []string, error) { return SpansFromProto(body, SourceOTLP) }},
+		{"reused", func() ([]Span, []string, error) { return reused.decode(body, SourceOTLP, false) }},
+	} {
+		b.Run(road.name, func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(body)))
+			var m0, m1 runtime.MemStats
+			runtime.ReadMemStats(&m0)
+			for b.Loop() {
+				if _, _, err := road.decode(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			runtime.ReadMemStats(&m1)
+			n := float64(benchBatchSpans) * float64(b.N)
+			b.ReportMetric(n/b.Elapsed().Seconds(), "spans/s")
+			b.ReportMetric(float64(m1.Mallocs-m0.Mallocs)/n, "allocs/span")
+			b.ReportMetric(float64(m1.TotalAlloc-m0.TotalAlloc)/n, "B/span")
+		})
 	}
-	runtime.ReadMemStats(&m1)
-	n := float64(benchBatchSpans) * float64(b.N)
-	b.ReportMetric(n/b.Elapsed().Seconds(), "spans/s")
-	b.ReportMetric(float64(m1.Mallocs-m0.Mallocs)/n, "allocs/span")
-	b.ReportMetric(float64(m1.TotalAlloc-m0.TotalAlloc)/n, "B/span")
 }
 
 // BenchmarkIngestWire is BenchmarkIngestProtobuf on the receiver's road

@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -108,11 +109,14 @@ func (l ReceiverLimits) withDefaults() ReceiverLimits {
 //
 // A Receiver is safe for concurrent use.
 type Receiver struct {
-	store    *Store
-	limits   ReceiverLimits
-	logger   atomic.Pointer[slog.Logger]
-	budget   *byteBudget
-	bodies   bodyPool // protobuf bodies' buffers, once decoded (receiver_bodies.go)
+	store  *Store
+	limits ReceiverLimits
+	logger atomic.Pointer[slog.Logger]
+	budget *byteBudget
+	bodies bodyPool // protobuf bodies' buffers, once decoded (receiver_bodies.go)
+	// decoders are protobuf decoders whose memory is reused between
+	// requests (wireDecoder.decode).
+	decoders sync.Pool
 	logLimit *logLimiter
 
 	requests       atomic.Uint64
@@ -134,7 +138,8 @@ func NewReceiver(store *Store, limits ReceiverLimits) *Receiver {
 	limits = limits.withDefaults()
 	return &Receiver{store: store, limits: limits,
 		budget:   &byteBudget{limit: limits.MaxInflightBytes, reclaimAt: limits.ReclaimAfterBytes},
-		logLimit: newLogLimiter(limits.LogBurst, limits.LogInterval)}
+		logLimit: newLogLimiter(limits.LogBurst, limits.LogInterval),
+		decoders: sync.Pool{New: func() any { return newReusedDecoder() }}}
 }
 
 // Limits returns the limits in force.
@@ -282,9 +287,21 @@ func (r *Receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		r.reject(w, req, format, r.classifyReadError(req.Context(), err))
 		return
 	}
-	spans, warnings, err := decodeSpans(body, format)
+	var dec *wireDecoder
 	if format == formatProtobuf {
-		// SpansFromProto copies what it keeps (the string arenas): the
+		// The decoder's memory is reused from request to request: the
+		// spans are valid until it goes back to the pool, after the store
+		// copied what it keeps.
+		dec = r.decoders.Get().(*wireDecoder)
+		defer func() {
+			if dec.pooled() {
+				r.decoders.Put(dec)
+			}
+		}()
+	}
+	spans, warnings, err := decodeSpans(dec, body, format)
+	if format == formatProtobuf {
+		// The decoder copies what it keeps (into its string arenas): the
 		// body is free for the next request, whatever the outcome.
 		r.bodies.put(body)
 		body = nil
@@ -303,7 +320,7 @@ func (r *Receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	// Span admission (admission.go, ingest.go): the ingest token's rules,
 	// then the store's, with the request's source.
 	spans, refused, refusedWhy := r.store.filterIngest(req.Header.Get(IngestTokenHeader), spans)
-	res := r.store.AddOwnedFrom(requestSource(req), spans) // spans is the store's now
+	res := r.store.AddFrom(requestSource(req), spans) // the store keeps copies
 	spans = nil
 	res.Rejected += refused
 	if res.Reason == "" {
@@ -533,14 +550,15 @@ func (c ctxReader) Read(p []byte) (int, error) {
 }
 
 // decodeSpans decodes a whole ExportTraceServiceRequest into spans:
-// protobuf straight from the wire (SpansFromProto), JSON through pdata
-// (decodeTraces, SpansFromTraces). An empty body is an empty request.
-func decodeSpans(body []byte, format wireFormat) ([]Span, []string, error) {
+// protobuf straight from the wire (SpansFromProto's decoder, dec, whose
+// memory the spans are), JSON through pdata (decodeTraces,
+// SpansFromTraces). An empty body is an empty request.
+func decodeSpans(dec *wireDecoder, body []byte, format wireFormat) ([]Span, []string, error) {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return nil, nil, nil
 	}
 	if format == formatProtobuf {
-		return SpansFromProto(body, SourceOTLP)
+		return dec.decode(body, SourceOTLP, false)
 	}
 	td, err := decodeTraces(body, format)
 	if err != nil {

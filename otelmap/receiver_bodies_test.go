@@ -5,6 +5,9 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 
 // TestReceiverReusedBodiesLeaveHeldSpansAlone: the receiver reads each
@@ -70,4 +73,88 @@ func TestBodyPoolCapacity(t *testing.T) {
 		t.Fatalf("nil pool: cap %d", cap(b))
 	}
 	none.put(make([]byte, 5))
+}
+
+// TestReceiverReusedDecodersLeaveHeldSpansAlone: the receiver decodes each
+// protobuf request with a decoder whose arenas (strings, attributes, the
+// span array) an earlier request was decoded into; the spans held from
+// that earlier request must not change when a later request of the same
+// shape, with other strings in the same places, is decoded over them.
+// (sync.Pool may drop a decoder, so a run may miss a reuse; it hands it
+// on nearly always.)
+func TestReceiverReusedDecodersLeaveHeldSpansAlone(t *testing.T) {
+	st, _, srv := rcvServer(t, Limits{}, ReceiverLimits{})
+	export := reuseTestExport
+	post := func(body []byte) {
+		t.Helper()
+		if resp, out := rcvDo(t, srv, rcvRequest{contentType: ContentTypeProtobuf, body: body}); resp.StatusCode != http.StatusOK {
+			t.Fatalf("status %d: %s", resp.StatusCode, out)
+		}
+	}
+	post(export(t, "a", 1))
+	checkHeldAcrossDecodes(t, st, export, post)
+}
+
+// TestReusedDecoderAndStore is TestReceiverReusedDecodersLeaveHeldSpansAlone
+// without HTTP and the pool: one decoder, so every decode reuses the last
+// one's memory.
+func TestReusedDecoderAndStore(t *testing.T) {
+	st := NewStore(Limits{})
+	dec := newReusedDecoder()
+	add := func(body []byte) {
+		t.Helper()
+		spans, _, err := dec.decode(body, SourceOTLP, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res := st.AddFrom("test", spans); res.Accepted != len(spans) {
+			t.Fatalf("store: %+v", res)
+		}
+	}
+	add(reuseTestExport(t, "a", 1))
+	checkHeldAcrossDecodes(t, st, reuseTestExport, add)
+}
+
+// reuseTestExport is an export of 300 spans in 3 traces whose strings are
+// made of letter, long ones and short ones, on spans, attributes, events
+// and the resource.
+func reuseTestExport(t testing.TB, letter string, traceByte byte) []byte {
+	td := ptrace.NewTraces()
+	rs := td.ResourceSpans().AppendEmpty()
+	rs.Resource().Attributes().PutStr("service.name", "svc-"+letter)
+	spans := rs.ScopeSpans().AppendEmpty().Spans()
+	for i := range 300 {
+		sp := spans.AppendEmpty()
+		sp.SetTraceID(pcommon.TraceID{traceByte, byte(i / 100)})
+		sp.SetSpanID(pcommon.SpanID{traceByte, byte(i), 1})
+		sp.SetName(strings.Repeat(letter, 12))
+		sp.Attributes().PutStr(strings.Repeat(letter, 8), strings.Repeat(letter, 20))
+		sp.Attributes().PutStr("long", strings.Repeat(letter, 200))
+		sp.Events().AppendEmpty().SetName("event-" + letter)
+	}
+	return rcvProto(t, td)
+}
+
+// checkHeldAcrossDecodes checks that the spans st holds from export "a"
+// stay as they were while exports "b" to "i" are stored by add.
+func checkHeldAcrossDecodes(t *testing.T, st *Store, export func(testing.TB, string, byte) []byte, add func([]byte)) {
+	t.Helper()
+	ids := st.TraceIDs()
+	heldText := func() string {
+		var held []Span
+		for _, id := range ids {
+			held = append(held, st.Spans(id)...)
+		}
+		return spansText(held)
+	}
+	before := heldText()
+	if len(ids) != 3 || !strings.Contains(before, `"aaaaaaaaaaaa"`) || !strings.Contains(before, `"svc-a"`) || !strings.Contains(before, `"event-a"`) {
+		t.Fatalf("first export: %d traces held:\n%.300s", len(ids), before)
+	}
+	for i, letter := range strings.Split("bcdefghi", "") {
+		add(export(t, letter, byte(2+i)))
+		if after := heldText(); after != before {
+			t.Fatalf("the first export's spans changed once export %q was decoded:\nbefore %.400s\nafter  %.400s", letter, before, after)
+		}
+	}
 }

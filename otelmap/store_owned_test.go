@@ -69,4 +69,3 @@ func TestStoreAddOwnedGroupsPerTrace(t *testing.T) {
 		t.Fatalf("Add kept the caller's slice: %q", got[0].Name)
 	}
 }
-
