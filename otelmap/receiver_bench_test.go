@@ -53,7 +53,7 @@ func BenchmarkIngestProtobuf(b *testing.B) {
 						b.Fatal(err)
 					}
 					spans, _ := SpansFromTraces(req.Traces(), SourceOTLP)
-					if count, res := len(spans), st.AddOwned(spans); res.Accepted != count {
+					if count, res := len(spans), st.Add(spans); res.Accepted != count {
 						b.Fatalf("store: %+v", res)
 					}
 				}

@@ -132,13 +132,6 @@ type AddResult struct {
 // everything it points at.
 func (s *Store) Add(spans []Span) AddResult { return s.AddFrom("", spans) }
 
-// AddOwned is Add; it remains for callers that hand over their batch.
-func (s *Store) AddOwned(spans []Span) AddResult { return s.AddFrom("", spans) }
-
-// AddOwnedFrom is AddFrom; it remains for callers that hand over their
-// batch.
-func (s *Store) AddOwnedFrom(source string, spans []Span) AddResult { return s.AddFrom(source, spans) }
-
 // AddFrom is Add for spans from source, an exporter's identity: its new
 // traces that nobody reserved count against its quota (admission.go).
 // Source "" (in process, the Traceability Extension, files) has none.

@@ -11,7 +11,7 @@ import (
 // BenchmarkDecodeStorePayload decodes and stores make bench-ingest's
 // default payload in this process, one request after the other, with no
 // HTTP: what green serve's CPU per span would be if the server added
-// nothing around SpansFromProto and Store.AddOwnedFrom. Run it once per
+// nothing around SpansFromProto and Store.AddFrom. Run it once per
 // process (a cold heap, as a fresh server has):
 //
 //	go test ./cmd/bench-ingest -run '^$' -bench DecodeStorePayload -benchtime 1x
@@ -32,7 +32,7 @@ func BenchmarkDecodeStorePayload(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			if res := st.AddOwnedFrom("bench", spans); res.Accepted != len(spans) {
+			if res := st.AddFrom("bench", spans); res.Accepted != len(spans) {
 				b.Fatalf("store: %+v", res)
 			}
 		}

@@ -16,7 +16,7 @@ import (
 
 // BenchmarkPipeline measures the whole path a span takes in the assessor:
 // protobuf decoding straight into spans (SpansFromProto, the receiver's
-// road), the store (AddOwned), and assembly of every trace held.
+// road), the store (Add), and assembly of every trace held.
 // The aim is 300k spans/s per core for the three together; run it with
 // -cpu 1 to read it per core. held-B/span is the live heap per span once all
 // spans are stored (before assembly), which shows memory growing linearly
@@ -40,7 +40,7 @@ func BenchmarkPipeline(b *testing.B) {
 					if err != nil {
 						b.Fatal(err)
 					}
-					if count, res := len(spans), st.AddOwned(spans); res.Accepted != count {
+					if count, res := len(spans), st.Add(spans); res.Accepted != count {
 						b.Fatalf("store: %+v", res)
 					}
 				}

@@ -6,12 +6,12 @@ import (
 	"go.opentelemetry.io/otel/trace"
 )
 
-// TestStoreAddOwnedGroupsPerTrace: interleaved traces are stored each in
+// TestStoreAddInterleavedTraces: interleaved traces are stored each in
 // arrival order; a duplicate inside one batch is dropped; an extension
 // copy and the real span in one batch leave the real one; a later batch
 // appends to a held trace without overwriting the next trace of the
 // first batch's array; Add leaves the caller's slice alone.
-func TestStoreAddOwnedGroupsPerTrace(t *testing.T) {
+func TestStoreAddInterleavedTraces(t *testing.T) {
 	st := NewStore(Limits{})
 	ext := storeTestSpan(2, 9, 0, SourceExtension)
 	real := storeTestSpan(2, 9, 0, SourceOTLP)
@@ -26,7 +26,7 @@ func TestStoreAddOwnedGroupsPerTrace(t *testing.T) {
 		storeTestSpan(1, 3, 1, SourceOTLP),
 		{TraceID: trace.TraceID{1}}, // invalid span id
 	}
-	res := st.AddOwned(batch)
+	res := st.Add(batch)
 	if res.Accepted != 5 || res.Duplicates != 2 || res.Rejected != 1 {
 		t.Fatalf("AddResult = %+v, want 5 accepted, 2 duplicates, 1 rejected", res)
 	}
@@ -47,7 +47,7 @@ func TestStoreAddOwnedGroupsPerTrace(t *testing.T) {
 		t.Fatalf("trace 3 holds %v", got)
 	}
 
-	res = st.AddOwned([]Span{storeTestSpan(3, 2, 1, SourceOTLP), storeTestSpan(1, 4, 1, SourceOTLP)})
+	res = st.Add([]Span{storeTestSpan(3, 2, 1, SourceOTLP), storeTestSpan(1, 4, 1, SourceOTLP)})
 	if res.Accepted != 2 {
 		t.Fatalf("second batch: %+v", res)
 	}
