@@ -74,6 +74,10 @@ type packedSpans struct {
 	// links or events). They are deep copies owned by the store.
 	resources []*Resource
 	details   []*SpanDetail
+	// expect is how many spans the trace's first batch brings (set when
+	// the trace is made), so that the first record can size data and
+	// heads for them all rather than grow them by doubling.
+	expect int
 }
 
 func (p *packedSpans) len() int { return len(p.heads) }
@@ -97,6 +101,15 @@ func (p *packedSpans) sourceOf(i int) int {
 func (p *packedSpans) add(sp *Span, res *Resource) {
 	off := len(p.data)
 	p.data = p.pack(p.data, sp, res)
+	if off == 0 && p.expect > 1 {
+		// Room for the batch's other spans of this trace, if they are
+		// the size of the first.
+		data := make([]byte, len(p.data), len(p.data)*p.expect)
+		copy(data, p.data)
+		p.data = data
+		p.heads = make([]spanHead, 0, p.expect)
+		p.expect = 0
+	}
 	p.heads = append(p.heads, spanHead{id: sp.SpanID, parent: sp.ParentSpanID, off: uint32(off), n: uint32(len(p.data) - off)})
 }
 

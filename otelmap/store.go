@@ -252,6 +252,7 @@ func (s *Store) newTraceLocked(id trace.TraceID, source string, now time.Time, s
 		return nil, reason, counter
 	}
 	t := &storedTrace{ids: make(map[trace.SpanID]struct{}, min(sizeHint, initialIDs)), changed: make(chan struct{})}
+	t.spans.expect = min(sizeHint, initialIDs)
 	s.traces[id] = t
 	return t, "", nil
 }
