@@ -74,6 +74,10 @@ type packedSpans struct {
 	// links or events). They are deep copies owned by the store.
 	resources []*Resource
 	details   []*SpanDetail
+	// lastRes is the resource last looked up, lastIndex its index: a
+	// batch's spans of one process come together.
+	lastRes   *Resource
+	lastIndex int
 	// expect is how many spans the trace's first batch brings (set when
 	// the trace is made), so that the first record can size data and
 	// heads for them all rather than grow them by doubling.
@@ -126,6 +130,14 @@ func (p *packedSpans) replace(i int, sp *Span, res *Resource) {
 // the trace holds no resource equal to it: the spans of one process share
 // one Resource in the trace, whichever batch they came in.
 func (p *packedSpans) resourceIndex(res *Resource) int {
+	if res == p.lastRes {
+		return p.lastIndex
+	}
+	p.lastRes, p.lastIndex = res, p.findResource(res)
+	return p.lastIndex
+}
+
+func (p *packedSpans) findResource(res *Resource) int {
 	for i := len(p.resources) - 1; i >= 0; i-- {
 		r := p.resources[i]
 		if r == res || (r != emptyResource && res != emptyResource &&

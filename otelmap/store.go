@@ -143,7 +143,7 @@ func (s *Store) AddFrom(source string, spans []Span) AddResult {
 	now := s.now()
 	// A batch's spans share a few resources; the store keeps one copy of
 	// each per batch.
-	resources := map[*Resource]*Resource{}
+	var resources batchResources
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	swept := false
@@ -155,7 +155,7 @@ func (s *Store) AddFrom(source string, spans []Span) AddResult {
 			t = s.traces[sp.TraceID] // nil for a new trace, made by addLocked
 		}
 		var changed bool
-		if t, changed = s.addLocked(t, sp, source, now, &swept, &res, resources, spans[i:]); changed && !t.notify {
+		if t, changed = s.addLocked(t, sp, source, now, &swept, &res, &resources, spans[i:]); changed && !t.notify {
 			t.notify = true
 			touched = append(touched, t)
 		}
@@ -173,7 +173,7 @@ func (s *Store) AddFrom(source string, spans []Span) AddResult {
 // yet), and returns the trace it is now in, if any, and whether the trace
 // changed. rest is the batch from sp on.
 func (s *Store) addLocked(t *storedTrace, sp *Span, source string, now time.Time, swept *bool, res *AddResult,
-	resources map[*Resource]*Resource, rest []Span) (*storedTrace, bool) {
+	resources *batchResources, rest []Span) (*storedTrace, bool) {
 	reject := func(reason string, counter *atomic.Uint64) {
 		res.Rejected++
 		counter.Add(1)
@@ -214,7 +214,7 @@ func (s *Store) addLocked(t *storedTrace, sp *Span, source string, now time.Time
 		// same span as its own process recorded it, which says more.
 		if sp.Source != SourceExtension {
 			if i := t.spans.index(sp.SpanID); i >= 0 && t.spans.sourceOf(i) == sourceExtension {
-				t.spans.replace(i, sp, storeResource(resources, sp.Resource))
+				t.spans.replace(i, sp, resources.copyOf(sp.Resource))
 				t.arrived(now, sp.Source)
 				return t, true
 			}
@@ -226,20 +226,35 @@ func (s *Store) addLocked(t *storedTrace, sp *Span, source string, now time.Time
 		s.refusedLocked(sp.TraceID)
 		return t, false
 	}
-	t.spans.add(sp, storeResource(resources, sp.Resource))
+	t.spans.add(sp, resources.copyOf(sp.Resource))
 	t.ids[sp.SpanID] = struct{}{}
 	t.arrived(now, sp.Source)
 	res.Accepted++
 	return t, true
 }
 
-// storeResource returns the store's copy of res for this batch.
-func storeResource(batch map[*Resource]*Resource, res *Resource) *Resource {
-	if c, ok := batch[res]; ok {
-		return c
+// batchResources are the store's copies of one batch's resources.
+type batchResources struct {
+	copies map[*Resource]*Resource
+	// last is the resource last looked up, lastCopy its copy: a batch's
+	// spans of one process come together.
+	last, lastCopy *Resource
+}
+
+// copyOf returns the store's copy of res for this batch.
+func (b *batchResources) copyOf(res *Resource) *Resource {
+	if res == b.last && b.lastCopy != nil {
+		return b.lastCopy
 	}
-	c := cloneResource(res)
-	batch[res] = c
+	c, ok := b.copies[res]
+	if !ok {
+		if b.copies == nil {
+			b.copies = make(map[*Resource]*Resource)
+		}
+		c = cloneResource(res)
+		b.copies[res] = c
+	}
+	b.last, b.lastCopy = res, c
 	return c
 }
 
