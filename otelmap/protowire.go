@@ -74,10 +74,13 @@ func (d *wireDecoder) decode(body []byte, source string, pdataGroups bool) ([]Sp
 	return d.spans, d.warnings, nil
 }
 
-// newReusedDecoder returns a decoder that reuses its memory from one
-// decode to the next (the receiver's, pooled: decoding then allocates
-// almost nothing once the pool is warm).
-func newReusedDecoder() *wireDecoder { return &wireDecoder{reuse: true} }
+// newReusedDecoder returns the receiver's decoder: it reuses its memory
+// from one decode to the next (pooled, decoding then allocates almost
+// nothing), and the strings of the spans it decodes point into the body
+// rather than into copies: what a decode returns is valid only while the
+// body is unchanged and until the next decode. The receiver keeps both
+// until the store has packed the spans, which copies every string.
+func newReusedDecoder() *wireDecoder { return &wireDecoder{reuse: true, alias: true} }
 
 // maxPooledSpans bounds the decoders the receiver pools: one that decoded
 // a larger request is let go, so a rare huge request does not stay in
@@ -91,7 +94,10 @@ func (d *wireDecoder) pooled() bool { return cap(d.spans) <= maxPooledSpans }
 type wireDecoder struct {
 	// reuse: the attribute and string chunks below, and spans' array, are
 	// kept for the next decode (newReusedDecoder).
-	reuse      bool
+	reuse bool
+	// alias: names, keys and string values point into the body, not into
+	// the string arenas, and are not interned (newReusedDecoder).
+	alias      bool
 	attrChunks [][]attribute.KeyValue
 	strChunks  [][]byte
 	// attrNext and strNext are the next chunk to hand out in this decode.
@@ -644,10 +650,14 @@ func (d *wireDecoder) carve(first int) []attribute.KeyValue {
 	return d.attrs[first:len(d.attrs):len(d.attrs)]
 }
 
-// str copies b into the string arena.
+// str copies b into the string arena (or, for an aliasing decoder,
+// returns b as a string).
 func (d *wireDecoder) str(b []byte) string {
 	if len(b) == 0 {
 		return ""
+	}
+	if d.alias {
+		return unsafe.String(&b[0], len(b))
 	}
 	if len(b) > strChunk/8 {
 		return string(b)
@@ -681,7 +691,7 @@ func (d *wireDecoder) key(b []byte) string {
 	if n == 0 {
 		return ""
 	}
-	if n > maxInterned {
+	if n > maxInterned || d.alias {
 		return d.str(b)
 	}
 	h := internHash(b) & uint64(len(d.interned)-1)

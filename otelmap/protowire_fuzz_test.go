@@ -57,7 +57,33 @@ func checkDecodersAgree(t testing.TB, body []byte) {
 	if w, g := strings.Join(wantWarn, "\n"), strings.Join(gotWarn, "\n"); w != g {
 		t.Fatalf("warnings differ:\npdata: %s\nSpansFromProto: %s", w, g)
 	}
-	checkStoreKeeps(t, got)
+	// The receiver's decoder (reused, its strings pointing into the body)
+	// yields the same spans, twice in a row; the store keeps them once the
+	// body is overwritten.
+	dec := newReusedDecoder()
+	var copied []byte
+	var again []Span
+	for range 2 {
+		copied = slices.Clone(body)
+		var againWarn []string
+		var err error
+		again, againWarn, err = dec.decode(copied, SourceOTLP, true)
+		if err != nil {
+			t.Fatalf("the receiver's decoder rejects what SpansFromProto accepts: %v", err)
+		}
+		if w, g := spansText(want), spansText(again); w != g {
+			t.Fatalf("spans differ:\npdata:\n%s\nthe receiver's decoder:\n%s", w, g)
+		}
+		if w, g := strings.Join(wantWarn, "\n"), strings.Join(againWarn, "\n"); w != g {
+			t.Fatalf("warnings differ:\npdata: %s\nthe receiver's decoder: %s", w, g)
+		}
+	}
+	checkStoreKeeps(t, got, func() {})
+	checkStoreKeeps(t, again, func() {
+		for i := range copied {
+			copied[i] = 0xff
+		}
+	})
 }
 
 // checkStoreKeeps stores spans and requires the store to give back, per
@@ -65,12 +91,10 @@ func checkDecodersAgree(t testing.TB, body []byte) {
 // their contents): packing (packed.go) loses nothing. Which spans it
 // accepts follows Add's rules: valid ids, the first of each span id,
 // except that a span from another road replaces one rebuilt from the
-// Traceability Extension.
-func checkStoreKeeps(t testing.TB, spans []Span) {
+// Traceability Extension. afterAdd runs once the store has the spans (it
+// overwrites the body that aliasing spans point into).
+func checkStoreKeeps(t testing.TB, spans []Span, afterAdd func()) {
 	t.Helper()
-	st := NewStore(Limits{MaxTraces: len(spans) + 1, MaxSpansPerTrace: len(spans) + 1,
-		Admission: AdmissionLimits{MaxTracesPerSource: len(spans) + 1}})
-	st.AddFrom("fuzz", spans)
 	want := map[trace.TraceID][]Span{}
 	var order []trace.TraceID
 	for _, sp := range spans {
@@ -89,9 +113,17 @@ func checkStoreKeeps(t testing.TB, spans []Span) {
 			held[i] = sp
 		}
 	}
+	wantText := map[trace.TraceID]string{}
 	for _, id := range order {
-		if w, g := spansTextOf(want[id], false), spansTextOf(st.Spans(id), false); w != g {
-			t.Fatalf("trace %s: the store gave back\n%s\nwant\n%s", id, g, w)
+		wantText[id] = spansTextOf(want[id], false)
+	}
+	st := NewStore(Limits{MaxTraces: len(spans) + 1, MaxSpansPerTrace: len(spans) + 1,
+		Admission: AdmissionLimits{MaxTracesPerSource: len(spans) + 1}})
+	st.AddFrom("fuzz", spans)
+	afterAdd()
+	for _, id := range order {
+		if g := spansTextOf(st.Spans(id), false); wantText[id] != g {
+			t.Fatalf("trace %s: the store gave back\n%s\nwant\n%s", id, g, wantText[id])
 		}
 	}
 	if got := st.Stats().Traces; got != len(order) {

@@ -289,23 +289,19 @@ func (r *Receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	}
 	var dec *wireDecoder
 	if format == formatProtobuf {
-		// The decoder's memory is reused from request to request: the
-		// spans are valid until it goes back to the pool, after the store
-		// copied what it keeps.
+		// The decoder's memory is reused from request to request, and the
+		// spans it decodes point into the body: both stay the request's
+		// until the store has copied what it keeps (packed.go), then go
+		// back to their pools.
 		dec = r.decoders.Get().(*wireDecoder)
 		defer func() {
 			if dec.pooled() {
 				r.decoders.Put(dec)
 			}
+			r.bodies.put(body)
 		}()
 	}
 	spans, warnings, err := decodeSpans(dec, body, format)
-	if format == formatProtobuf {
-		// The decoder copies what it keeps (into its string arenas): the
-		// body is free for the next request, whatever the outcome.
-		r.bodies.put(body)
-		body = nil
-	}
 	if err != nil {
 		r.reject(w, req, format, r.malformed(err.Error()))
 		return

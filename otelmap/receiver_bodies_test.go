@@ -97,7 +97,7 @@ func TestReceiverReusedDecodersLeaveHeldSpansAlone(t *testing.T) {
 
 // TestReusedDecoderAndStore is TestReceiverReusedDecodersLeaveHeldSpansAlone
 // without HTTP and the pool: one decoder, so every decode reuses the last
-// one's memory.
+// one's memory, and each body is overwritten once stored.
 func TestReusedDecoderAndStore(t *testing.T) {
 	st := NewStore(Limits{})
 	dec := newReusedDecoder()
@@ -109,6 +109,11 @@ func TestReusedDecoderAndStore(t *testing.T) {
 		}
 		if res := st.AddFrom("test", spans); res.Accepted != len(spans) {
 			t.Fatalf("store: %+v", res)
+		}
+		// The decoded strings point into the body, which the receiver
+		// reuses once the store has the spans.
+		for i := range body {
+			body[i] = 0xff
 		}
 	}
 	add(reuseTestExport(t, "a", 1))
