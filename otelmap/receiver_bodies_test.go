@@ -8,6 +8,7 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // TestReceiverReusedBodiesLeaveHeldSpansAlone: the receiver reads each
@@ -29,13 +30,7 @@ func TestReceiverReusedBodiesLeaveHeldSpansAlone(t *testing.T) {
 	first := rcvProto(t, otlpTestTracesFrom(0, 500, 50, 2))
 	post(first, http.StatusOK)
 	ids := st.TraceIDs()
-	heldText := func() string {
-		var held []Span
-		for _, id := range ids {
-			held = append(held, st.Spans(id)...)
-		}
-		return spansText(held)
-	}
+	heldText := func() string { return heldSpansText(st, ids) }
 	before := heldText()
 	if len(ids) != 10 || !strings.Contains(before, "invoke_agent reviewer") {
 		t.Fatalf("first export: %d traces held:\n%.300s", len(ids), before)
@@ -145,13 +140,7 @@ func reuseTestExport(t testing.TB, letter string, traceByte byte) []byte {
 func checkHeldAcrossDecodes(t *testing.T, st *Store, export func(testing.TB, string, byte) []byte, add func([]byte)) {
 	t.Helper()
 	ids := st.TraceIDs()
-	heldText := func() string {
-		var held []Span
-		for _, id := range ids {
-			held = append(held, st.Spans(id)...)
-		}
-		return spansText(held)
-	}
+	heldText := func() string { return heldSpansText(st, ids) }
 	before := heldText()
 	if len(ids) != 3 || !strings.Contains(before, `"aaaaaaaaaaaa"`) || !strings.Contains(before, `"svc-a"`) || !strings.Contains(before, `"event-a"`) {
 		t.Fatalf("first export: %d traces held:\n%.300s", len(ids), before)
@@ -162,4 +151,13 @@ func checkHeldAcrossDecodes(t *testing.T, st *Store, export func(testing.TB, str
 			t.Fatalf("the first export's spans changed once export %q was decoded:\nbefore %.400s\nafter  %.400s", letter, before, after)
 		}
 	}
+}
+
+// heldSpansText is spansText of the spans st holds for ids, in that order.
+func heldSpansText(st *Store, ids []trace.TraceID) string {
+	var held []Span
+	for _, id := range ids {
+		held = append(held, st.Spans(id)...)
+	}
+	return spansText(held)
 }
