@@ -443,7 +443,8 @@ func (r *reader) attr() attribute.KeyValue {
 
 // cloneResource returns a deep copy of res: the store keeps resources
 // beyond the batch they came in, and a decoded resource's strings sit in
-// arenas shared with the whole batch's spans, which the store does not
+// memory shared with the whole batch (SpansFromProto's arenas, or the
+// request body, which the receiver reuses), which the store does not
 // keep.
 func cloneResource(res *Resource) *Resource {
 	if res == nil || res == emptyResource {

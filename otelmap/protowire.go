@@ -12,11 +12,11 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 )
 
-// strChunk is the size of one shared string arena: a span's name, keys
-// and string values are copied into such chunks, so a request costs one
-// allocation per chunk, not one per string, and a trace kept longer than
-// its request pins a few chunks of other spans' strings, not the whole
-// body. Longer strings get their own allocation.
+// strChunk is the size of one shared string arena: SpansFromProto copies
+// a span's name, keys and string values into such chunks, so a request
+// costs one allocation per chunk, not one per string, and a caller that
+// keeps some spans longer than others pins a few chunks of other spans'
+// strings, not the whole body. Longer strings get their own allocation.
 const strChunk = 32 << 10
 
 // SpansFromProto decodes a protobuf OTLP ExportTraceServiceRequest

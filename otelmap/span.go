@@ -7,7 +7,8 @@ import (
 	"go.opentelemetry.io/otel/trace"
 )
 
-// Span is one finished span as the trace store holds it, whichever road it
+// Span is one finished span as the decoders make it and the trace store
+// gives it back (the store holds it packed: packed.go), whichever road it
 // came by. It is deliberately small: identity, timing, kind, status,
 // attributes, and the links and events that some instrumentations put what
 // assembly needs in (a handoff joined only by a span link, a handoff's
@@ -24,14 +25,15 @@ type Span struct {
 	StatusError   bool
 	StatusMessage string
 	Attrs         []attribute.KeyValue
-	// Resource is shared by the spans of one batch; never nil in the store.
+	// Resource is shared by the spans of one batch (in the store, by the
+	// spans of one trace with equal resources); never nil in the store.
 	Resource *Resource
 	// Source is the road the span came by: SourceInProcess, SourceOTLP or
 	// SourceExtension.
 	Source string
 	// Detail holds the span's links and events; nil when it has neither,
 	// as most spans do. They sit behind one pointer rather than as two
-	// slices in Span because the store holds millions of spans and two
+	// slices in Span because a decoder writes millions of spans and two
 	// empty slice headers would be 48 of a span's bytes; read them with
 	// Links and Events.
 	Detail *SpanDetail
