@@ -50,7 +50,9 @@ func (r *Recorder) OnEnd(s sdktrace.ReadOnlySpan) {
 		return
 	}
 	sp := spanFromReadOnly(s, r.resource(s.Resource()))
-	if res := r.store.Add([]Span{sp}); res.Rejected > 0 {
+	// The resource is the recorder's own conversion, made once per tracer
+	// provider and never changed: the store may hold it as it is.
+	if res := r.store.addShared([]Span{sp}); res.Rejected > 0 {
 		// A full store rejects every further span; log the 1st, 2nd, 4th,
 		// 8th... rejection so the limit is reported without a flood. The
 		// store counts them all (Stats).

@@ -139,11 +139,19 @@ func (s *Store) Add(spans []Span) AddResult { return s.AddFrom("", spans) }
 // Spans are taken in their order, each trace's in arrival order; Reason is
 // the first reason met.
 func (s *Store) AddFrom(source string, spans []Span) AddResult {
+	return s.add(source, spans, batchResources{})
+}
+
+// addShared is Add for spans whose resources the caller never changes and
+// keeps valid (the Recorder's, converted once per tracer provider): the
+// store holds them as they are rather than copy them per batch.
+func (s *Store) addShared(spans []Span) AddResult {
+	return s.add("", spans, batchResources{shared: true})
+}
+
+func (s *Store) add(source string, spans []Span, resources batchResources) AddResult {
 	var res AddResult
 	now := s.now()
-	// A batch's spans share a few resources; the store keeps one copy of
-	// each per batch.
-	var resources batchResources
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	swept := false
@@ -233,8 +241,11 @@ func (s *Store) addLocked(t *storedTrace, sp *Span, source string, now time.Time
 	return t, true
 }
 
-// batchResources are the store's copies of one batch's resources.
+// batchResources are the store's copies of one batch's resources: a
+// batch's spans share a few, and the store keeps one copy of each per
+// batch (none when shared: see addShared).
 type batchResources struct {
+	shared bool
 	copies map[*Resource]*Resource
 	// last is the resource last looked up, lastCopy its copy: a batch's
 	// spans of one process come together.
@@ -243,6 +254,12 @@ type batchResources struct {
 
 // copyOf returns the store's copy of res for this batch.
 func (b *batchResources) copyOf(res *Resource) *Resource {
+	if b.shared {
+		if res == nil {
+			return emptyResource
+		}
+		return res
+	}
 	if res == b.last && b.lastCopy != nil {
 		return b.lastCopy
 	}
