@@ -1,6 +1,7 @@
 package main
 
 import (
+	"runtime"
 	"syscall"
 	"testing"
 	"time"
@@ -11,8 +12,9 @@ import (
 // BenchmarkDecodeStorePayload decodes and stores make bench-ingest's
 // default payload in this process, one request after the other, with no
 // HTTP: what green serve's CPU per span would be if the server added
-// nothing around SpansFromProto and Store.AddFrom. Run it once per
-// process (a cold heap, as a fresh server has):
+// nothing around SpansFromProto and Store.AddFrom; and, with the store
+// still held after a collection, the live heap per span held. Run it once
+// per process (a cold heap, as a fresh server has):
 //
 //	go test ./cmd/bench-ingest -run '^$' -bench DecodeStorePayload -benchtime 1x
 func BenchmarkDecodeStorePayload(b *testing.B) {
@@ -22,10 +24,14 @@ func BenchmarkDecodeStorePayload(b *testing.B) {
 	}
 	n := p.shape.spans()
 	b.SetBytes(int64(p.bytes))
+	var m0, held runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&m0)
 	cpu0 := cpuTime(b)
 	start := time.Now()
+	var st *otelmap.Store
 	for b.Loop() {
-		st := otelmap.NewStore(otelmap.Limits{MaxSpansPerTrace: p.shape.spansPerTrace, MaxTraces: p.shape.traces(), MaxAge: time.Hour,
+		st = otelmap.NewStore(otelmap.Limits{MaxSpansPerTrace: p.shape.spansPerTrace, MaxTraces: p.shape.traces(), MaxAge: time.Hour,
 			Admission: otelmap.AdmissionLimits{MaxTracesPerSource: p.shape.traces()}})
 		for _, body := range p.bodies {
 			spans, _, err := otelmap.SpansFromProto(body, otelmap.SourceOTLP)
@@ -41,6 +47,12 @@ func BenchmarkDecodeStorePayload(b *testing.B) {
 	total := float64(n) * float64(b.N)
 	b.ReportMetric(total/cpu.Seconds(), "spans/cpu-s")
 	b.ReportMetric(total/wall.Seconds(), "spans/s")
+	b.StopTimer()
+	runtime.GC()
+	runtime.ReadMemStats(&held)
+	b.ReportMetric(float64(int64(held.HeapAlloc)-int64(m0.HeapAlloc))/float64(n), "live-B/span")
+	runtime.KeepAlive(st)
+	runtime.KeepAlive(p)
 }
 
 // cpuTime is the CPU time (user and system) this process has used.
