@@ -101,10 +101,18 @@ func (p *packedSpans) sourceOf(i int) int {
 	return int(p.data[p.heads[i].off]&sourceMask) >> sourceShift
 }
 
-// add appends sp, whose resource is res (a copy the store owns).
-func (p *packedSpans) add(sp *Span, res *Resource) {
-	off := len(p.data)
-	p.data = p.pack(p.data, sp, res)
+// maxPackedBytes is the most a trace's packed spans may take: records
+// are found by 32-bit offsets.
+const maxPackedBytes = math.MaxUint32
+
+// add appends sp, whose resource is res (a copy the store owns), unless
+// its record would take the trace's packed bytes past maxBytes; it
+// reports whether it did.
+func (p *packedSpans) add(sp *Span, res *Resource, maxBytes int) bool {
+	off, ok := p.packWithin(sp, res, maxBytes)
+	if !ok {
+		return false
+	}
 	if off == 0 && p.expect > 1 {
 		// Room for the batch's other spans of this trace, if they are
 		// the size of the first.
@@ -115,15 +123,40 @@ func (p *packedSpans) add(sp *Span, res *Resource) {
 		p.expect = 0
 	}
 	p.heads = append(p.heads, spanHead{id: sp.SpanID, parent: sp.ParentSpanID, off: uint32(off), n: uint32(len(p.data) - off)})
+	return true
 }
 
-// replace puts sp in place of span i. The old record stays in data,
-// unused: records are never rewritten, because spans read before point
-// into them.
-func (p *packedSpans) replace(i int, sp *Span, res *Resource) {
-	off := len(p.data)
-	p.data = p.pack(p.data, sp, res)
+// replace puts sp in place of span i, unless its record would take the
+// trace's packed bytes past maxBytes; it reports whether it did. The old
+// record stays in data, unused: records are never rewritten, because spans
+// read before point into them.
+func (p *packedSpans) replace(i int, sp *Span, res *Resource, maxBytes int) bool {
+	off, ok := p.packWithin(sp, res, maxBytes)
+	if !ok {
+		return false
+	}
 	p.heads[i] = spanHead{id: sp.SpanID, parent: sp.ParentSpanID, off: uint32(off), n: uint32(len(p.data) - off)}
+	return true
+}
+
+// packWithin appends sp's record to data and returns where it starts, or,
+// if data would then pass maxBytes, leaves data (and the resources and
+// details) as they were and returns false. Bytes written past data's
+// length before the undo are never part of a record: nothing reads them.
+func (p *packedSpans) packWithin(sp *Span, res *Resource, maxBytes int) (int, bool) {
+	off, resources, details := len(p.data), len(p.resources), len(p.details)
+	lastRes, lastIndex := p.lastRes, p.lastIndex
+	p.data = p.pack(p.data, sp, res)
+	if len(p.data) > maxBytes {
+		p.data = p.data[:off]
+		clear(p.resources[resources:])
+		p.resources = p.resources[:resources]
+		clear(p.details[details:])
+		p.details = p.details[:details]
+		p.lastRes, p.lastIndex = lastRes, lastIndex
+		return off, false
+	}
+	return off, true
 }
 
 // resourceIndex returns the index of res in p.resources, adding it if

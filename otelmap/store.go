@@ -15,6 +15,12 @@ import (
 type Limits struct {
 	// MaxSpansPerTrace: further spans of a full trace are rejected.
 	MaxSpansPerTrace int
+	// MaxBytesPerTrace bounds a trace's packed spans (packed.go: their
+	// names, attributes and the rest, about 300 bytes for a GenAI span of
+	// a few attributes): a span that would pass it is rejected as one over
+	// MaxSpansPerTrace is. At most maxPackedBytes, the packed layout's own
+	// bound.
+	MaxBytesPerTrace int
 	// MaxTraces: spans of a new trace are rejected while this many are held
 	// (after expired traces are dropped). Reserved traces do not count
 	// (admission.go).
@@ -29,6 +35,7 @@ type Limits struct {
 // Default limits.
 const (
 	DefaultMaxSpansPerTrace = 100_000
+	DefaultMaxBytesPerTrace = 1 << 30
 	DefaultMaxTraces        = 10_000
 	DefaultMaxAge           = time.Hour
 )
@@ -37,6 +44,10 @@ func (l Limits) withDefaults() Limits {
 	if l.MaxSpansPerTrace <= 0 {
 		l.MaxSpansPerTrace = DefaultMaxSpansPerTrace
 	}
+	if l.MaxBytesPerTrace <= 0 {
+		l.MaxBytesPerTrace = DefaultMaxBytesPerTrace
+	}
+	l.MaxBytesPerTrace = min(l.MaxBytesPerTrace, maxPackedBytes)
 	if l.MaxTraces <= 0 {
 		l.MaxTraces = DefaultMaxTraces
 	}
@@ -222,7 +233,10 @@ func (s *Store) addLocked(t *storedTrace, sp *Span, source string, now time.Time
 		// same span as its own process recorded it, which says more.
 		if sp.Source != SourceExtension {
 			if i := t.spans.index(sp.SpanID); i >= 0 && t.spans.sourceOf(i) == sourceExtension {
-				t.spans.replace(i, sp, resources.copyOf(sp.Resource))
+				if !t.spans.replace(i, sp, resources.copyOf(sp.Resource), s.limits.MaxBytesPerTrace) {
+					s.rejectBytesLocked(sp, reject)
+					return t, false
+				}
 				t.arrived(now, sp.Source)
 				return t, true
 			}
@@ -234,11 +248,21 @@ func (s *Store) addLocked(t *storedTrace, sp *Span, source string, now time.Time
 		s.refusedLocked(sp.TraceID)
 		return t, false
 	}
-	t.spans.add(sp, resources.copyOf(sp.Resource))
+	if !t.spans.add(sp, resources.copyOf(sp.Resource), s.limits.MaxBytesPerTrace) {
+		s.rejectBytesLocked(sp, reject)
+		return t, false
+	}
 	t.ids[sp.SpanID] = struct{}{}
 	t.arrived(now, sp.Source)
 	res.Accepted++
 	return t, true
+}
+
+// rejectBytesLocked rejects sp, which would take its trace past
+// MaxBytesPerTrace.
+func (s *Store) rejectBytesLocked(sp *Span, reject func(string, *atomic.Uint64)) {
+	reject(fmt.Sprintf("byte limit per trace reached (%d bytes of packed spans)", s.limits.MaxBytesPerTrace), &s.rejectedFull)
+	s.refusedLocked(sp.TraceID)
 }
 
 // batchResources are the store's copies of one batch's resources: a

@@ -3,10 +3,12 @@ package otelmap
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
 )
 
@@ -156,5 +158,39 @@ func TestStoreConcurrentAdd(t *testing.T) {
 	wg.Wait()
 	if got := st.Stats().Spans; got != 8*200 {
 		t.Fatalf("held %d spans, want %d", got, 8*200)
+	}
+}
+
+// TestStoreByteLimitPerTrace: a span whose packed record would take its
+// trace past MaxBytesPerTrace is rejected and counted as a full trace's;
+// the trace keeps what it held, and a smaller span still fits. An
+// extension span's replacement that would not fit leaves the extension
+// span in place.
+func TestStoreByteLimitPerTrace(t *testing.T) {
+	st := NewStore(Limits{MaxBytesPerTrace: 300})
+	small := storeTestSpan(1, 1, 0, SourceOTLP)
+	big := storeTestSpan(1, 2, 1, SourceOTLP)
+	big.Attrs = []attribute.KeyValue{attribute.String("content", strings.Repeat("x", 400))}
+	if res := st.Add([]Span{small, big}); res.Accepted != 1 || res.Rejected != 1 || !strings.Contains(res.Reason, "byte limit per trace") {
+		t.Fatalf("AddResult = %+v, want the small span kept and the big one rejected for the byte limit", res)
+	}
+	if got := st.Stats().RejectedTraceFull; got != 1 {
+		t.Errorf("spans_rejected_trace_full = %d, want 1", got)
+	}
+	ext := storeTestSpan(1, 3, 1, SourceExtension)
+	if res := st.Add([]Span{ext}); res.Accepted != 1 {
+		t.Fatalf("a small span after the rejection: %+v", res)
+	}
+	real := storeTestSpan(1, 3, 1, SourceOTLP)
+	real.Attrs = big.Attrs
+	if res := st.Add([]Span{real}); res.Rejected != 1 {
+		t.Fatalf("replacing the extension span with one over the limit: %+v", res)
+	}
+	held := st.Spans(trace.TraceID{1})
+	if len(held) != 2 || held[0].SpanID != small.SpanID || held[1].Source != SourceExtension || len(held[1].Attrs) != 0 {
+		t.Fatalf("held %+v, want the small span and the extension span as they were", held)
+	}
+	if got := NewStore(Limits{MaxBytesPerTrace: 1 << 40}).Limits().MaxBytesPerTrace; got != maxPackedBytes {
+		t.Errorf("MaxBytesPerTrace 1 TiB became %d, want the packed layout's bound %d", got, maxPackedBytes)
 	}
 }
