@@ -86,6 +86,19 @@ type packedSpans struct {
 
 func (p *packedSpans) len() int { return len(p.heads) }
 
+// view returns the spans as they are now, to unpack without the store's
+// lock: its heads are a copy (replace rewrites a head in place), and its
+// bytes, resources and details are the parts of p's that exist now, which
+// p never writes again (it only appends past them).
+func (p *packedSpans) view() packedSpans {
+	return packedSpans{
+		heads:     slices.Clone(p.heads),
+		data:      p.data[:len(p.data):len(p.data)],
+		resources: p.resources[:len(p.resources):len(p.resources)],
+		details:   p.details[:len(p.details):len(p.details)],
+	}
+}
+
 // index returns the position of the span with id, or -1.
 func (p *packedSpans) index(id trace.SpanID) int {
 	for i := range p.heads {

@@ -136,7 +136,7 @@ func (s *Store) Settle(ctx context.Context, id trace.TraceID, opts SettleOptions
 		t := s.traces[id]
 		var changed <-chan struct{}
 		var quietLeft time.Duration
-		var snapshot []Span
+		var snapshot *packedSpans
 		ready, throttled := false, false
 		if t != nil {
 			changed = t.changed
@@ -145,7 +145,8 @@ func (s *Store) Settle(ctx context.Context, id trace.TraceID, opts SettleOptions
 				if time.Now().Before(notBefore) {
 					throttled = true
 				} else {
-					snapshot = t.spans.unpackAll(id)
+					v := t.spans.view()
+					snapshot = &v
 				}
 			}
 			since := t.lastArrival
@@ -158,7 +159,7 @@ func (s *Store) Settle(ctx context.Context, id trace.TraceID, opts SettleOptions
 
 		if snapshot != nil {
 			began := time.Now()
-			calls, checkedLen = rule.check(snapshot), len(snapshot)
+			calls, checkedLen = rule.check(snapshot.unpackAll(id)), snapshot.len()
 			notBefore = time.Now().Add(checkSpacing * time.Since(began))
 			continue // look again: spans may have come during the check
 		}

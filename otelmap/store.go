@@ -353,12 +353,15 @@ func (s *Store) Sweep() {
 // Spans returns a copy of the spans held for id, in arrival order.
 func (s *Store) Spans(id trace.TraceID) []Span {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	t := s.traces[id]
 	if t == nil {
+		s.mu.Unlock()
 		return nil
 	}
-	return t.spans.unpackAll(id)
+	v := t.spans.view()
+	s.mu.Unlock()
+	// Unpacking a large trace takes a while; the store goes on meanwhile.
+	return v.unpackAll(id)
 }
 
 // TraceIDs returns the ids of the traces held, sorted.

@@ -3,6 +3,7 @@ package otelmap
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -192,5 +193,49 @@ func TestStoreByteLimitPerTrace(t *testing.T) {
 	}
 	if got := NewStore(Limits{MaxBytesPerTrace: 1 << 40}).Limits().MaxBytesPerTrace; got != maxPackedBytes {
 		t.Errorf("MaxBytesPerTrace 1 TiB became %d, want the packed layout's bound %d", got, maxPackedBytes)
+	}
+}
+
+// TestStoreSpansWhileAdding: Spans unpacks outside the store's lock while
+// the same trace grows, extension spans are replaced and spans over the
+// byte limit are undone; every span read is whole and as it was added
+// (run with -race).
+func TestStoreSpansWhileAdding(t *testing.T) {
+	st := NewStore(Limits{MaxBytesPerTrace: 64 << 10})
+	id := trace.TraceID{7}
+	mk := func(i int, source string, pad int) Span {
+		sp := storeTestSpan(7, 0, 0, source)
+		sp.SpanID = trace.SpanID{1, byte(i >> 8), byte(i)}
+		sp.Name = fmt.Sprintf("span-%d", i)
+		sp.Attrs = []attribute.KeyValue{attribute.Int("i", i), attribute.String("pad", strings.Repeat("p", pad))}
+		return sp
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range 600 {
+			st.Add([]Span{mk(i, SourceExtension, 10)})
+			st.Add([]Span{mk(i, SourceOTLP, 10)})        // replaces the extension span
+			st.Add([]Span{mk(i+1000, SourceOTLP, 2000)}) // past the limit once the trace is large
+		}
+	}()
+	for reading := true; reading; {
+		select {
+		case <-done:
+			reading = false
+		default:
+		}
+		for _, sp := range st.Spans(id) {
+			v, _ := sp.Attr("i")
+			if want := fmt.Sprintf("span-%d", v.AsInt64()); sp.Name != want {
+				t.Fatalf("span %s: name %q, want %q", sp.SpanID, sp.Name, want)
+			}
+			if pad, _, _ := sp.StringAttr("pad"); strings.Trim(pad, "p") != "" {
+				t.Fatalf("span %s: pad %q", sp.SpanID, pad)
+			}
+		}
+	}
+	if got := st.Stats(); got.RejectedTraceFull == 0 {
+		t.Fatalf("no span was refused for the byte limit: %+v", got)
 	}
 }
