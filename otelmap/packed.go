@@ -115,8 +115,13 @@ func (p *packedSpans) sourceOf(i int) int {
 }
 
 // maxPackedBytes is the most a trace's packed spans may take: records
-// are found by 32-bit offsets.
-const maxPackedBytes = math.MaxUint32
+// are found by 32-bit offsets (and an int must hold it).
+const maxPackedBytes = min(math.MaxUint32, math.MaxInt)
+
+// maxReserve bounds the room a trace's first record reserves for the
+// spans its batch brings after it: a batch whose first span is large must
+// not make the store reserve that size a thousand times over.
+const maxReserve = 4 << 20
 
 // add appends sp, whose resource is res (a copy the store owns), unless
 // its record would take the trace's packed bytes past maxBytes; it
@@ -129,7 +134,7 @@ func (p *packedSpans) add(sp *Span, res *Resource, maxBytes int) bool {
 	if off == 0 && p.expect > 1 {
 		// Room for the batch's other spans of this trace, if they are
 		// the size of the first.
-		data := make([]byte, len(p.data), len(p.data)*p.expect)
+		data := make([]byte, len(p.data), max(len(p.data), min(len(p.data)*p.expect, maxReserve)))
 		copy(data, p.data)
 		p.data = data
 		p.heads = make([]spanHead, 0, p.expect)
