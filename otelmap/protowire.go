@@ -47,6 +47,11 @@ func spansFromProto(body []byte, source string, pdataGroups bool) ([]Span, []str
 // what one call returned is valid only until the next, and its caller
 // must copy what it keeps (the store does: packed.go).
 func (d *wireDecoder) decode(body []byte, source string, pdataGroups bool) ([]Span, []string, error) {
+	return d.decodeCounted(body, countSpans(body), source, pdataGroups)
+}
+
+// decodeCounted is decode for a body of n spans (countSpans).
+func (d *wireDecoder) decodeCounted(body []byte, n int, source string, pdataGroups bool) ([]Span, []string, error) {
 	d.source, d.pdataGroups = source, pdataGroups
 	d.warnings, d.badIDs, d.lastKey, d.lastIsStr = nil, 0, nil, false
 	d.attrs, d.strs, d.attrNext, d.strNext = nil, nil, 0, 0
@@ -60,7 +65,7 @@ func (d *wireDecoder) decode(body []byte, source string, pdataGroups bool) ([]Sp
 	} else {
 		d.interned = make([]string, slots)
 	}
-	if n := countSpans(body); d.reuse && cap(d.spans) >= n {
+	if d.reuse && cap(d.spans) >= n {
 		d.spans = d.spans[:0]
 	} else {
 		d.spans = make([]Span, 0, n)

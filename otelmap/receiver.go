@@ -40,6 +40,7 @@ const (
 const (
 	DefaultMaxBodyBytes         = 16 << 20
 	DefaultMaxDecompressedBytes = 64 << 20
+	DefaultMaxSpansPerRequest   = 200_000
 )
 
 // ReceiverLimits bound one request, the requests in flight together, and
@@ -51,6 +52,12 @@ type ReceiverLimits struct {
 	// MaxDecompressedBytes bounds the body after gzip decompression. An
 	// uncompressed body is held to the smaller of the two limits.
 	MaxDecompressedBytes int64
+	// MaxSpansPerRequest bounds the spans of one request (413 beyond). The
+	// byte limits alone do not bound what a request takes once decoded: an
+	// empty span is 2 bytes on the wire and 184 in memory, so 64 MiB of
+	// them would be 5.9 GB. A protobuf body's spans are counted before it
+	// is decoded; a JSON body's once pdata has decoded it.
+	MaxSpansPerRequest int
 	// MaxInflightBytes bounds the bytes of request bodies held at once,
 	// across all requests (default DefaultMaxInflightBytesFactor times
 	// MaxDecompressedBytes; never less than twice the larger per-request
@@ -76,6 +83,9 @@ func (l ReceiverLimits) withDefaults() ReceiverLimits {
 	}
 	if l.MaxDecompressedBytes <= 0 {
 		l.MaxDecompressedBytes = DefaultMaxDecompressedBytes
+	}
+	if l.MaxSpansPerRequest <= 0 {
+		l.MaxSpansPerRequest = DefaultMaxSpansPerRequest
 	}
 	if l.MaxInflightBytes <= 0 {
 		l.MaxInflightBytes = DefaultMaxInflightBytesFactor * l.MaxDecompressedBytes
@@ -301,7 +311,12 @@ func (r *Receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 			r.bodies.put(body)
 		}()
 	}
-	spans, warnings, err := decodeSpans(dec, body, format)
+	spans, warnings, err := decodeSpans(dec, body, format, r.limits.MaxSpansPerRequest)
+	var tooMany *errTooManySpans
+	if errors.As(err, &tooMany) {
+		r.reject(w, req, format, r.tooLarge(tooMany.Error()))
+		return
+	}
 	if err != nil {
 		r.reject(w, req, format, r.malformed(err.Error()))
 		return
@@ -545,20 +560,36 @@ func (c ctxReader) Read(p []byte) (int, error) {
 	return c.r.Read(p)
 }
 
+// errTooManySpans: a request holds more spans than MaxSpansPerRequest.
+type errTooManySpans struct{ spans, limit int }
+
+func (e *errTooManySpans) Error() string {
+	return fmt.Sprintf("the request holds %d spans, over the limit of %d spans per request; send smaller batches", e.spans, e.limit)
+}
+
 // decodeSpans decodes a whole ExportTraceServiceRequest into spans:
 // protobuf straight from the wire (SpansFromProto's decoder, dec, whose
 // memory the spans are), JSON through pdata (decodeTraces,
-// SpansFromTraces). An empty body is an empty request.
-func decodeSpans(dec *wireDecoder, body []byte, format wireFormat) ([]Span, []string, error) {
+// SpansFromTraces). An empty body is an empty request; one with more than
+// maxSpans spans is refused (errTooManySpans), a protobuf one before it is
+// decoded.
+func decodeSpans(dec *wireDecoder, body []byte, format wireFormat, maxSpans int) ([]Span, []string, error) {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return nil, nil, nil
 	}
 	if format == formatProtobuf {
-		return dec.decode(body, SourceOTLP, false)
+		n := countSpans(body)
+		if n > maxSpans {
+			return nil, nil, &errTooManySpans{n, maxSpans}
+		}
+		return dec.decodeCounted(body, n, SourceOTLP, false)
 	}
 	td, err := decodeTraces(body, format)
 	if err != nil {
 		return nil, nil, err
+	}
+	if n := td.SpanCount(); n > maxSpans {
+		return nil, nil, &errTooManySpans{n, maxSpans}
 	}
 	spans, warnings := SpansFromTraces(td, SourceOTLP)
 	return spans, warnings, nil

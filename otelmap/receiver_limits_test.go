@@ -10,8 +10,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
+
+	"google.golang.org/protobuf/encoding/protowire"
 )
 
 // The receiver's limits: sizes at their boundaries, gzip bombs, the caller's context, concurrency, stats.
@@ -278,4 +281,73 @@ func TestReceiverDefaultLimits(t *testing.T) {
 	if got.MaxBodyBytes != 16<<20 || got.MaxDecompressedBytes != 64<<20 {
 		t.Fatalf("defaults = %+v", got)
 	}
+}
+
+// TestReceiverSpansPerRequest: a request with more spans than
+// MaxSpansPerRequest is refused whole with 413 and a message that says
+// so, protobuf before it is decoded, JSON once pdata has; one at the limit
+// is stored. A 16 MB protobuf body of eight million empty spans (2 bytes
+// each on the wire, 184 decoded: 1.5 GB) is refused under the default
+// limit without being decoded.
+func TestReceiverSpansPerRequest(t *testing.T) {
+	st, _, srv := rcvServer(t, Limits{}, ReceiverLimits{MaxSpansPerRequest: 10})
+	for _, tc := range []struct {
+		name  string
+		ct    string
+		spans int
+		want  int
+	}{
+		{"protobuf at the limit", ContentTypeProtobuf, 10, http.StatusOK},
+		{"protobuf over it", ContentTypeProtobuf, 11, http.StatusRequestEntityTooLarge},
+		{"JSON at the limit", ContentTypeJSON, 10, http.StatusOK},
+		{"JSON over it", ContentTypeJSON, 11, http.StatusRequestEntityTooLarge},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			td := otlpTestTracesFrom(len(tc.name)*1000, tc.spans, 100, 1)
+			body := rcvProto(t, td)
+			if tc.ct == ContentTypeJSON {
+				body = rcvJSON(t, td)
+			}
+			before := storedSpans(st)
+			resp, out := rcvDo(t, srv, rcvRequest{contentType: tc.ct, body: body})
+			if resp.StatusCode != tc.want {
+				t.Fatalf("status %d, want %d: %s", resp.StatusCode, tc.want, out)
+			}
+			stored := storedSpans(st) - before
+			if tc.want == http.StatusOK && stored != tc.spans {
+				t.Fatalf("stored %d spans, want %d", stored, tc.spans)
+			}
+			if tc.want != http.StatusOK {
+				if stored != 0 {
+					t.Fatalf("a refused request stored %d spans", stored)
+				}
+				if s := rcvStatus(t, resp, out); !strings.Contains(s.Message, "11 spans, over the limit of 10 spans per request") {
+					t.Fatalf("message %q", s.Message)
+				}
+			}
+		})
+	}
+
+	t.Run("eight million empty spans", func(t *testing.T) {
+		const n = 8<<20 - 16
+		scope := protowire.AppendTag(nil, 2, protowire.BytesType) // ResourceSpans.scope_spans
+		scope = protowire.AppendVarint(scope, 2*n)
+		scope = append(scope, bytes.Repeat([]byte{0x12, 0x00}, n)...) // ScopeSpans.spans, empty
+		body := protowire.AppendTag(nil, 1, protowire.BytesType)      // resource_spans
+		body = protowire.AppendVarint(body, uint64(len(scope)))
+		body = append(body, scope...)
+		_, _, srv := rcvServer(t, Limits{}, ReceiverLimits{})
+		var m0, m1 runtime.MemStats
+		runtime.ReadMemStats(&m0)
+		resp, out := rcvDo(t, srv, rcvRequest{contentType: ContentTypeProtobuf, body: body})
+		runtime.ReadMemStats(&m1)
+		if resp.StatusCode != http.StatusRequestEntityTooLarge {
+			t.Fatalf("status %d, want 413: %.200s", resp.StatusCode, out)
+		}
+		// The body itself is read into a buffer of its size; decoding it
+		// would have taken 1.5 GB.
+		if alloc := m1.TotalAlloc - m0.TotalAlloc; alloc > 200<<20 {
+			t.Fatalf("refusing the request allocated %d MB", alloc>>20)
+		}
+	})
 }
