@@ -55,6 +55,7 @@ func (d *wireDecoder) decodeCounted(body []byte, n int, source string, pdataGrou
 	d.source, d.pdataGroups = source, pdataGroups
 	d.warnings, d.badIDs, d.lastKey, d.lastIsStr = nil, 0, nil, false
 	d.attrs, d.strs, d.attrNext, d.strNext = nil, nil, 0, 0
+	d.values = 0
 	// The intern table grows with the request, so a one-span export does
 	// not pay for a large one's table. A reused table is cleared: its
 	// strings point into arenas about to be written over.
@@ -107,6 +108,10 @@ type wireDecoder struct {
 	strChunks  [][]byte
 	// attrNext and strNext are the next chunk to hand out in this decode.
 	attrNext, strNext int
+	// values counts the attribute values decoded (every KeyValue, and each
+	// element of an array or map value); maxValues, when positive, bounds
+	// them (ReceiverLimits.MaxAttributesPerRequest).
+	values, maxValues int
 
 	source   string
 	spans    []Span
@@ -463,6 +468,9 @@ func (d *wireDecoder) attr(b []byte, first *int) error {
 		}
 		return err
 	}
+	if err := d.countValue(); err != nil {
+		return err
+	}
 	d.reserve(first)
 	d.lastKey, d.lastIsStr = key, kind == 1
 	if kind == 0 {
@@ -490,6 +498,9 @@ func (d *wireDecoder) attr(b []byte, first *int) error {
 // new chunk if need be, *first updated), so the caller's append never
 // reallocates.
 func (d *wireDecoder) keyValue(b []byte, first *int) (attribute.KeyValue, bool, error) {
+	if err := d.countValue(); err != nil {
+		return attribute.KeyValue{}, false, err
+	}
 	var (
 		key  []byte
 		kind int32 // the AnyValue field last set, 0 for none
@@ -536,6 +547,24 @@ func (d *wireDecoder) keyValue(b []byte, first *int) (attribute.KeyValue, bool, 
 		return attribute.KeyValue{}, false, err
 	}
 	return d.keyValueOf(key, str, kind, num, val, first)
+}
+
+// countValue counts one more attribute value decoded, and refuses it past
+// maxValues.
+func (d *wireDecoder) countValue() error {
+	d.values++
+	if d.maxValues > 0 && d.values > d.maxValues {
+		return &errTooManyValues{d.maxValues}
+	}
+	return nil
+}
+
+// errTooManyValues: a request holds more attribute values than the
+// decoder may decode.
+type errTooManyValues struct{ limit int }
+
+func (e *errTooManyValues) Error() string {
+	return fmt.Sprintf("the request holds more than %d attribute values (attributes, and the elements of array and map values); send smaller batches", e.limit)
 }
 
 // keyValueCommon decodes a KeyValue in the shapes SDKs and collectors

@@ -22,11 +22,17 @@ func (d *wireDecoder) fillComplex(dst pcommon.Value, field int32, v []byte) erro
 	case 5:
 		s := dst.SetEmptySlice()
 		return d.fields(v, "ArrayValue", func(num int32, v []byte, _ uint64) error {
+			if err := d.countValue(); err != nil {
+				return err
+			}
 			return d.fillAny(s.AppendEmpty(), [][]byte{v})
 		}, "-b")
 	case 6:
 		m := dst.SetEmptyMap()
 		return d.fields(v, "KeyValueList", func(num int32, v []byte, _ uint64) error {
+			if err := d.countValue(); err != nil {
+				return err
+			}
 			return d.fillKeyValue(m, v)
 		}, "-b")
 	default:

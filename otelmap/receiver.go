@@ -38,9 +38,10 @@ const (
 // the decompressed limit is what we agree to hold in memory once it is
 // unpacked, so that a small gzip body cannot become gigabytes.
 const (
-	DefaultMaxBodyBytes         = 16 << 20
-	DefaultMaxDecompressedBytes = 64 << 20
-	DefaultMaxSpansPerRequest   = 200_000
+	DefaultMaxBodyBytes            = 16 << 20
+	DefaultMaxDecompressedBytes    = 64 << 20
+	DefaultMaxSpansPerRequest      = 200_000
+	DefaultMaxAttributesPerRequest = 2_000_000
 )
 
 // ReceiverLimits bound one request, the requests in flight together, and
@@ -58,6 +59,12 @@ type ReceiverLimits struct {
 	// them would be 5.9 GB. A protobuf body's spans are counted before it
 	// is decoded; a JSON body's once pdata has decoded it.
 	MaxSpansPerRequest int
+	// MaxAttributesPerRequest bounds the attribute values of one protobuf
+	// request (the KeyValues of resources, spans, events and links, and
+	// the elements of array and map values; 413 beyond), which the
+	// decoder counts as it goes: an attribute takes 6 bytes on the wire at
+	// the least and 64 decoded.
+	MaxAttributesPerRequest int
 	// MaxInflightBytes bounds the bytes of request bodies held at once,
 	// across all requests (default DefaultMaxInflightBytesFactor times
 	// MaxDecompressedBytes; never less than twice the larger per-request
@@ -86,6 +93,9 @@ func (l ReceiverLimits) withDefaults() ReceiverLimits {
 	}
 	if l.MaxSpansPerRequest <= 0 {
 		l.MaxSpansPerRequest = DefaultMaxSpansPerRequest
+	}
+	if l.MaxAttributesPerRequest <= 0 {
+		l.MaxAttributesPerRequest = DefaultMaxAttributesPerRequest
 	}
 	if l.MaxInflightBytes <= 0 {
 		l.MaxInflightBytes = DefaultMaxInflightBytesFactor * l.MaxDecompressedBytes
@@ -304,6 +314,7 @@ func (r *Receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		// until the store has copied what it keeps (packed.go), then go
 		// back to their pools.
 		dec = r.decoders.Get().(*wireDecoder)
+		dec.maxValues = r.limits.MaxAttributesPerRequest
 		defer func() {
 			if dec.pooled() {
 				r.decoders.Put(dec)
@@ -313,8 +324,9 @@ func (r *Receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	}
 	spans, warnings, err := decodeSpans(dec, body, format, r.limits.MaxSpansPerRequest)
 	var tooMany *errTooManySpans
-	if errors.As(err, &tooMany) {
-		r.reject(w, req, format, r.tooLarge(tooMany.Error()))
+	var tooManyValues *errTooManyValues
+	if errors.As(err, &tooMany) || errors.As(err, &tooManyValues) {
+		r.reject(w, req, format, r.tooLarge(err.Error()))
 		return
 	}
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"testing"
 
+	"go.opentelemetry.io/collector/pdata/ptrace"
 	"google.golang.org/protobuf/encoding/protowire"
 )
 
@@ -350,4 +351,39 @@ func TestReceiverSpansPerRequest(t *testing.T) {
 			t.Fatalf("refusing the request allocated %d MB", alloc>>20)
 		}
 	})
+}
+
+// TestReceiverAttributesPerRequest: a protobuf request with more attribute
+// values than MaxAttributesPerRequest (resources' and spans' attributes,
+// and the elements of an array value, all count) is refused whole with
+// 413 and a message that says so; one at the limit is stored.
+func TestReceiverAttributesPerRequest(t *testing.T) {
+	st, _, srv := rcvServer(t, Limits{}, ReceiverLimits{MaxAttributesPerRequest: 20})
+	post := func(td ptrace.Traces) (*http.Response, []byte) {
+		t.Helper()
+		return rcvDo(t, srv, rcvRequest{contentType: ContentTypeProtobuf, body: rcvProto(t, td)})
+	}
+	// One resource of 2 attributes and 3 spans of 6: 20 values.
+	if resp, out := post(otlpTestTracesFrom(0, 3, 10, 1)); resp.StatusCode != http.StatusOK || storedSpans(st) != 3 {
+		t.Fatalf("at the limit: status %d, %d spans stored: %s", resp.StatusCode, storedSpans(st), out)
+	}
+	// 20 KeyValues again, one of them an array of one element: 21 values.
+	over := otlpTestTracesFrom(100, 3, 10, 1)
+	attrs := over.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0).Attributes()
+	if !attrs.Remove(string(AttrCallType)) {
+		t.Fatal("no attribute to replace")
+	}
+	attrs.PutEmptySlice("ids").AppendEmpty().SetInt(1)
+	for _, td := range []ptrace.Traces{otlpTestTracesFrom(200, 4, 10, 1), over} {
+		resp, out := post(td)
+		if resp.StatusCode != http.StatusRequestEntityTooLarge {
+			t.Fatalf("over the limit: status %d, want 413: %s", resp.StatusCode, out)
+		}
+		if s := rcvStatus(t, resp, out); !strings.Contains(s.Message, "more than 20 attribute values") {
+			t.Fatalf("message %q", s.Message)
+		}
+	}
+	if got := storedSpans(st); got != 3 {
+		t.Fatalf("%d spans stored, want only the first request's 3", got)
+	}
 }
