@@ -2,12 +2,9 @@ package otelmap
 
 import (
 	"bytes"
-	"compress/gzip"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"mime"
 	"net/http"
@@ -285,6 +282,11 @@ func (r *Receiver) tooLarge(msg string) *rejection {
 	return &rejection{http.StatusRequestEntityTooLarge, codes.InvalidArgument, &r.rejTooLarge, "too_large", msg, 0}
 }
 
+func (r *Receiver) canceled(err error) *rejection {
+	return &rejection{http.StatusServiceUnavailable, codes.Unavailable, &r.rejCanceled, "canceled",
+		"request ended before its spans were stored: " + err.Error(), 0}
+}
+
 func (r *Receiver) unsupported(msg string) *rejection {
 	return &rejection{http.StatusUnsupportedMediaType, codes.InvalidArgument, &r.rejMediaType, "unsupported_media_type", msg, 0}
 }
@@ -441,135 +443,6 @@ func isGzip(enc string) bool {
 func isIdentity(enc string) bool {
 	enc = strings.TrimSpace(enc)
 	return enc == "" || strings.EqualFold(enc, "identity") || strings.EqualFold(enc, "none")
-}
-
-// errBodyTooLarge is returned by readLimited when the reader holds more
-// than the limit.
-type errBodyTooLarge struct {
-	what  string
-	limit int64
-}
-
-func (e *errBodyTooLarge) Error() string {
-	return fmt.Sprintf("%s exceeds the limit of %d bytes", e.what, e.limit)
-}
-
-// readBody reads the whole body, decompressed, within the limits. The wire
-// bytes pass through http.MaxBytesReader (which also tells the server to
-// close the connection rather than drain an oversized body); the
-// decompressed bytes are counted as they come, so a gzip bomb is stopped
-// after at most MaxDecompressedBytes+1 bytes were inflated.
-func (r *Receiver) readBody(w http.ResponseWriter, req *http.Request, gz bool, l *lease) ([]byte, error) {
-	var body io.Reader = ctxReader{req.Context(), http.MaxBytesReader(w, req.Body, r.limits.MaxBodyBytes)}
-	if !gz {
-		limit := min(r.limits.MaxBodyBytes, r.limits.MaxDecompressedBytes)
-		return readLimited(body, limit, req.ContentLength, "request body", l, &r.bodies)
-	}
-	zr, err := gzip.NewReader(body)
-	if err != nil {
-		return nil, fmt.Errorf("gzip: %w", err)
-	}
-	defer zr.Close()
-	b, err := readLimited(zr, r.limits.MaxDecompressedBytes, 0, "decompressed request body", l, &r.bodies)
-	if err != nil {
-		return nil, fmt.Errorf("gzip: %w", err)
-	}
-	return b, nil
-}
-
-func (r *Receiver) classifyReadError(ctx context.Context, err error) *rejection {
-	var tooBig *errBodyTooLarge
-	var maxBytes *http.MaxBytesError
-	var over *errOverloaded
-	switch {
-	case ctx.Err() != nil:
-		return r.canceled(ctx.Err())
-	case errors.As(err, &over):
-		return r.overloaded(over)
-	case errors.As(err, &tooBig):
-		return r.tooLarge(tooBig.Error())
-	case errors.As(err, &maxBytes):
-		return r.tooLarge(fmt.Sprintf("request body exceeds the limit of %d bytes", maxBytes.Limit))
-	default:
-		return r.malformed("read request body: " + err.Error())
-	}
-}
-
-func (r *Receiver) canceled(err error) *rejection {
-	return &rejection{http.StatusServiceUnavailable, codes.Unavailable, &r.rejCanceled, "canceled",
-		"request ended before its spans were stored: " + err.Error(), 0}
-}
-
-// maxPrealloc caps what a declared Content-Length makes us allocate before
-// the bytes arrive, so that idle connections claiming large bodies cost
-// little.
-const maxPrealloc = 4 << 20
-
-// readLimited reads r to EOF into one buffer of at most limit bytes. The
-// buffer starts at the declared size when there is one (up to maxPrealloc)
-// and grows by doubling, never past limit+1 bytes: the one byte more is how
-// an over-limit body is told from one exactly at the limit. Each buffer is
-// taken from l before it is allocated (errOverloaded when l's budget is
-// spent); a buffer outgrown is given back once copied.
-func readLimited(r io.Reader, limit, declared int64, what string, l *lease, pool *bodyPool) ([]byte, error) {
-	size := bodyStartSize(limit, declared)
-	if !l.grow(size) {
-		return nil, &errOverloaded{l.b.limit}
-	}
-	buf := pool.get(size)
-	for {
-		if len(buf) == cap(buf) {
-			if int64(len(buf)) > limit {
-				return nil, &errBodyTooLarge{what, limit}
-			}
-			next := min(2*int64(cap(buf))+1, limit+1)
-			if !l.grow(next) {
-				return nil, &errOverloaded{l.b.limit}
-			}
-			grown := make([]byte, len(buf), next)
-			copy(grown, buf)
-			l.shrink(int64(cap(buf)))
-			buf = grown
-		}
-		n, err := r.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
-		if int64(len(buf)) > limit {
-			return nil, &errBodyTooLarge{what, limit}
-		}
-		if err == io.EOF {
-			return buf, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-	}
-}
-
-// bodyStartSize is the capacity readLimited starts with: the declared
-// length and one (the read that meets EOF then needs no growth), up to
-// maxPrealloc, in bodyRound steps so that pooled buffers fit the next body
-// of about the same size; 64 KiB when no length is declared; never more
-// than limit+1.
-func bodyStartSize(limit, declared int64) int64 {
-	size := int64(64 << 10)
-	if declared > 0 {
-		size = bodyBufferSize(min(declared+1, maxPrealloc))
-	}
-	return min(size, limit+1)
-}
-
-// ctxReader stops reading once ctx has ended, so that decompressing a large
-// body does not outlive its request.
-type ctxReader struct {
-	ctx context.Context
-	r   io.Reader
-}
-
-func (c ctxReader) Read(p []byte) (int, error) {
-	if err := c.ctx.Err(); err != nil {
-		return 0, err
-	}
-	return c.r.Read(p)
 }
 
 // errTooManySpans: a request holds more spans than MaxSpansPerRequest.
