@@ -315,36 +315,27 @@ func boolByte(v bool) byte {
 
 // unpackAll returns the trace's spans, in arrival order. Their strings
 // point into p.data, which is only ever appended to; their attributes
-// share one slice, each span's capacity cut to its length.
+// share a few slices, each span's capacity cut to its length.
 func (p *packedSpans) unpackAll(id trace.TraceID) []Span {
 	out := make([]Span, len(p.heads))
 	var attrs []attribute.KeyValue
 	for i := range p.heads {
 		h := &p.heads[i]
-		rec := p.data[h.off : h.off+h.n]
-		if n := recordAttrCount(rec); cap(attrs)-len(attrs) < n {
-			// Room for the rest of the trace if its spans have as many
-			// attributes as this one.
-			attrs = make([]attribute.KeyValue, 0, (len(p.heads)-i)*n)
-		}
-		attrs = p.unpack(&out[i], rec, attrs)
+		attrs = p.unpack(&out[i], p.data[h.off:h.off+h.n], attrs, len(p.heads)-i)
 		out[i].TraceID, out[i].SpanID, out[i].ParentSpanID = id, h.id, h.parent
 	}
 	return out
 }
 
-// recordAttrCount reads how many attributes a record holds: the count is
-// the first field after the fixed and variable-length header fields, so
-// this walks them.
-func recordAttrCount(rec []byte) int {
-	r := reader{b: rec}
-	r.header()
-	return int(r.uvarint())
-}
+// maxAttrReserve bounds the attributes unpackAll reserves room for at
+// once: one span with many attributes must not make it reserve that many
+// for every span after it.
+const maxAttrReserve = 1 << 16
 
-// unpack decodes rec into sp, its attributes appended to attrs (which has
-// room for them), and returns attrs.
-func (p *packedSpans) unpack(sp *Span, rec []byte, attrs []attribute.KeyValue) []attribute.KeyValue {
+// unpack decodes rec into sp, its attributes appended to attrs, and
+// returns attrs. When attrs has no room for them, the new slice has room
+// for the rest spans from this one on, if they have as many attributes.
+func (p *packedSpans) unpack(sp *Span, rec []byte, attrs []attribute.KeyValue, rest int) []attribute.KeyValue {
 	r := reader{b: rec}
 	h := r.header()
 	sp.StatusError = h.flags&flagError != 0
@@ -368,6 +359,9 @@ func (p *packedSpans) unpack(sp *Span, rec []byte, attrs []attribute.KeyValue) [
 	n := int(r.uvarint())
 	if n == 0 {
 		return attrs
+	}
+	if cap(attrs)-len(attrs) < n {
+		attrs = make([]attribute.KeyValue, 0, max(n, min(rest*n, maxAttrReserve)))
 	}
 	first := len(attrs)
 	for range n {

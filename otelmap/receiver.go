@@ -130,7 +130,7 @@ type Receiver struct {
 	limits ReceiverLimits
 	logger atomic.Pointer[slog.Logger]
 	budget *byteBudget
-	bodies bodyPool // protobuf bodies' buffers, once decoded (receiver_bodies.go)
+	bodies bodyPool // protobuf bodies' buffers, once their spans are stored (receiver_bodies.go)
 	// decoders are protobuf decoders whose memory is reused between
 	// requests (wireDecoder.decode).
 	decoders sync.Pool

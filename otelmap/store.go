@@ -170,7 +170,7 @@ func (s *Store) add(source string, spans []Span, resources batchResources) AddRe
 	var t *storedTrace
 	for i := range spans {
 		sp := &spans[i]
-		if t == nil || i == 0 || sp.TraceID != spans[i-1].TraceID {
+		if t == nil || sp.TraceID != spans[i-1].TraceID {
 			t = s.traces[sp.TraceID] // nil for a new trace, made by addLocked
 		}
 		var changed bool
@@ -234,7 +234,7 @@ func (s *Store) addLocked(t *storedTrace, sp *Span, source string, now time.Time
 		if sp.Source != SourceExtension {
 			if i := t.spans.index(sp.SpanID); i >= 0 && t.spans.sourceOf(i) == sourceExtension {
 				if !t.spans.replace(i, sp, resources.copyOf(sp.Resource), s.limits.MaxBytesPerTrace) {
-					s.rejectBytesLocked(sp, reject)
+					s.rejectFullLocked(sp, s.bytesLimitReason(), reject)
 					return t, false
 				}
 				t.arrived(now, sp.Source)
@@ -244,12 +244,11 @@ func (s *Store) addLocked(t *storedTrace, sp *Span, source string, now time.Time
 		return t, false
 	}
 	if t.spans.len() >= s.limits.MaxSpansPerTrace {
-		reject(fmt.Sprintf("span limit per trace reached (%d spans)", s.limits.MaxSpansPerTrace), &s.rejectedFull)
-		s.refusedLocked(sp.TraceID)
+		s.rejectFullLocked(sp, fmt.Sprintf("span limit per trace reached (%d spans)", s.limits.MaxSpansPerTrace), reject)
 		return t, false
 	}
 	if !t.spans.add(sp, resources.copyOf(sp.Resource), s.limits.MaxBytesPerTrace) {
-		s.rejectBytesLocked(sp, reject)
+		s.rejectFullLocked(sp, s.bytesLimitReason(), reject)
 		return t, false
 	}
 	t.ids[sp.SpanID] = struct{}{}
@@ -258,11 +257,15 @@ func (s *Store) addLocked(t *storedTrace, sp *Span, source string, now time.Time
 	return t, true
 }
 
-// rejectBytesLocked rejects sp, which would take its trace past
-// MaxBytesPerTrace.
-func (s *Store) rejectBytesLocked(sp *Span, reject func(string, *atomic.Uint64)) {
-	reject(fmt.Sprintf("byte limit per trace reached (%d bytes of packed spans)", s.limits.MaxBytesPerTrace), &s.rejectedFull)
+// rejectFullLocked rejects sp, which its trace has no room for, for
+// reason.
+func (s *Store) rejectFullLocked(sp *Span, reason string, reject func(string, *atomic.Uint64)) {
+	reject(reason, &s.rejectedFull)
 	s.refusedLocked(sp.TraceID)
+}
+
+func (s *Store) bytesLimitReason() string {
+	return fmt.Sprintf("byte limit per trace reached (%d bytes of packed spans)", s.limits.MaxBytesPerTrace)
 }
 
 // batchResources are the store's copies of one batch's resources: a
