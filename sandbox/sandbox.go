@@ -406,12 +406,32 @@ var tracebackFrame = regexp.MustCompile(`^\s*File "([^"]+)", line (\d+)`)
 
 // parseTraceback returns the exception line of the last traceback in out
 // (or of a syntax error) and the lines of the script file named in it,
-// outermost first.
+// outermost first. A last traceback cut short before its exception line
+// (processes that share the output and are killed while they write, as in
+// a fork bomb) gives way to the one before it.
 func parseTraceback(out, scriptFile string) (exc string, lines []int) {
-	text := out
-	if i := strings.LastIndex(text, "Traceback (most recent call last):"); i >= 0 {
-		text = text[i:]
+	const marker = "Traceback (most recent call last):"
+	last := strings.LastIndex(out, marker)
+	if last < 0 {
+		return parseOneTraceback(out, scriptFile)
 	}
+	exc, lines = parseOneTraceback(out[last:], scriptFile)
+	for end := last; exc == ""; {
+		i := strings.LastIndex(out[:end], marker)
+		if i < 0 {
+			break // none is whole: the last one's frames
+		}
+		if e, l := parseOneTraceback(out[i:end], scriptFile); e != "" {
+			return e, l
+		}
+		end = i
+	}
+	return exc, lines
+}
+
+// parseOneTraceback is parseTraceback for text that holds at most one
+// traceback, at its start.
+func parseOneTraceback(text, scriptFile string) (exc string, lines []int) {
 	all := strings.Split(strings.TrimRight(text, "\n"), "\n")
 	for _, l := range all {
 		if m := tracebackFrame.FindStringSubmatch(l); m != nil && filepath.Base(m[1]) == scriptFile {
