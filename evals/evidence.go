@@ -2,6 +2,7 @@ package evals
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -30,7 +31,11 @@ import (
 //     trace ended at its maximum with awaited calls unanswered; the span
 //     store refused spans of the trace (Collection.RefusedSpans); received
 //     spans outside the assessor's calls were set aside
-//     (Collection.SetAsideOutside).
+//     (Collection.SetAsideOutside); spans of an agent or GenAI namespace
+//     were read by no rule (Coverage.UnreadNamespaces: "14 spans carry
+//     `ai.*` attributes no rule reads"). Such spans make the evidence
+//     insufficient when no agent was named by a span of its own: nothing
+//     of the team was read.
 //   - complete: none of the above.
 //
 // A call from the virtual caller "user" into a root SERVER span is how
@@ -132,6 +137,21 @@ func JudgeEvidence(trace *tracedata.TraceData, in Inputs) Evidence {
 		partial = append(partial, fmt.Sprintf("%s that look like an agent's work could not be read (docs/trace-assembly.md, \"my framework is not listed\")",
 			evidencePlural(n, "span", "spans")))
 	}
+	// Spans of an agent or GenAI namespace no rule read (Coverage.
+	// UnreadNamespaces): the graph may lack what they did, so it is at best
+	// partial; when no agent of the trace was named by an agent's own span
+	// (only by service.name, an address or a placeholder), nothing of the
+	// team was read and no verdict on its shape stands.
+	if len(trace.Coverage.UnreadNamespaces) > 0 {
+		for _, ns := range slices.Sorted(maps.Keys(trace.Coverage.UnreadNamespaces)) {
+			n := trace.Coverage.UnreadNamespaces[ns]
+			partial = append(partial, fmt.Sprintf("%s `%s` attributes no rule reads (docs/trace-assembly.md, \"spans no rule reads\")",
+				evidencePlural(n, "span carries", "spans carry"), ns))
+		}
+		if !teamRead(trace) {
+			insufficient = append(insufficient, "no agent of the trace was named by a span of its own (only by service.name or an address) while spans of an agent namespace went unread: the team's structure could not be read")
+		}
+	}
 	if trace.Coverage.NoEvidence {
 		insufficient = append(insufficient, "the trace shows no interaction that could be read: no evidence of coordination either way")
 	}
@@ -172,6 +192,22 @@ func (r *GraphResult) applyEvidence(trace *tracedata.TraceData, in Inputs) {
 		r.Label = LabelInsufficientEvidence
 	}
 	r.Evidence = &ev
+}
+
+// teamRead reports whether some agent of the trace was named by a span of
+// its own (an agent span's attribute or name, or the Traceability
+// Extension), rather than only by where its spans came from.
+func teamRead(trace *tracedata.TraceData) bool {
+	for _, a := range trace.Agents {
+		switch a.IdentifiedBy {
+		case tracedata.IdentityServiceName, tracedata.IdentityServerAddr, tracedata.IdentityUser, tracedata.IdentityUnknown, "":
+		default:
+			if a.Role != tracedata.RoleAssessor {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func evidenceTimes(n int) string {

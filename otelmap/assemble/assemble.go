@@ -199,6 +199,7 @@ type assembler struct {
 	recognized   [numFamilies]int
 	unrecognized int
 	agentLike    int
+	unreadNS     map[string]*unreadNamespace // namespaces.go
 
 	// Counters and notes for warnings.
 	otherTrace, invalidID, dups    int

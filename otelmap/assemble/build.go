@@ -283,14 +283,24 @@ func (a *assembler) buildEvidence(td *tracedata.TraceData) {
 			"%d spans look like an agent's work but name no agent any rule reads (the first: span %016x %q); what they did is not in the graph",
 			cov.UnreadAgentSpans, a.nodes[first].id, a.span(first).Name))
 	}
+	var nsWarnings []string
+	cov.UnreadNamespaces, nsWarnings = a.unreadNamespaceWarnings()
+	cov.Warnings = append(cov.Warnings, nsWarnings...)
 	if cov.Interactions == 0 {
-		real := false
+		real, named := false, false
 		for _, ag := range td.Agents {
 			real = real || !ag.Virtual
+			named = named || !ag.Virtual && ag.IdentifiedBy != tracedata.IdentityServiceName && ag.IdentifiedBy != tracedata.IdentityUnknown
 		}
-		if real && cov.UnreadAgentSpans == 0 {
+		switch {
+		case named && cov.UnreadAgentSpans == 0 && len(cov.UnreadNamespaces) == 0:
 			cov.Complete = 1
-		} else {
+		case real && !named:
+			// Flat spans (model calls, tools) with no agent span: the
+			// process could host one agent or a team; nothing shows which.
+			cov.NoEvidence = true
+			cov.Warnings = append(cov.Warnings, "no span names an agent (agents only from service.name), so the spans cannot show a team or its absence: no evidence of coordination")
+		default:
 			cov.NoEvidence = true
 			cov.Warnings = append(cov.Warnings, "no interaction found, and the trace cannot show there was none: no evidence of coordination")
 		}

@@ -378,6 +378,9 @@ func (a *assembler) scan(i int32) {
 	if r.claimed == 0 {
 		a.unrecognized++
 	}
+	if !r.understood(n) {
+		a.noteUnreadNamespaces(i, sp)
+	}
 	for c := r.claimed; c != 0; c &= c - 1 {
 		a.recognized[bits.TrailingZeros16(c)]++
 	}
