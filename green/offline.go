@@ -31,6 +31,9 @@ type OfflineOptions struct {
 	Observe evals.Observer
 	// Logger receives the evaluators' warnings; nil discards them.
 	Logger *slog.Logger
+	// Conventions, when set, is a user's convention map, read by trace
+	// assembly before the built-in recognizers (docs/trace-assembly.md).
+	Conventions *assemble.Conventions
 }
 
 // InputError is bad input the user must fix (a file that cannot be read or
@@ -73,7 +76,7 @@ func AssessOTLPFiles(ctx context.Context, paths []string, opts OfflineOptions) (
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("assess: %w", err)
 		}
-		td := assemble.Trace(id, store.Spans(id))
+		td := assemble.TraceWith(id, store.Spans(id), assemble.Options{Conventions: opts.Conventions})
 		rep := registry.Run(ctx, td, evals.Inputs{Config: opts.Config}, opts.Observe)
 		res.Tasks = append(res.Tasks, newTaskResult(td, rep))
 	}

@@ -57,7 +57,13 @@ import (
 // little beyond the steps themselves, so that the assessor keeps up with
 // traces of a million spans.
 func Trace(traceID trace.TraceID, spans []otelmap.Span) *tracedata.TraceData {
-	a := &assembler{traceID: traceID}
+	return TraceWith(traceID, spans, Options{})
+}
+
+// TraceWith is Trace with options: a user's convention map read before the
+// built-in recognizers (conventions.go).
+func TraceWith(traceID trace.TraceID, spans []otelmap.Span, opts Options) *tracedata.TraceData {
+	a := &assembler{traceID: traceID, conv: opts.Conventions}
 	a.index(spans)       // tree.go
 	a.link()             // tree.go, recognize.go
 	a.resolveLangGraph() // recognize_openinference.go
@@ -102,6 +108,7 @@ const (
 	fAgentLike                        // looks like an agent's work but names no agent
 	fAbove                            // has an agent span below it
 	fResolving                        // a segment root whose agent is being resolved (identity.go)
+	fControlFlow                      // an error status that is control flow, not a failure (recognize_conventions.go)
 )
 
 // node is assembly's working record of one span. Indexes are node indexes,
@@ -160,6 +167,7 @@ func callType(ct uint8) tracedata.CallType {
 // assembler holds one assembly's working state; Trace makes one per call.
 type assembler struct {
 	traceID trace.TraceID
+	conv    *Conventions // the user's convention map, nil for none
 	spans   []otelmap.Span
 	nodes   []node
 	byID    spanindex.Index

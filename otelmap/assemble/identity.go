@@ -19,6 +19,7 @@ const (
 	rankOpenInference
 	rankTraceloop
 	rankAgentID
+	rankConventions
 	rankSpanName
 	rankService
 	rankExtension
@@ -39,6 +40,8 @@ func rankName(rank uint8) string {
 		return tracedata.IdentityTraceloop
 	case rankAgentID:
 		return tracedata.IdentityAgentID
+	case rankConventions:
+		return tracedata.IdentityConventions
 	case rankSpanName:
 		return tracedata.IdentitySpanName
 	case rankService:

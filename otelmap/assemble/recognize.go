@@ -59,6 +59,7 @@ const (
 	famA2A
 	famHTTP
 	famCoordbench
+	famConventions
 	numFamilies
 )
 
@@ -73,6 +74,7 @@ var recognizerNames = [numFamilies]string{
 	famA2A:           "a2a",
 	famHTTP:          "http",
 	famCoordbench:    "coordbench",
+	famConventions:   "conventions",
 }
 
 // reading is what the recognizers read from one span: first each family's
@@ -81,6 +83,9 @@ type reading struct {
 	gen genaiSlots
 	oi  oiSlots
 	tl  traceloopSlots
+
+	conv   *Conventions // the user's convention map, nil for none
+	mapped *convRule    // the map's rule that matched the span
 
 	// Read by the smaller families directly.
 	ct       uint8  // coordbench.call_type: ctNone if absent
@@ -218,7 +223,12 @@ func (r *reading) read(sp *otelmap.Span) {
 // in this file's comment.
 func (r *reading) decide(sp *otelmap.Span) {
 	r.readSpanName(sp)
+	if r.mapped = r.conv.match(sp); r.mapped != nil {
+		r.claim(famConventions)
+	}
 	switch {
+	case r.mapped != nil:
+		r.op, r.workflow = r.mapped.op, r.mapped.workflow
 	case r.tl.kind != tlNone:
 		r.op, r.workflow = r.tl.operation()
 	case r.gen.op != "":
@@ -228,9 +238,17 @@ func (r *reading) decide(sp *otelmap.Span) {
 	default:
 		r.op = r.previousOperation(sp)
 	}
-	r.handoff, r.handoffTo = r.readHandoff(sp)
+	if m := r.mapped; m != nil && m.handoff {
+		r.handoff, r.handoffTo = true, m.target.read(sp)
+	} else {
+		r.handoff, r.handoffTo = r.readHandoff(sp)
+	}
 	if r.op == opInvoke || r.ct == ctAgent {
-		r.agentName, r.agentRank = r.nameOfAgent(sp)
+		if m := r.mapped; m != nil && m.agent != nil {
+			r.agentName, r.agentRank = m.agent.read(sp), rankConventions
+		} else {
+			r.agentName, r.agentRank = r.nameOfAgent(sp)
+		}
 		r.agentID = r.gen.agentID
 		if r.agentName == "" && r.agentID != "" {
 			r.agentName, r.agentRank = r.agentID, rankAgentID
@@ -331,10 +349,16 @@ func (a *assembler) scan(i int32) {
 	n := &a.nodes[i]
 	sp := a.span(i)
 	r := &a.reading
-	*r = reading{role: spanKindRole(sp.Kind), id: n.id, warnings: &a.attrWarnings}
+	*r = reading{role: spanKindRole(sp.Kind), id: n.id, warnings: &a.attrWarnings, conv: a.conv}
 	r.read(sp)
 	r.decide(sp)
 	n.role, n.op = r.role, r.op
+	if (n.flags&fFailed != 0 || r.failed) && a.conv.controlFlow(sp) {
+		// An error status that moves control (a handoff's ParentCommand)
+		// is no failure of the span, its step or its call.
+		r.failed = false
+		n.flags = n.flags&^fFailed | fControlFlow
+	}
 	if r.marker {
 		n.flags |= fMarker
 	}
