@@ -259,3 +259,38 @@ control_flow:
 		t.Errorf("without the map: coverage %+v", td.Coverage)
 	}
 }
+
+// TestBuiltinControlFlow: LangGraph's control-flow exceptions are no
+// failure however a tracer records them (exception.type in Python, a dotted
+// path, only the JS stack in the message), and an error merely mentioning
+// the name, or of another type, still fails.
+func TestBuiltinControlFlow(t *testing.T) {
+	id := trace.TraceID{0xb0}
+	res := &otelmap.Resource{ServiceName: "lg"}
+	t0 := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
+	cases := []struct {
+		name, status string
+		event        []attribute.KeyValue
+		failed       bool
+	}{
+		{"python exception.type", "", []attribute.KeyValue{attribute.String("exception.type", "ParentCommand")}, false},
+		{"dotted type", "langgraph.errors.GraphInterrupt: paused", nil, false},
+		{"js stack only", "\n\nParentCommand\n    at RunnableCallable._controlBranch (state.js:775:47)", nil, false},
+		{"another error", "ValueError: bad input", []attribute.KeyValue{attribute.String("exception.type", "ValueError")}, true},
+		{"mentions the name", "tool failed after ParentCommand was raised", nil, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			sp := otelmap.Span{TraceID: id, SpanID: trace.SpanID{0xb0, 1}, Name: "execute_tool transfer_to_b", Kind: trace.SpanKindInternal,
+				Start: t0, End: t0.Add(time.Millisecond), Resource: res, StatusError: true, StatusMessage: c.status,
+				Attrs: []attribute.KeyValue{otelmap.AttrGenAIOperationName.String("execute_tool")}}
+			if c.event != nil {
+				sp.Detail = &otelmap.SpanDetail{Events: []otelmap.Event{{Name: "exception", Time: t0, Attrs: c.event}}}
+			}
+			td := assemble.Trace(id, []otelmap.Span{sp})
+			if len(td.Steps) != 1 || (td.Steps[0].Error != "") != c.failed {
+				t.Errorf("steps = %+v, want failed %v", td.Steps, c.failed)
+			}
+		})
+	}
+}

@@ -3,6 +3,7 @@ package assemble
 import (
 	"encoding/json"
 	"regexp"
+	"strings"
 
 	"go.opentelemetry.io/otel/attribute"
 
@@ -92,8 +93,12 @@ func (v *convValue) read(sp *otelmap.Span) string {
 }
 
 // controlFlow reports whether sp's error status is control flow: its
-// status message, or an exception event's exception.type, matches a
-// built-in control-flow type or an entry of the map.
+// status message, or the type of the error it records, matches a built-in
+// control-flow type or an entry of the map. The error's type is an
+// exception event's exception.type, else the name its message or the
+// status message starts with: JavaScript tracers record no type, only the
+// error's stack ("\n\nParentCommand\n    at ..."), and Python's begin
+// "ParentCommand: ..." or with a dotted path.
 func (c *Conventions) controlFlow(sp *otelmap.Span) bool {
 	var types []string
 	for _, e := range sp.Events() {
@@ -101,9 +106,13 @@ func (c *Conventions) controlFlow(sp *otelmap.Span) bool {
 			continue
 		}
 		if kv, ok := findAttr(e.Attrs, "exception.type"); ok {
-			types = append(types, kv.Value.Emit())
+			types = appendErrorName(types, kv.Value.Emit())
+		}
+		if kv, ok := findAttr(e.Attrs, "exception.message"); ok {
+			types = appendErrorName(types, kv.Value.Emit())
 		}
 	}
+	types = appendErrorName(types, sp.StatusMessage)
 	for _, t := range types {
 		if builtinControlFlow.MatchString(t) {
 			return true
@@ -125,4 +134,31 @@ func (c *Conventions) controlFlow(sp *otelmap.Span) bool {
 		}
 	}
 	return false
+}
+
+// appendErrorName appends the error name s starts with: its first
+// non-blank line up to a colon, when that is a (dotted) identifier, and
+// the identifier's last dotted part.
+func appendErrorName(names []string, s string) []string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	if i := strings.IndexByte(s, ':'); i >= 0 {
+		s = s[:i]
+	}
+	s = strings.TrimSpace(s)
+	if s == "" || len(s) > 200 {
+		return names
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !isNameChar(c) && c != '_' && c != '.' && c != '$' {
+			return names
+		}
+	}
+	names = append(names, s)
+	if i := strings.LastIndexByte(s, '.'); i >= 0 && i+1 < len(s) {
+		names = append(names, s[i+1:])
+	}
+	return names
 }
