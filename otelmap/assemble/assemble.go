@@ -196,6 +196,7 @@ type assembler struct {
 	handoffs    []handoff       // handoff spans (recognize_handoff.go)
 	callerNames []namedCaller   // agent spans naming their caller (graph.node.parent_id)
 	lgNodes     []int32         // candidate LangGraph agent node runs
+	lcRuns      []lcAgentRun    // LangChain runs naming their agent (lc_agent_name)
 	linkOf      map[int32]int32 // a span's first link into the trace
 	pending     []int32         // segment roots whose agent is their cause (identity.go)
 	cause       map[int32]int32 // ... and who caused each (identity.go)
