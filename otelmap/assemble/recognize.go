@@ -171,6 +171,11 @@ func (r *reading) read(sp *otelmap.Span) {
 				r.readOpenInference(kv, key)
 			case key == "agent_name":
 				r.gen.pydanticAgent = quiet(kv)
+			case strings.HasPrefix(key, "agent_loop."):
+				// Strands TS's execute_agent_loop_cycle: one turn of an
+				// agent's loop, its work, neither step nor call.
+				r.gen.loopCycle = true
+				r.claim(famGenAI)
 			case strings.HasPrefix(key, "asgi."):
 				r.claim(famHTTP)
 			}
@@ -223,6 +228,9 @@ func (r *reading) read(sp *otelmap.Span) {
 // in this file's comment.
 func (r *reading) decide(sp *otelmap.Span) {
 	r.readSpanName(sp)
+	if r.gen.op == "" && r.gen.loopCycle {
+		r.gen.op = "execute_agent_loop_cycle"
+	}
 	if r.mapped = r.conv.match(sp); r.mapped != nil {
 		r.claim(famConventions)
 	}
