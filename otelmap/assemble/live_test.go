@@ -123,6 +123,9 @@ func TestLiveCorpus(t *testing.T) {
 					case len(problems) == 0 && reason != "" && !wide:
 						t.Errorf("run is marked known_misread (%s) but comes out as its truth says: remove the marker", reason)
 					case len(problems) == 0:
+						if os.Getenv("LIVE_VERBOSE") != "" {
+							t.Logf("coordbench read: %s", summary)
+						}
 						if truth.InsufficientEvidence != "" {
 							tally.insufficient++
 						} else {
