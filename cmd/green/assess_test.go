@@ -160,13 +160,13 @@ func TestAssessBadInput(t *testing.T) {
 }
 
 // TestAssessConventions: --conventions teaches `green assess` a framework
-// no built-in recognizer reads (Genkit, run for real in the live corpus):
+// no built-in recognizer reads (VoltAgent, run for real in the live corpus):
 // without the map its capture has no agent; with it, the team and its two
 // delegations. A map with an error stops the command with the error's
 // line, before any file is assessed.
 func TestAssessConventions(t *testing.T) {
-	const capture = "../../otelmap/assemble/testdata/live/genkit/captures/run-1.otlp.json"
-	const conv = "../../otelmap/assemble/testdata/conventions/genkit.yaml"
+	const capture = "../../otelmap/assemble/testdata/live/voltagent/captures/run-1.otlp.json"
+	const conv = "../../otelmap/assemble/testdata/conventions/voltagent.yaml"
 	edgesOf := func(stdout string) []string {
 		t.Helper()
 		var res assessOutput
@@ -190,7 +190,7 @@ func TestAssessConventions(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("with the map: exit %d\n%s", code, stderr)
 	}
-	if e := strings.Join(edgesOf(stdout), " "); e != "coordinator->researcher coordinator->writer" {
+	if e := strings.Join(edgesOf(stdout), " "); e != "supervisor->researcher supervisor->writer" {
 		t.Errorf("with the map: interactions %s", e)
 	}
 
