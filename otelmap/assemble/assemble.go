@@ -12,9 +12,11 @@
 //	recognize.go   read each span through the convention recognizers, one
 //	               file per family (recognize_genai.go, _genai_previous,
 //	               _openinference, _openllmetry, _messaging, _links, _a2a,
-//	               _http, _coordbench, and _handoff across them): its role in
-//	               a call, its operation, the agent it names, whether it
-//	               failed, whether it hands off; precedence in recognize.go
+//	               _http, _coordbench, _conventions for a user's convention
+//	               map (conventions.go), and _handoff across them): its role
+//	               in a call, its operation, the agent it names, whether it
+//	               failed, whether it hands off; precedence in recognize.go;
+//	               spans of agent namespaces no rule reads (namespaces.go)
 //	calls.go       how spans sit in calls (segments, client chains, entries),
 //	               then the calls: CLIENT/SERVER pairs, in-process agent
 //	               nesting, unpaired clients, root servers; callers of agents

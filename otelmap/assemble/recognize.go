@@ -24,7 +24,11 @@ import (
 //
 //  1. coordbench.call_type is the span's own statement of its call type
 //     and wins for the step's call type.
-//  2. The operation: OpenLLMetry's traceloop.span.kind, then
+//  2. A rule of the user's convention map (conventions.go) that matches
+//     the span says its operation, agent name and handoff target,
+//     whatever the built-in families say: the user's word on their own
+//     framework.
+//  3. The operation: OpenLLMetry's traceloop.span.kind, then
 //     gen_ai.operation.name, then OpenInference's openinference.span.kind,
 //     then the previous GenAI shapes (an operation read from the other
 //     gen_ai.* attributes). OpenLLMetry comes first because it is the
@@ -33,14 +37,14 @@ import (
 //     invoke_agent spans); OpenInference comes after GenAI because its
 //     kinds are coarser (AGENT is set for any run with "agent" in its
 //     name).
-//  3. The agent's name, only on an agent span (or on the client span of
+//  4. The agent's name, only on an agent span (or on the client span of
 //     an A2A call, where it names the callee): gen_ai.agent.name, then
 //     OpenInference agent.name, then graph.node.id, then
 //     traceloop.entity.name, then gen_ai.agent.id, then a name read from
 //     the span name (smolagents). A gen_ai.agent.name on any other span
 //     (an LLM or tool span, where frameworks copy the caller's name) names
 //     nothing.
-//  4. Not a call side: an agent-card fetch (plain HTTP) and the A2A SDK's
+//  5. Not a call side: an agent-card fetch (plain HTTP) and the A2A SDK's
 //     method spans are read as INTERNAL whatever their kind, and so is an
 //     orchestration span (a workflow, a swarm, a crew, a task).
 //
