@@ -61,6 +61,7 @@ func Trace(traceID trace.TraceID, spans []otelmap.Span) *tracedata.TraceData {
 	a.index(spans)       // tree.go
 	a.link()             // tree.go, recognize.go
 	a.resolveLangGraph() // recognize_openinference.go
+	a.resolveGenkit()    // recognize_genkit.go
 	a.sortParentsFirst() // tree.go
 	a.structure()        // calls.go: segments, client chains, entries
 	a.identify()         // identity.go
@@ -102,6 +103,7 @@ const (
 	fAgentLike                        // looks like an agent's work but names no agent
 	fAbove                            // has an agent span below it
 	fResolving                        // a segment root whose agent is being resolved (identity.go)
+	fUnnamedAgent                     // an agent by its framework's word that no attribute names (recognize.go)
 )
 
 // node is assembly's working record of one span. Indexes are node indexes,
@@ -188,6 +190,7 @@ type assembler struct {
 	handoffs    []handoff       // handoff spans (recognize_handoff.go)
 	callerNames []namedCaller   // agent spans naming their caller (graph.node.parent_id)
 	lgNodes     []int32         // candidate LangGraph agent node runs
+	gkGenerates []int32         // Genkit generate loops (recognize_genkit.go)
 	linkOf      map[int32]int32 // a span's first link into the trace
 	pending     []int32         // segment roots whose agent is their cause (identity.go)
 	cause       map[int32]int32 // ... and who caused each (identity.go)

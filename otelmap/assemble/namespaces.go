@@ -153,7 +153,8 @@ type unreadNamespace struct {
 // understood reports whether the recognizers said what the span is: a
 // step, an agent span, a handoff, an orchestration, a kind a GenAI family
 // read (gen_ai.operation.name, openinference.span.kind,
-// traceloop.span.kind, coordbench.call_type), or a side of a call
+// traceloop.span.kind, coordbench.call_type, a framework's own kind:
+// reading.kindRead), or a side of a call
 // (messaging, HTTP, A2A, a span link). A span that looks like an agent's
 // but names no agent (agentLike) is the unread-agent rule's
 // (build.go, unreadAgentSpans), which weighs where it sits.
@@ -161,7 +162,7 @@ func (r *reading) understood(n *node) bool {
 	const transport = 1<<famMessaging | 1<<famHTTP | 1<<famA2A | 1<<famLinks
 	return n.flags&fStep != 0 || r.handoff || r.agentName != "" || r.a2aAttr || r.ct != ctNone ||
 		r.agentLike || r.workflow || r.gen.op != "" || r.oi.kind != oiNone || r.tl.kind != tlNone ||
-		r.claimed&transport != 0
+		r.kindRead || r.claimed&transport != 0
 }
 
 // noteUnreadNamespaces counts node i's span once for each agent or GenAI
