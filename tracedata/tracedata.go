@@ -84,7 +84,14 @@ const (
 	// IdentityTraceloop: OpenLLMetry's traceloop.entity.name on an agent
 	// span.
 	IdentityTraceloop = "traceloop.entity.name"
-	IdentityAgentID   = "gen_ai.agent.id"
+	// IdentityVercelAI: the Vercel AI SDK's ai.telemetry.functionId on an
+	// ai.generateText, ai.streamText, ai.generateObject or ai.streamObject
+	// span.
+	IdentityVercelAI = "ai.telemetry.functionId"
+	// IdentityGenkit: Genkit's genkit:name on a prompt (genkit:type
+	// dotprompt) or agent (genkit:metadata:subtype agent) span.
+	IdentityGenkit  = "genkit:name"
+	IdentityAgentID = "gen_ai.agent.id"
 	// IdentityConventions: a rule of the user's convention map
 	// (otelmap/assemble, docs/trace-assembly.md).
 	IdentityConventions = "conventions"

@@ -69,6 +69,7 @@ func TraceWith(traceID trace.TraceID, spans []otelmap.Span, opts Options) *trace
 	a.index(spans)       // tree.go
 	a.link()             // tree.go, recognize.go
 	a.resolveLangGraph() // recognize_openinference.go
+	a.resolveGenkit()    // recognize_genkit.go
 	a.sortParentsFirst() // tree.go
 	a.structure()        // calls.go: segments, client chains, entries
 	a.identify()         // identity.go
@@ -111,6 +112,7 @@ const (
 	fAbove                            // has an agent span below it
 	fResolving                        // a segment root whose agent is being resolved (identity.go)
 	fControlFlow                      // an error status that is control flow, not a failure (recognize_conventions.go)
+	fUnnamedAgent                     // an agent by its framework's word that no attribute names (recognize.go)
 )
 
 // node is assembly's working record of one span. Indexes are node indexes,
@@ -199,6 +201,7 @@ type assembler struct {
 	callerNames []namedCaller   // agent spans naming their caller (graph.node.parent_id)
 	lgNodes     []int32         // candidate LangGraph agent node runs
 	lcRuns      []lcAgentRun    // LangChain runs naming their agent (lc_agent_name)
+	gkGenerates []int32         // Genkit generate loops (recognize_genkit.go)
 	linkOf      map[int32]int32 // a span's first link into the trace
 	pending     []int32         // segment roots whose agent is their cause (identity.go)
 	cause       map[int32]int32 // ... and who caused each (identity.go)

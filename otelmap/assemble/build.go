@@ -282,6 +282,11 @@ func (a *assembler) buildEvidence(td *tracedata.TraceData) {
 		cov.Warnings = append(cov.Warnings, fmt.Sprintf(
 			"%d spans look like an agent's work but name no agent any rule reads (the first: span %016x %q); what they did is not in the graph",
 			cov.UnreadAgentSpans, a.nodes[first].id, a.span(first).Name))
+		if n := a.unnamedAgents(); n > 0 {
+			cov.Warnings = append(cov.Warnings, fmt.Sprintf(
+				"%d %s an agent its framework ran with no name recorded (an AI SDK call without experimental_telemetry.functionId, a Genkit generate run by no prompt or agent): that agent and its calls are missing from the graph; give each agent a name",
+				n, plural(n, "span is", "spans are")))
+		}
 	}
 	var nsWarnings []string
 	cov.UnreadNamespaces, nsWarnings = a.unreadNamespaceWarnings()
@@ -311,7 +316,9 @@ func (a *assembler) buildEvidence(td *tracedata.TraceData) {
 
 // unreadAgentSpans counts the spans that look like an agent's work
 // (fAgentLike) but are neither inside an agent span nor above one, and
-// the first of them by span id, -1 if none.
+// the first of them by span id, -1 if none. An agent its framework marks
+// as one but does not name (fUnnamedAgent) counts wherever it is: inside
+// another agent's work it is a sub-agent whose call the graph misses.
 func (a *assembler) unreadAgentSpans() (int, int32) {
 	if a.agentLike == 0 {
 		return 0, -1
@@ -326,8 +333,11 @@ func (a *assembler) unreadAgentSpans() (int, int32) {
 	count := 0
 	for i := range a.nodes {
 		n := &a.nodes[i]
-		if n.flags&fAgentLike == 0 || n.isAgentSpan() || n.agentSpan >= 0 || n.flags&fAbove != 0 {
+		if n.flags&fAgentLike == 0 || n.isAgentSpan() {
 			continue
+		}
+		if n.flags&fUnnamedAgent == 0 && (n.agentSpan >= 0 || n.flags&fAbove != 0) {
+			continue // an agent's own work, or around agents
 		}
 		count++
 		if first < 0 || n.id < a.nodes[first].id {
@@ -335,4 +345,16 @@ func (a *assembler) unreadAgentSpans() (int, int32) {
 		}
 	}
 	return count, first
+}
+
+// unnamedAgents counts the spans marked fUnnamedAgent (all of which
+// unreadAgentSpans counted).
+func (a *assembler) unnamedAgents() int {
+	count := 0
+	for i := range a.nodes {
+		if a.nodes[i].flags&(fUnnamedAgent|fAgentLike) == fUnnamedAgent|fAgentLike && !a.nodes[i].isAgentSpan() {
+			count++
+		}
+	}
+	return count
 }

@@ -18,6 +18,8 @@ const (
 	rankAgentName uint8 = iota
 	rankOpenInference
 	rankTraceloop
+	rankVercelAI
+	rankGenkit
 	rankAgentID
 	rankConventions
 	rankSpanName
@@ -38,6 +40,10 @@ func rankName(rank uint8) string {
 		return tracedata.IdentityOpenInference
 	case rankTraceloop:
 		return tracedata.IdentityTraceloop
+	case rankVercelAI:
+		return tracedata.IdentityVercelAI
+	case rankGenkit:
+		return tracedata.IdentityGenkit
 	case rankAgentID:
 		return tracedata.IdentityAgentID
 	case rankConventions:

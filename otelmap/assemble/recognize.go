@@ -28,20 +28,29 @@ import (
 //     the span says its operation, agent name and handoff target,
 //     whatever the built-in families say: the user's word on their own
 //     framework.
-//  3. The operation: OpenLLMetry's traceloop.span.kind, then
-//     gen_ai.operation.name, then OpenInference's openinference.span.kind,
-//     then the previous GenAI shapes (an operation read from the other
-//     gen_ai.* attributes). OpenLLMetry comes first because it is the
-//     instrumentation's own word on what the span is where its
-//     gen_ai.operation.name is approximate (CrewAI's tasks and crew are
-//     invoke_agent spans); OpenInference comes after GenAI because its
-//     kinds are coarser (AGENT is set for any run with "agent" in its
+//  3. The operation: the Vercel AI SDK's ai.operationId and Genkit's
+//     genkit:type / genkit:metadata:subtype, then OpenLLMetry's
+//     traceloop.span.kind, then gen_ai.operation.name, then OpenInference's
+//     openinference.span.kind, then the previous GenAI shapes (an operation
+//     read from the other gen_ai.* attributes). A framework's own
+//     namespace comes first because it is the framework's own word on what
+//     its span is, where instrumentations layered on it translate it
+//     approximately (OpenInference's and OpenLLMetry's AI SDK span
+//     processors add their kinds to the ai.* spans; the AI SDK's model
+//     calls carry gen_ai.* attributes of the previous shape); the two
+//     namespaces never meet on one span. OpenLLMetry comes before GenAI
+//     because it is the instrumentation's own word on what the span is
+//     where its gen_ai.operation.name is approximate (CrewAI's tasks and
+//     crew are invoke_agent spans); OpenInference comes after GenAI because
+//     its kinds are coarser (AGENT is set for any run with "agent" in its
 //     name).
 //  4. The agent's name, only on an agent span (or on the client span of
 //     an A2A call, where it names the callee): gen_ai.agent.name, then
 //     OpenInference agent.name, then graph.node.id, then
-//     traceloop.entity.name, then gen_ai.agent.id, then a name read from
-//     the span name (smolagents). A gen_ai.agent.name on any other span
+//     traceloop.entity.name, then the AI SDK's ai.telemetry.functionId,
+//     then Genkit's genkit:name, then gen_ai.agent.id, then a name read
+//     from the span name (smolagents). The AI SDK and Genkit copy their
+//     names onto every span of a call: read only on their agent spans. A gen_ai.agent.name on any other span
 //     (an LLM or tool span, where frameworks copy the caller's name) names
 //     nothing.
 //  5. Not a call side: an agent-card fetch (plain HTTP) and the A2A SDK's
@@ -64,6 +73,8 @@ const (
 	famHTTP
 	famCoordbench
 	famConventions
+	famVercelAI
+	famGenkit
 	numFamilies
 )
 
@@ -79,6 +90,8 @@ var recognizerNames = [numFamilies]string{
 	famHTTP:          "http",
 	famCoordbench:    "coordbench",
 	famConventions:   "conventions",
+	famVercelAI:      "vercel_ai",
+	famGenkit:        "genkit",
 }
 
 // reading is what the recognizers read from one span: first each family's
@@ -87,6 +100,8 @@ type reading struct {
 	gen genaiSlots
 	oi  oiSlots
 	tl  traceloopSlots
+	ai  aiSlots     // the Vercel AI SDK (recognize_vercelai.go)
+	gk  genkitSlots // Genkit (recognize_genkit.go)
 
 	conv   *Conventions // the user's convention map, nil for none
 	mapped *convRule    // the map's rule that matched the span
@@ -110,6 +125,15 @@ type reading struct {
 	marker    bool
 	workflow  bool // an orchestration: never an agent, not a step
 	agentLike bool // looks like an agent's work but names no agent
+	// unnamedAgent: an agent run by its framework's own word whose name no
+	// attribute records (an AI SDK call without ai.telemetry.functionId, a
+	// Genkit generate no prompt or agent ran): counted as unread even
+	// inside another agent's work, where it is a sub-agent.
+	unnamedAgent bool
+	// kindRead: a framework's own family read what the span is, even if
+	// it is neither step nor call (a Genkit flowStep, the AI SDK's
+	// ai.embed): the span is understood (namespaces.go).
+	kindRead  bool
 	handoff   bool
 	handoffTo string
 	callerBy  string // a caller named on the callee's span (graph.node.parent_id)
@@ -162,6 +186,8 @@ func (r *reading) read(sp *otelmap.Span) {
 				r.readGenAI(kv, key)
 			case strings.HasPrefix(key, "graph.node."):
 				r.readOpenInference(kv, key)
+			case strings.HasPrefix(key, "genkit:"):
+				r.readGenkit(kv, key)
 			}
 		case 'c':
 			if strings.HasPrefix(key, "coordbench.") {
@@ -171,6 +197,8 @@ func (r *reading) read(sp *otelmap.Span) {
 			switch {
 			case strings.HasPrefix(key, "a2a."):
 				r.readA2A(kv)
+			case strings.HasPrefix(key, "ai."):
+				r.readVercelAI(kv, key)
 			case key == "agent.name":
 				r.readOpenInference(kv, key)
 			case key == "agent_name":
@@ -241,6 +269,10 @@ func (r *reading) decide(sp *otelmap.Span) {
 	switch {
 	case r.mapped != nil:
 		r.op, r.workflow = r.mapped.op, r.mapped.workflow
+	case r.ai.op != aiNone:
+		r.op, r.workflow = r.ai.operation(r)
+	case r.gk.typ != gkNone:
+		r.op, r.workflow = r.gk.operation(r)
 	case r.tl.kind != tlNone:
 		r.op, r.workflow = r.tl.operation()
 	case r.gen.op != "":
@@ -325,6 +357,10 @@ func (r *reading) nameOfAgent(sp *otelmap.Span) (string, uint8) {
 		return r.oi.nodeID, rankOpenInference
 	case r.tl.kind == tlAgent && r.tl.entity != "":
 		return r.tl.entity, rankTraceloop
+	case r.ai.op == aiAgent && r.ai.functionID != "":
+		return r.ai.functionID, rankVercelAI
+	case r.gk.agent() && r.gk.name != "":
+		return r.gk.name, rankGenkit
 	case r.gen.agentID != "":
 		return "", rankNone
 	}
@@ -386,6 +422,9 @@ func (a *assembler) scan(i int32) {
 	if r.agentLike {
 		n.flags |= fAgentLike
 		a.agentLike++
+		if r.unnamedAgent {
+			n.flags |= fUnnamedAgent
+		}
 	}
 	ct := r.ct
 	if n.op == opInvoke || ct == ctAgent {
@@ -430,6 +469,9 @@ func (a *assembler) scan(i int32) {
 	if r.metadata != "" {
 		a.langGraphNode(i, sp, r.metadata)
 	}
+	if r.gk.generate {
+		a.gkGenerates = append(a.gkGenerates, i)
+	}
 	if len(sp.Links()) > 0 {
 		a.keepLink(i, sp)
 	}
@@ -442,4 +484,19 @@ func a2aFailed(state string) bool {
 		state = state[len("TASK_STATE_"):]
 	}
 	return strings.EqualFold(state, "failed") || strings.EqualFold(state, "rejected")
+}
+
+// toolName returns the tool a tool span calls, as the families name it
+// (GenAI, OpenInference, the AI SDK), else the span's name without the
+// GenAI "execute_tool " prefix.
+func (r *reading) toolName(sp *otelmap.Span) string {
+	switch {
+	case r.gen.tool != "":
+		return r.gen.tool
+	case r.oi.tool != "":
+		return r.oi.tool
+	case r.ai.tool != "":
+		return r.ai.tool
+	}
+	return strings.TrimPrefix(sp.Name, otelmap.SpanExecuteToolPrefix)
 }

@@ -53,13 +53,7 @@ func (r *reading) readHandoff(sp *otelmap.Span) (bool, string) {
 			return true, strings.TrimSpace(to)
 		}
 	}
-	name := r.gen.tool
-	if name == "" {
-		name = r.oi.tool
-	}
-	if name == "" {
-		name = strings.TrimPrefix(sp.Name, otelmap.SpanExecuteToolPrefix)
-	}
+	name := r.toolName(sp)
 	switch name {
 	case "transfer_to_agent", "handoff_to_agent":
 		return true, handoffArgument(r, sp)
