@@ -328,7 +328,7 @@ while True:
 		{class: exhaustion, name: "memory held in a memfd, outside any address space",
 			module: "import os\n__chunk = b'x' * (16 << 20)\n__fds = []\nfor __i in range(25):\n    __fds.append(os.memfd_create('hoard'))\n" +
 				"    for __j in range(3):\n        os.write(__fds[-1], __chunk)\n",
-			body:   "    return 12345.678\n", reason: scicode.ReasonLimit, limit: sandbox.LimitMemory, problems: []string{"1"}, opts: tight},
+			body: "    return 12345.678\n", reason: scicode.ReasonLimit, limit: sandbox.LimitMemory, problems: []string{"1"}, opts: tight},
 		{class: exhaustion, name: "CPU spent by children never reaped",
 			module: "import os, time\nfor __i in range(8):\n    if os.fork() == 0:\n        while time.process_time() < 4:\n            pass\n        os._exit(0)\ntime.sleep(600)\n",
 			body:   "    return 12345.678\n", reason: scicode.ReasonLimit, limit: sandbox.LimitCPU, problems: []string{"1"}, opts: tight},
