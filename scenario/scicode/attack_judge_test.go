@@ -100,7 +100,6 @@ func judgeRoutes() []judgeRoute {
 		{classStructure, "None for one item of a tuple", false, "3", 0, wrapped("(__v[0], None)"), scicode.ReasonTestFailed},
 		{classStructure, "a tuple one item longer", false, "51", 2, wrapped("tuple(__v) + (0.0,)"), scicode.ReasonTestFailed},
 		{classStructure, "an item of a compared tuple flattened", false, "10", 6, wrapped("(__v[0].ravel(), __v[1])"), scicode.ReasonTestFailed},
-		{classStructure, "NaN of the right shape", false, "4", 0, wrapped("__np.full_like(__v, __np.nan)"), scicode.ReasonTestFailed},
 		// Equivalent structures pass: the rule is the target's structure,
 		// not the reference's Python types.
 		{classEquivalent, "the right values as nested lists", false, "1", 0, wrapped("__v.tolist()"), scicode.ReasonPassed},
@@ -134,6 +133,7 @@ data += __frame({'t': 'end', 'case': 1}) + __frame({'t': 'done'})`), scicode.Rea
 		{classMisattributed, "a truncated frame", true, "1", 0, forgeRecords(
 			`data += __struct.pack('>I', 1000) + b'{"t": "ass'`), scicode.ReasonInvalidResult},
 		{classMisattributed, "a value of a type numpy cannot compare (a string)", false, "1", 0, returning("'the answer'"), scicode.ReasonTestFailed},
+		{classMisattributed, "a dict where the target is an array (are_dicts_close would raise)", false, "1", 0, returning("{'a': 1.0}"), scicode.ReasonTestFailed},
 	}
 }
 
