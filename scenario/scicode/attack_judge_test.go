@@ -36,15 +36,13 @@ const (
 	classEquivalent    = "equivalent structure (controls: must pass)"
 )
 
-var funcName = regexp.MustCompile(`(?m)^def\s+(\w+)`)
-
 // wrapped is the step's reference code with its function's value passed
 // through expr (of __v, the reference's value): the right numbers in
 // another structure.
 func wrapped(expr string) func(step *scicode.Step) string {
 	return func(step *scicode.Step) string {
-		m := funcName.FindStringSubmatch(step.FunctionHeader)
-		return step.Reference + "\nimport numpy as __np\n__real = " + m[1] + "\ndef " + m[1] +
+		name := funcName(step)
+		return step.Reference + "\nimport numpy as __np\n__real = " + name + "\ndef " + name +
 			"(*__a, **__k):\n    __v = __real(*__a, **__k)\n    return " + expr + "\n"
 	}
 }
