@@ -44,17 +44,6 @@ import (
 // token refusal) are counted per trace (RefusedSpans), so that the
 // assessment can say so instead of scoring silently.
 
-// IngestTokenHeader is the HTTP header of an OTLP export request that
-// carries an ingest token.
-const IngestTokenHeader = "Coordbench-Ingest-Token"
-
-// IngestMetadataKey is the key of the A2A message metadata in which the
-// assessor hands participants the ingest token: an object with "token" and
-// "otlp_header" (IngestTokenHeader). It lives here, beside the header, so
-// that the green agent that sends it and the purple agent that reads it
-// share one spelling.
-const IngestMetadataKey = "coordbench.ingest"
-
 // AdmissionLimits bound reservations and unsolicited traces. Zero fields
 // take the defaults.
 type AdmissionLimits struct {

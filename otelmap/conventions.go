@@ -105,6 +105,17 @@ const (
 	ContentTruncatedMarker = "…[truncated]"
 )
 
+// IngestTokenHeader is the HTTP header of an OTLP export request that
+// carries an ingest token.
+const IngestTokenHeader = "Coordbench-Ingest-Token"
+
+// IngestMetadataKey is the key of the A2A message metadata in which the
+// assessor hands participants the ingest token: an object with "token" and
+// "otlp_header" (IngestTokenHeader). It lives here, beside the header, so
+// that the green agent that sends it and the purple agent that reads it
+// share one spelling, with no import of the store or the receiver.
+const IngestMetadataKey = "coordbench.ingest"
+
 // RoleAssessor is the value of AttrRole on the green agent's resource.
 const RoleAssessor = "assessor"
 

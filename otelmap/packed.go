@@ -191,7 +191,7 @@ func (p *packedSpans) resourceIndex(res *Resource) int {
 func (p *packedSpans) findResource(res *Resource) int {
 	for i := len(p.resources) - 1; i >= 0; i-- {
 		r := p.resources[i]
-		if r == res || (r != emptyResource && res != emptyResource &&
+		if r == res || (r != EmptyResource() && res != EmptyResource() &&
 			r.ServiceName == res.ServiceName && slices.Equal(r.Attrs, res.Attrs)) {
 			return i
 		}
@@ -492,8 +492,8 @@ func (r *reader) attr() attribute.KeyValue {
 // request body, which the receiver reuses), which the store does not
 // keep.
 func cloneResource(res *Resource) *Resource {
-	if res == nil || res == emptyResource {
-		return emptyResource
+	if res == nil || res == EmptyResource() {
+		return EmptyResource()
 	}
 	return &Resource{ServiceName: strings.Clone(res.ServiceName), Attrs: cloneAttrs(res.Attrs)}
 }

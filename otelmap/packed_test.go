@@ -48,7 +48,7 @@ func TestPackedRoundTrip(t *testing.T) {
 	}
 	// The store gives a span without a resource the empty one.
 	wantSpans := slices.Clone(spans)
-	wantSpans[1].Resource = emptyResource
+	wantSpans[1].Resource = EmptyResource()
 	want := spansTextOf(wantSpans, false)
 	st := NewStore(Limits{})
 	if r := st.Add(spans); r.Accepted != len(spans) {
@@ -71,7 +71,7 @@ func TestPackedRoundTrip(t *testing.T) {
 	if got[0].Resource != got[2].Resource {
 		t.Errorf("spans of one resource hold %p and %p, want one shared copy", got[0].Resource, got[2].Resource)
 	}
-	if got[1].Resource != emptyResource {
+	if got[1].Resource != EmptyResource() {
 		t.Errorf("a span without a resource has %+v, want the empty resource", got[1].Resource)
 	}
 }

@@ -77,7 +77,7 @@ type pdataConverter struct {
 func (c *pdataConverter) resource(r pcommon.Resource) *Resource {
 	attrs := r.Attributes()
 	if attrs.Len() == 0 {
-		return emptyResource
+		return EmptyResource()
 	}
 	res := &Resource{Attrs: c.attrs(attrs)}
 	if v, ok := attrs.Get(string(AttrServiceName)); ok && v.Type() == pcommon.ValueTypeStr {
@@ -101,14 +101,14 @@ func (c *pdataConverter) span(ps ptrace.Span, res *Resource) {
 	})
 	sp := &c.spans[len(c.spans)-1]
 	if ls := ps.Links(); ls.Len() > 0 {
-		sp.detail().Links = make([]Link, ls.Len())
+		sp.EnsureDetail().Links = make([]Link, ls.Len())
 		for i := range sp.Detail.Links {
 			l := ls.At(i)
 			sp.Detail.Links[i] = Link{TraceID: trace.TraceID(l.TraceID()), SpanID: trace.SpanID(l.SpanID()), Attrs: c.attrs(l.Attributes())}
 		}
 	}
 	if es := ps.Events(); es.Len() > 0 {
-		sp.detail().Events = make([]Event, es.Len())
+		sp.EnsureDetail().Events = make([]Event, es.Len())
 		for i := range sp.Detail.Events {
 			e := es.At(i)
 			sp.Detail.Events[i] = Event{Name: e.Name(), Time: pdataTime(e.Timestamp()), Attrs: c.attrs(e.Attributes())}

@@ -257,7 +257,7 @@ func TestSpansFromTracesResources(t *testing.T) {
 	if r := spans[0].Resource; r.ServiceName != "" || len(r.Attrs) != 2 {
 		t.Errorf("resource with numeric service.name = %+v", r)
 	}
-	if spans[1].Resource != emptyResource {
+	if spans[1].Resource != EmptyResource() {
 		t.Errorf("a resource with no attributes must be the shared empty resource, got %+v", spans[1].Resource)
 	}
 }

@@ -246,7 +246,7 @@ func (d *wireDecoder) resource(b []byte) (*Resource, int, error) {
 		}
 	}
 	if kvs == 0 {
-		return emptyResource, scopes, nil
+		return EmptyResource(), scopes, nil
 	}
 	return &Resource{ServiceName: service, Attrs: d.carve(first)}, scopes, nil
 }
@@ -369,7 +369,7 @@ func (d *wireDecoder) span(b []byte, res *Resource) error {
 }
 
 func (d *wireDecoder) eventsAndLinks(b []byte, sp *Span, nEvents, nLinks int) error {
-	det := sp.detail() // the caller has seen at least one event or link
+	det := sp.EnsureDetail() // the caller has seen at least one event or link
 	if nEvents > 0 {
 		det.Events = make([]Event, 0, nEvents)
 	}

@@ -166,7 +166,7 @@ func spansTextOf(spans []Span, sharing bool) string {
 			if !sharing {
 				r = 0
 			}
-			fmt.Fprintf(&b, "  resource %d empty=%v service %q attrs %s\n", r, sp.Resource == emptyResource,
+			fmt.Fprintf(&b, "  resource %d empty=%v service %q attrs %s\n", r, sp.Resource == EmptyResource(),
 				sp.Resource.ServiceName, attrsText(sp.Resource.Attrs))
 		}
 		fmt.Fprintf(&b, "  detail nil=%v\n", sp.Detail == nil)

@@ -52,7 +52,7 @@ func (r *Recorder) OnEnd(s sdktrace.ReadOnlySpan) {
 	sp := spanFromReadOnly(s, r.resource(s.Resource()))
 	// The resource is the recorder's own conversion, made once per tracer
 	// provider and never changed: the store may hold it as it is.
-	if res := r.store.addShared([]Span{sp}); res.Rejected > 0 {
+	if res := r.store.AddShared([]Span{sp}); res.Rejected > 0 {
 		// A full store rejects every further span; log the 1st, 2nd, 4th,
 		// 8th... rejection so the limit is reported without a flood. The
 		// store counts them all (Stats).
@@ -87,7 +87,7 @@ func (r *Recorder) ForceFlush(ctx context.Context) error {
 // pointer.
 func (r *Recorder) resource(res *resource.Resource) *Resource {
 	if res == nil {
-		return emptyResource
+		return EmptyResource()
 	}
 	r.mu.RLock()
 	conv, ok := r.resources[res]
@@ -110,7 +110,7 @@ func (r *Recorder) resource(res *resource.Resource) *Resource {
 
 func convertResource(res *resource.Resource) *Resource {
 	if res == nil || res.Len() == 0 {
-		return emptyResource
+		return EmptyResource()
 	}
 	out := &Resource{Attrs: res.Attributes()}
 	if v, ok := res.Set().Value(AttrServiceName); ok && v.Type() == attribute.STRING {
@@ -145,13 +145,13 @@ func spanFromReadOnly(s sdktrace.ReadOnlySpan, res *Resource) Span {
 		sp.ParentSpanID = p.SpanID()
 	}
 	if ls := s.Links(); len(ls) > 0 {
-		sp.detail().Links = make([]Link, len(ls))
+		sp.EnsureDetail().Links = make([]Link, len(ls))
 		for i, l := range ls {
 			sp.Detail.Links[i] = Link{TraceID: l.SpanContext.TraceID(), SpanID: l.SpanContext.SpanID(), Attrs: l.Attributes}
 		}
 	}
 	if es := s.Events(); len(es) > 0 {
-		sp.detail().Events = make([]Event, len(es))
+		sp.EnsureDetail().Events = make([]Event, len(es))
 		for i, e := range es {
 			sp.Detail.Events[i] = Event{Name: e.Name, Time: e.Time, Attrs: e.Attributes}
 		}

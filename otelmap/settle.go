@@ -530,7 +530,7 @@ func sameProcess(a, b *Span) bool {
 // the two may live in different packages.)
 func spanResource(s *Span) *Resource {
 	if s.Resource == nil {
-		return emptyResource
+		return EmptyResource()
 	}
 	return s.Resource
 }

@@ -153,10 +153,10 @@ func (s *Store) AddFrom(source string, spans []Span) AddResult {
 	return s.add(source, spans, batchResources{})
 }
 
-// addShared is Add for spans whose resources the caller never changes and
+// AddShared is Add for spans whose resources the caller never changes and
 // keeps valid (the Recorder's, converted once per tracer provider): the
 // store holds them as they are rather than copy them per batch.
-func (s *Store) addShared(spans []Span) AddResult {
+func (s *Store) AddShared(spans []Span) AddResult {
 	return s.add("", spans, batchResources{shared: true})
 }
 
@@ -270,7 +270,7 @@ func (s *Store) bytesLimitReason() string {
 
 // batchResources are the store's copies of one batch's resources: a
 // batch's spans share a few, and the store keeps one copy of each per
-// batch (none when shared: see addShared).
+// batch (none when shared: see AddShared).
 type batchResources struct {
 	shared bool
 	copies map[*Resource]*Resource
@@ -283,7 +283,7 @@ type batchResources struct {
 func (b *batchResources) copyOf(res *Resource) *Resource {
 	if b.shared {
 		if res == nil {
-			return emptyResource
+			return EmptyResource()
 		}
 		return res
 	}
