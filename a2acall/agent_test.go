@@ -30,6 +30,7 @@ import (
 	"github.com/coordbench/coordbench/a2aserve"
 	"github.com/coordbench/coordbench/otelmap"
 	"github.com/coordbench/coordbench/otelmap/assemble"
+	"github.com/coordbench/coordbench/otelmap/sdkbridge"
 	"github.com/coordbench/coordbench/tracedata"
 )
 
@@ -157,10 +158,10 @@ func startAgent(t testing.TB, opts agentOptions) *testAgent {
 	p := &testAgent{Name: opts.Name, opts: opts, store: otelmap.NewStore(otelmap.Limits{}), stop: make(chan struct{})}
 	tpOpts := []sdktrace.TracerProviderOption{
 		sdktrace.WithResource(resource.NewSchemaless(otelmap.AttrServiceName.String(opts.Name))),
-		sdktrace.WithSpanProcessor(otelmap.NewRecorder(p.store)),
+		sdktrace.WithSpanProcessor(sdkbridge.NewRecorder(p.store)),
 	}
 	if opts.Store != nil {
-		tpOpts = append(tpOpts, sdktrace.WithSpanProcessor(otelmap.NewRecorder(opts.Store)))
+		tpOpts = append(tpOpts, sdktrace.WithSpanProcessor(sdkbridge.NewRecorder(opts.Store)))
 	}
 	p.tp = sdktrace.NewTracerProvider(tpOpts...)
 	p.tracer = p.tp.Tracer("coordbench/a2acall/testagent")

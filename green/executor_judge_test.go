@@ -13,6 +13,7 @@ import (
 	"github.com/coordbench/coordbench/a2acall"
 	"github.com/coordbench/coordbench/evals"
 	"github.com/coordbench/coordbench/otelmap"
+	"github.com/coordbench/coordbench/otelmap/sdkbridge"
 	"github.com/coordbench/coordbench/scenario"
 )
 
@@ -35,7 +36,7 @@ func TestExecutorJudgeChatSpans(t *testing.T) {
 
 	newExecutor := func(model string) (*Executor, *otelmap.Store) {
 		store := otelmap.NewStore(otelmap.Limits{})
-		tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(otelmap.NewRecorder(store)))
+		tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(sdkbridge.NewRecorder(store)))
 		t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
 		e, err := NewExecutor(ExecutorOptions{
 			Scenarios:      map[string]scenario.Scenario{"route": routeScenario{}},

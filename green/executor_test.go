@@ -20,6 +20,7 @@ import (
 	"github.com/coordbench/coordbench/evals"
 	"github.com/coordbench/coordbench/internal/testenv"
 	"github.com/coordbench/coordbench/otelmap"
+	"github.com/coordbench/coordbench/otelmap/sdkbridge"
 	"github.com/coordbench/coordbench/report"
 	"github.com/coordbench/coordbench/scenario"
 )
@@ -34,7 +35,7 @@ func newExecutorForTest(t *testing.T, scenarios map[string]scenario.Scenario, pr
 		sdktrace.WithResource(resource.NewSchemaless(
 			otelmap.AttrServiceName.String(DefaultServiceName),
 			attribute.String(string(otelmap.AttrRole), otelmap.RoleAssessor))),
-		sdktrace.WithSpanProcessor(otelmap.NewRecorder(store)))
+		sdktrace.WithSpanProcessor(sdkbridge.NewRecorder(store)))
 	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
 	e, err := NewExecutor(ExecutorOptions{
 		Scenarios:        scenarios,

@@ -10,6 +10,7 @@ import (
 
 	"github.com/coordbench/coordbench/a2acall"
 	"github.com/coordbench/coordbench/otelmap"
+	"github.com/coordbench/coordbench/otelmap/sdkbridge"
 )
 
 // The Messenger's own tests are in package a2acall. What is left here is
@@ -28,7 +29,7 @@ func newTestGreen(t *testing.T, opts a2acall.Options) *testGreen {
 	tp := sdktrace.NewTracerProvider(
 		sdktrace.WithResource(resource.NewSchemaless(otelmap.AttrServiceName.String("green"),
 			otelmap.AttrRole.String(otelmap.RoleAssessor))),
-		sdktrace.WithSpanProcessor(otelmap.NewRecorder(store)),
+		sdktrace.WithSpanProcessor(sdkbridge.NewRecorder(store)),
 	)
 	if opts.Logger == nil {
 		opts.Logger = quietLogger

@@ -32,6 +32,7 @@ import (
 	"github.com/coordbench/coordbench/a2acall"
 	"github.com/coordbench/coordbench/otelmap"
 	"github.com/coordbench/coordbench/otelmap/assemble"
+	"github.com/coordbench/coordbench/otelmap/sdkbridge"
 	"github.com/coordbench/coordbench/tracedata"
 )
 
@@ -167,10 +168,10 @@ func startTestPurple(t testing.TB, opts testPurpleOptions) *testPurple {
 	p := &testPurple{Name: opts.Name, opts: opts, store: otelmap.NewStore(otelmap.Limits{}), stop: make(chan struct{})}
 	tpOpts := []sdktrace.TracerProviderOption{
 		sdktrace.WithResource(resource.NewSchemaless(otelmap.AttrServiceName.String(opts.Name))),
-		sdktrace.WithSpanProcessor(otelmap.NewRecorder(p.store)),
+		sdktrace.WithSpanProcessor(sdkbridge.NewRecorder(p.store)),
 	}
 	if opts.Store != nil {
-		tpOpts = append(tpOpts, sdktrace.WithSpanProcessor(otelmap.NewRecorder(opts.Store)))
+		tpOpts = append(tpOpts, sdktrace.WithSpanProcessor(sdkbridge.NewRecorder(opts.Store)))
 	}
 	if opts.OTLP != "" {
 		exp, err := otlptracehttp.New(t.Context(), otlptracehttp.WithEndpointURL(opts.OTLP))

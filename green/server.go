@@ -20,6 +20,7 @@ import (
 	"github.com/coordbench/coordbench/a2aserve"
 	"github.com/coordbench/coordbench/evals"
 	"github.com/coordbench/coordbench/otelmap"
+	"github.com/coordbench/coordbench/otelmap/sdkbridge"
 	"github.com/coordbench/coordbench/scenario"
 	"github.com/coordbench/coordbench/scenario/coordination"
 	"github.com/coordbench/coordbench/scenario/scicode"
@@ -110,7 +111,7 @@ type Server struct {
 	log       *slog.Logger
 	store     *otelmap.Store
 	receiver  *otelmap.Receiver
-	providers *otelmap.Providers
+	providers *sdkbridge.Providers
 	executor  *Executor
 	card      *a2a.AgentCard
 	tasks     *a2aserve.TaskStore
@@ -179,7 +180,7 @@ func (s *Server) build(ctx context.Context) error {
 	// The provider records into the store through a TaskTraceRecorder, so
 	// only the task traces under assessment are held: a server that runs
 	// for days must not fill its store with the traces of its requests.
-	providers, err := otelmap.NewProviders(ctx, otelmap.ProviderOptions{
+	providers, err := sdkbridge.NewProviders(ctx, sdkbridge.ProviderOptions{
 		ServiceName: opts.ServiceName,
 		Attributes:  []attribute.KeyValue{otelmap.AttrRole.String(otelmap.RoleAssessor)},
 		Getenv:      opts.Getenv,

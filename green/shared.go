@@ -17,6 +17,7 @@ import (
 	"github.com/coordbench/coordbench/evals"
 	"github.com/coordbench/coordbench/otelmap"
 	"github.com/coordbench/coordbench/otelmap/assemble"
+	"github.com/coordbench/coordbench/otelmap/sdkbridge"
 	"github.com/coordbench/coordbench/report"
 	"github.com/coordbench/coordbench/tracedata"
 )
@@ -207,7 +208,7 @@ func round(x float64, n int) float64 {
 // that matter under the store's MaxTraces limit. Those spans still reach
 // an OTLP backend through the provider's exporters.
 type TaskTraceRecorder struct {
-	rec *otelmap.Recorder
+	rec *sdkbridge.Recorder
 
 	mu     sync.RWMutex
 	active map[trace.TraceID]struct{}
@@ -218,7 +219,7 @@ var _ sdktrace.SpanProcessor = (*TaskTraceRecorder)(nil)
 // NewTaskTraceRecorder records into store. Register it on the green
 // agent's tracer provider, and give it to the executor (ExecutorOptions).
 func NewTaskTraceRecorder(store *otelmap.Store) *TaskTraceRecorder {
-	return &TaskTraceRecorder{rec: otelmap.NewRecorder(store), active: map[trace.TraceID]struct{}{}}
+	return &TaskTraceRecorder{rec: sdkbridge.NewRecorder(store), active: map[trace.TraceID]struct{}{}}
 }
 
 // track starts recording trace id; untrack stops it (a nil recorder does

@@ -16,6 +16,7 @@ import (
 
 	"github.com/coordbench/coordbench/evals"
 	"github.com/coordbench/coordbench/otelmap"
+	"github.com/coordbench/coordbench/otelmap/sdkbridge"
 	"github.com/coordbench/coordbench/tracedata"
 )
 
@@ -127,7 +128,7 @@ func TestEvaluationsLeaveAsOTLP(t *testing.T) {
 	backend, url := startOTLPBackend(t)
 	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", url)
 	ctx := context.Background()
-	p, err := otelmap.NewProviders(ctx, otelmap.ProviderOptions{ServiceName: "coordbench-green"})
+	p, err := sdkbridge.NewProviders(ctx, sdkbridge.ProviderOptions{ServiceName: "coordbench-green"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,7 +200,7 @@ func TestNothingExportedWithoutEndpoint(t *testing.T) {
 		t.Setenv(k, "")
 	}
 	store := otelmap.NewStore(otelmap.Limits{})
-	p, err := otelmap.NewProviders(context.Background(), otelmap.ProviderOptions{ServiceName: "g", Store: store})
+	p, err := sdkbridge.NewProviders(context.Background(), sdkbridge.ProviderOptions{ServiceName: "g", Store: store})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,7 +220,7 @@ func TestExporterSwitchedOff(t *testing.T) {
 	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:1")
 	t.Setenv("OTEL_TRACES_EXPORTER", "none")
 	t.Setenv("OTEL_METRICS_EXPORTER", "none")
-	p, err := otelmap.NewProviders(context.Background(), otelmap.ProviderOptions{ServiceName: "g"})
+	p, err := sdkbridge.NewProviders(context.Background(), sdkbridge.ProviderOptions{ServiceName: "g"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/coordbench/coordbench/a2acall"
 	"github.com/coordbench/coordbench/otelmap"
 	"github.com/coordbench/coordbench/otelmap/assemble"
+	"github.com/coordbench/coordbench/otelmap/sdkbridge"
 	"github.com/coordbench/coordbench/tracedata"
 )
 
@@ -56,7 +57,7 @@ func newHarness(t *testing.T, opts ...a2acall.Options) *harness {
 	srv := httptest.NewServer(otelmap.NewReceiver(store, otelmap.ReceiverLimits{}))
 	tp := sdktrace.NewTracerProvider(
 		sdktrace.WithResource(resource.NewSchemaless(otelmap.AttrServiceName.String("green"), otelmap.AttrRole.String(otelmap.RoleAssessor))),
-		sdktrace.WithSpanProcessor(otelmap.NewRecorder(store)),
+		sdktrace.WithSpanProcessor(sdkbridge.NewRecorder(store)),
 	)
 	h := &harness{store: store, receiver: srv.URL, tracer: tp.Tracer("test"),
 		m: a2acall.New(tp, store, mo)}

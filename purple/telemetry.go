@@ -19,6 +19,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/coordbench/coordbench/otelmap"
+	"github.com/coordbench/coordbench/otelmap/sdkbridge"
 )
 
 // An agent's spans: its own tracer provider, whose spans leave by the
@@ -103,7 +104,7 @@ func newTelemetry(ctx context.Context, opts *Options) (*telemetry, error) {
 		// The LRU runs first, so a new trace finds room when its first
 		// span ends.
 		t.lru = newTraceLRU(t.store, storeMaxTraces)
-		tpOpts = append(tpOpts, sdktrace.WithSpanProcessor(t.lru), sdktrace.WithSpanProcessor(otelmap.NewRecorder(t.store)))
+		tpOpts = append(tpOpts, sdktrace.WithSpanProcessor(t.lru), sdktrace.WithSpanProcessor(sdkbridge.NewRecorder(t.store)))
 	}
 	if !opts.NoIngestToken {
 		t.tokens = newIngestTokens(storeMaxTraces, storeMaxAge)

@@ -18,6 +18,7 @@ import (
 	"github.com/coordbench/coordbench/green"
 	"github.com/coordbench/coordbench/internal/cli"
 	"github.com/coordbench/coordbench/otelmap"
+	"github.com/coordbench/coordbench/otelmap/sdkbridge"
 	"github.com/coordbench/coordbench/report"
 	"github.com/coordbench/coordbench/scenario"
 )
@@ -133,7 +134,7 @@ func runRequest(ctx context.Context, c *cli.Command, o *runOptions) int {
 // the result, or nil and the exit code.
 func assessInProcess(ctx context.Context, c *cli.Command, o *runOptions) (*report.Result, int) {
 	store := otelmap.NewStore(otelmap.Limits{})
-	providers, err := otelmap.NewProviders(ctx, otelmap.ProviderOptions{
+	providers, err := sdkbridge.NewProviders(ctx, sdkbridge.ProviderOptions{
 		ServiceName: green.DefaultServiceName,
 		Attributes:  []attribute.KeyValue{otelmap.AttrRole.String(otelmap.RoleAssessor)},
 	})

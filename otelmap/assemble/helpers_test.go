@@ -17,6 +17,7 @@ import (
 
 	"github.com/coordbench/coordbench/otelmap"
 	"github.com/coordbench/coordbench/otelmap/assemble"
+	"github.com/coordbench/coordbench/otelmap/sdkbridge"
 	"github.com/coordbench/coordbench/tracedata"
 )
 
@@ -36,7 +37,7 @@ func newSimProc(t testing.TB, store *otelmap.Store, service string, extra ...att
 	}
 	attrs = append(attrs, extra...)
 	tp := sdktrace.NewTracerProvider(
-		sdktrace.WithSpanProcessor(otelmap.NewRecorder(store)),
+		sdktrace.WithSpanProcessor(sdkbridge.NewRecorder(store)),
 		sdktrace.WithResource(resource.NewSchemaless(attrs...)),
 		sdktrace.WithSampler(sdktrace.AlwaysSample()),
 	)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/coordbench/coordbench/otelmap"
 	"github.com/coordbench/coordbench/otelmap/assemble"
+	"github.com/coordbench/coordbench/otelmap/sdkbridge"
 )
 
 // TestRecorderConcurrentEnds: spans ended on many goroutines at once all
@@ -23,7 +24,7 @@ func TestRecorderConcurrentEnds(t *testing.T) {
 	tps := make([]*sdktrace.TracerProvider, 3)
 	for i := range tps {
 		tps[i] = sdktrace.NewTracerProvider(
-			sdktrace.WithSpanProcessor(otelmap.NewRecorder(store)),
+			sdktrace.WithSpanProcessor(sdkbridge.NewRecorder(store)),
 			sdktrace.WithResource(resource.NewSchemaless(attribute.String("service.name", fmt.Sprintf("svc%d", i)))),
 		)
 		defer func() { _ = tps[i].Shutdown(context.Background()) }()

@@ -1,4 +1,4 @@
-package otelmap
+package extension
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/coordbench/coordbench/otelmap"
 	"github.com/coordbench/coordbench/tracedata"
 )
 
@@ -26,7 +27,7 @@ func extTracer(t *testing.T, service string) (trace.Tracer, *tracetest.SpanRecor
 	rec := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(
 		sdktrace.WithSpanProcessor(rec),
-		sdktrace.WithResource(resource.NewSchemaless(AttrServiceName.String(service))),
+		sdktrace.WithResource(resource.NewSchemaless(otelmap.AttrServiceName.String(service))),
 	)
 	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
 	return tp.Tracer("coordbench-test"), rec
@@ -35,46 +36,46 @@ func extTracer(t *testing.T, service string) (trace.Tracer, *tracetest.SpanRecor
 // extCallerSpan starts and ends the caller's CLIENT invoke_agent span of a
 // call to callee, as the green agent records it, and returns it as the store
 // holds it.
-func extCallerSpan(t *testing.T, callee string) Span {
+func extCallerSpan(t *testing.T, callee string) otelmap.Span {
 	t.Helper()
 	tr, rec := extTracer(t, "green")
-	_, span := tr.Start(context.Background(), SpanInvokeAgentPrefix+callee,
+	_, span := tr.Start(context.Background(), otelmap.SpanInvokeAgentPrefix+callee,
 		trace.WithSpanKind(trace.SpanKindClient),
 		trace.WithTimestamp(time.Date(2025, 6, 3, 9, 14, 6, 0, time.UTC)),
 		trace.WithAttributes(
-			AttrGenAIOperationName.String(OpInvokeAgent),
-			AttrGenAIAgentName.String(callee),
-			AttrCallType.String(string(tracedata.CallAgent)),
+			otelmap.AttrGenAIOperationName.String(otelmap.OpInvokeAgent),
+			otelmap.AttrGenAIAgentName.String(callee),
+			otelmap.AttrCallType.String(string(tracedata.CallAgent)),
 		))
 	span.End(trace.WithTimestamp(time.Date(2025, 6, 3, 9, 14, 10, 0, time.UTC)))
-	return extFromSDK(rec.Ended(), SourceInProcess)[0]
+	return extFromSDK(rec.Ended(), otelmap.SourceInProcess)[0]
 }
 
 // extParent is the caller's span context as the participant receives it
 // through traceparent.
-func extParent(caller Span) trace.SpanContext {
+func extParent(caller otelmap.Span) trace.SpanContext {
 	return trace.NewSpanContext(trace.SpanContextConfig{
 		TraceID: caller.TraceID, SpanID: caller.SpanID, TraceFlags: trace.FlagsSampled, Remote: true,
 	})
 }
 
 // extFromSDK converts SDK spans as the in-process road would.
-func extFromSDK(ended []sdktrace.ReadOnlySpan, source string) []Span {
-	out := make([]Span, 0, len(ended))
-	resources := map[string]*Resource{}
+func extFromSDK(ended []sdktrace.ReadOnlySpan, source string) []otelmap.Span {
+	out := make([]otelmap.Span, 0, len(ended))
+	resources := map[string]*otelmap.Resource{}
 	for _, s := range ended {
 		svc := ""
 		for _, kv := range s.Resource().Attributes() {
-			if kv.Key == AttrServiceName {
+			if kv.Key == otelmap.AttrServiceName {
 				svc = kv.Value.AsString()
 			}
 		}
 		r := resources[svc]
 		if r == nil {
-			r = &Resource{ServiceName: svc, Attrs: s.Resource().Attributes()}
+			r = &otelmap.Resource{ServiceName: svc, Attrs: s.Resource().Attributes()}
 			resources[svc] = r
 		}
-		out = append(out, Span{
+		out = append(out, otelmap.Span{
 			TraceID:       s.SpanContext().TraceID(),
 			SpanID:        s.SpanContext().SpanID(),
 			ParentSpanID:  s.Parent().SpanID(),
@@ -92,7 +93,7 @@ func extFromSDK(ended []sdktrace.ReadOnlySpan, source string) []Span {
 	return out
 }
 
-func extAttr(t *testing.T, sp *Span, key attribute.Key) attribute.Value {
+func extAttr(t *testing.T, sp *otelmap.Span, key attribute.Key) attribute.Value {
 	t.Helper()
 	v, ok := sp.Attr(key)
 	if !ok {
@@ -101,7 +102,7 @@ func extAttr(t *testing.T, sp *Span, key attribute.Key) attribute.Value {
 	return v
 }
 
-func extNoAttr(t *testing.T, sp *Span, key attribute.Key) {
+func extNoAttr(t *testing.T, sp *otelmap.Span, key attribute.Key) {
 	t.Helper()
 	if v, ok := sp.Attr(key); ok {
 		t.Errorf("span %q has %s = %v", sp.Name, key, v.String())
@@ -110,7 +111,7 @@ func extNoAttr(t *testing.T, sp *Span, key attribute.Key) {
 
 func extFixture(t *testing.T, name string) *tracedata.ResponseTrace {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "tracedata", "testdata", name))
+	b, err := os.ReadFile(filepath.Join("..", "..", "tracedata", "testdata", name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,9 +123,9 @@ func extFixture(t *testing.T, name string) *tracedata.ResponseTrace {
 }
 
 // extBySpanName indexes spans by name, failing on duplicates.
-func extBySpanName(t *testing.T, spans []Span) map[string]*Span {
+func extBySpanName(t *testing.T, spans []otelmap.Span) map[string]*otelmap.Span {
 	t.Helper()
-	m := map[string]*Span{}
+	m := map[string]*otelmap.Span{}
 	for i := range spans {
 		if _, dup := m[spans[i].Name]; dup {
 			t.Fatalf("two spans named %q", spans[i].Name)
@@ -153,7 +154,7 @@ func TestExtensionSpansFromPythonSample(t *testing.T) {
 	root := by["invoke_agent Host Agent"]
 	call := by["invoke_agent Weather Agent"]
 	weather, llm, failed, summary := by["get_weather"], by["gemini-2.0-flash"], by["lookup_airport"], by["send_summary"]
-	for name, sp := range map[string]*Span{"root": root, "call": call, "weather": weather, "llm": llm, "failed": failed, "summary": summary} {
+	for name, sp := range map[string]*otelmap.Span{"root": root, "call": call, "weather": weather, "llm": llm, "failed": failed, "summary": summary} {
 		if sp == nil {
 			t.Fatalf("no %s span among %v", name, spanNames(spans))
 		}
@@ -170,13 +171,13 @@ func TestExtensionSpansFromPythonSample(t *testing.T) {
 		if sp.TraceID != caller.TraceID {
 			t.Errorf("span %q in trace %s, want the caller's %s", sp.Name, sp.TraceID, caller.TraceID)
 		}
-		if sp.Source != SourceExtension {
+		if sp.Source != otelmap.SourceExtension {
 			t.Errorf("span %q source %q", sp.Name, sp.Source)
 		}
-		if got := extAttr(t, sp, AttrSource).AsString(); got != SourceExtension {
+		if got := extAttr(t, sp, otelmap.AttrSource).AsString(); got != otelmap.SourceExtension {
 			t.Errorf("span %q coordbench.source = %q", sp.Name, got)
 		}
-		if got := extAttr(t, sp, AttrCallType).AsString(); got != string(s.CallType) {
+		if got := extAttr(t, sp, otelmap.AttrCallType).AsString(); got != string(s.CallType) {
 			t.Errorf("span %q call type %q, want %q", sp.Name, got, s.CallType)
 		}
 		if got := extAttr(t, sp, AttrOriginalTraceID).AsString(); got != rt.TraceID {
@@ -185,19 +186,19 @@ func TestExtensionSpansFromPythonSample(t *testing.T) {
 	}
 
 	type want struct {
-		sp      *Span
+		sp      *otelmap.Span
 		kind    trace.SpanKind
 		parent  trace.SpanID
 		service string
 		op      string
 	}
 	for name, w := range map[string]want{
-		"root":    {root, trace.SpanKindServer, caller.SpanID, "Host Agent", OpInvokeAgent},
-		"call":    {call, trace.SpanKindClient, ids["step-1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d"], "Host Agent", OpInvokeAgent},
-		"weather": {weather, trace.SpanKindInternal, ids["step-8c1d2e3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f"], "Weather Agent", OpExecuteTool},
-		"llm":     {llm, trace.SpanKindInternal, ids["step-8c1d2e3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f"], "Weather Agent", OpChat},
-		"failed":  {failed, trace.SpanKindInternal, ids["step-8c1d2e3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f"], "Weather Agent", OpExecuteTool},
-		"summary": {summary, trace.SpanKindInternal, ids["step-1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d"], "Host Agent", OpExecuteTool},
+		"root":    {root, trace.SpanKindServer, caller.SpanID, "Host Agent", otelmap.OpInvokeAgent},
+		"call":    {call, trace.SpanKindClient, ids["step-1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d"], "Host Agent", otelmap.OpInvokeAgent},
+		"weather": {weather, trace.SpanKindInternal, ids["step-8c1d2e3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f"], "Weather Agent", otelmap.OpExecuteTool},
+		"llm":     {llm, trace.SpanKindInternal, ids["step-8c1d2e3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f"], "Weather Agent", otelmap.OpChat},
+		"failed":  {failed, trace.SpanKindInternal, ids["step-8c1d2e3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f"], "Weather Agent", otelmap.OpExecuteTool},
+		"summary": {summary, trace.SpanKindInternal, ids["step-1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d"], "Host Agent", otelmap.OpExecuteTool},
 	} {
 		if w.sp.Kind != w.kind {
 			t.Errorf("%s: kind %v, want %v", name, w.sp.Kind, w.kind)
@@ -208,7 +209,7 @@ func TestExtensionSpansFromPythonSample(t *testing.T) {
 		if w.sp.Resource.ServiceName != w.service {
 			t.Errorf("%s: service %q, want %q", name, w.sp.Resource.ServiceName, w.service)
 		}
-		if got := extAttr(t, w.sp, AttrGenAIOperationName).AsString(); got != w.op {
+		if got := extAttr(t, w.sp, otelmap.AttrGenAIOperationName).AsString(); got != w.op {
 			t.Errorf("%s: operation %q, want %q", name, got, w.op)
 		}
 	}
@@ -216,55 +217,55 @@ func TestExtensionSpansFromPythonSample(t *testing.T) {
 	if root.Resource != call.Resource || weather.Resource != llm.Resource || root.Resource == weather.Resource {
 		t.Error("resources are not one per agent")
 	}
-	if got := root.Resource.Attrs; len(got) != 1 || got[0] != AttrServiceName.String("Host Agent") {
+	if got := root.Resource.Attrs; len(got) != 1 || got[0] != otelmap.AttrServiceName.String("Host Agent") {
 		t.Errorf("resource attributes %v", got)
 	}
 
-	if got := extAttr(t, root, AttrGenAIAgentName).AsString(); got != "Host Agent" {
+	if got := extAttr(t, root, otelmap.AttrGenAIAgentName).AsString(); got != "Host Agent" {
 		t.Errorf("root agent %q", got)
 	}
-	if got := extAttr(t, call, AttrGenAIAgentName).AsString(); got != "Weather Agent" {
+	if got := extAttr(t, call, otelmap.AttrGenAIAgentName).AsString(); got != "Weather Agent" {
 		t.Errorf("callee %q", got)
 	}
-	if got := extAttr(t, call, AttrRequestsPrefix+"message").AsString(); !strings.Contains(got, "Paris") {
+	if got := extAttr(t, call, otelmap.AttrRequestsPrefix+"message").AsString(); !strings.Contains(got, "Paris") {
 		t.Errorf("requests.message %q", got)
 	}
-	if got := extAttr(t, call, AttrExtraPrefix+"agent_url").AsString(); got != "http://localhost:10001/" {
+	if got := extAttr(t, call, otelmap.AttrExtraPrefix+"agent_url").AsString(); got != "http://localhost:10001/" {
 		t.Errorf("attr.agent_url %q", got)
 	}
-	extNoAttr(t, call, AttrCaller) // the Python sample names no caller
+	extNoAttr(t, call, otelmap.AttrCaller) // the Python sample names no caller
 
-	if got := extAttr(t, weather, AttrGenAIToolName).AsString(); got != "get_weather" {
+	if got := extAttr(t, weather, otelmap.AttrGenAIToolName).AsString(); got != "get_weather" {
 		t.Errorf("tool name %q", got)
 	}
-	if got := extAttr(t, weather, AttrParametersPrefix+"city").AsString(); got != "Paris" {
+	if got := extAttr(t, weather, otelmap.AttrParametersPrefix+"city").AsString(); got != "Paris" {
 		t.Errorf("parameters.city %q", got)
 	}
-	if v := extAttr(t, weather, AttrParametersPrefix+"days"); v.Type() != attribute.INT64 || v.AsInt64() != 3 {
+	if v := extAttr(t, weather, otelmap.AttrParametersPrefix+"days"); v.Type() != attribute.INT64 || v.AsInt64() != 3 {
 		t.Errorf("parameters.days %s %v", v.Type(), v.String())
 	}
-	if got := extAttr(t, weather, AttrStepType).AsString(); got != "tool_call" {
+	if got := extAttr(t, weather, otelmap.AttrStepType).AsString(); got != "tool_call" {
 		t.Errorf("step type %q", got)
 	}
 	if !weather.Start.Equal(rt.Steps[0].StartTime) || !weather.End.Equal(rt.Steps[0].EndTime) {
 		t.Errorf("weather times %v..%v", weather.Start, weather.End)
 	}
-	extNoAttr(t, weather, AttrCost)
-	extNoAttr(t, weather, AttrTotalTokens)
+	extNoAttr(t, weather, otelmap.AttrCost)
+	extNoAttr(t, weather, otelmap.AttrTotalTokens)
 
-	if got := extAttr(t, llm, AttrCost).AsFloat64(); got != 0.00042 {
+	if got := extAttr(t, llm, otelmap.AttrCost).AsFloat64(); got != 0.00042 {
 		t.Errorf("cost %v", got)
 	}
-	if got := extAttr(t, llm, AttrTotalTokens).AsInt64(); got != 1536 {
+	if got := extAttr(t, llm, otelmap.AttrTotalTokens).AsInt64(); got != 1536 {
 		t.Errorf("tokens %v", got)
 	}
-	if v := extAttr(t, llm, AttrExtraPrefix+"cached"); v.Type() != attribute.BOOL || v.AsBool() {
+	if v := extAttr(t, llm, otelmap.AttrExtraPrefix+"cached"); v.Type() != attribute.BOOL || v.AsBool() {
 		t.Errorf("attr.cached %s %v", v.Type(), v.String())
 	}
-	if v := extAttr(t, llm, AttrParametersPrefix+"temperature"); v.Type() != attribute.FLOAT64 || v.AsFloat64() != 0.2 {
+	if v := extAttr(t, llm, otelmap.AttrParametersPrefix+"temperature"); v.Type() != attribute.FLOAT64 || v.AsFloat64() != 0.2 {
 		t.Errorf("parameters.temperature %s %v", v.Type(), v.String())
 	}
-	extNoAttr(t, llm, AttrGenAIToolName)
+	extNoAttr(t, llm, otelmap.AttrGenAIToolName)
 
 	if !failed.StatusError || !strings.Contains(failed.StatusMessage, "KeyError") {
 		t.Errorf("failed step status %v %q", failed.StatusError, failed.StatusMessage)
@@ -278,7 +279,7 @@ func TestExtensionSpansFromPythonSample(t *testing.T) {
 	}
 }
 
-func spanNames(spans []Span) []string {
+func spanNames(spans []otelmap.Span) []string {
 	var names []string
 	for _, s := range spans {
 		names = append(names, s.Name)
@@ -294,7 +295,7 @@ func extStep(id, parent string, ct tracedata.CallType, agent string) tracedata.S
 func TestExtensionSpanShapes(t *testing.T) {
 	caller := extCallerSpan(t, "purple")
 	parent := extParent(caller)
-	long := strings.Repeat("é", MaxContentChars)
+	long := strings.Repeat("é", otelmap.MaxContentChars)
 	steps := []tracedata.Step{
 		extStep("root", "", tracedata.CallAgent, ""),
 		extStep("again", "root", tracedata.CallAgent, "purple"),
@@ -314,7 +315,7 @@ func TestExtensionSpanShapes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	byID := map[string]*Span{}
+	byID := map[string]*otelmap.Span{}
 	for i, s := range steps {
 		byID[s.StepID] = &spans[i]
 		extNoAttr(t, &spans[i], AttrOriginalTraceID) // same trace
@@ -346,38 +347,38 @@ func TestExtensionSpanShapes(t *testing.T) {
 				c.step, sp.Name, sp.Kind, sp.ParentSpanID, sp.Resource.ServiceName, c.name, c.kind, c.parent, c.service)
 		}
 		if c.agent == "" {
-			extNoAttr(t, sp, AttrGenAIAgentName)
-		} else if got := extAttr(t, sp, AttrGenAIAgentName).AsString(); got != c.agent {
+			extNoAttr(t, sp, otelmap.AttrGenAIAgentName)
+		} else if got := extAttr(t, sp, otelmap.AttrGenAIAgentName).AsString(); got != c.agent {
 			t.Errorf("%s: agent %q, want %q", c.step, got, c.agent)
 		}
 	}
 
-	if got := extAttr(t, byID["call"], AttrCaller).AsString(); got != "purple" {
+	if got := extAttr(t, byID["call"], otelmap.AttrCaller).AsString(); got != "purple" {
 		t.Errorf("caller %q", got)
 	}
 	if sp := byID["call"]; !sp.StatusError || sp.StatusMessage != "deadline exceeded" {
 		t.Errorf("call status %v %q", sp.StatusError, sp.StatusMessage)
 	}
-	if got := extAttr(t, byID["search"], AttrGenAIToolName).AsString(); got != "search" {
+	if got := extAttr(t, byID["search"], otelmap.AttrGenAIToolName).AsString(); got != "search" {
 		t.Errorf("search tool %q", got)
 	}
-	if got := extAttr(t, byID["direct"], AttrGenAIToolName).AsString(); got != "lookup" {
+	if got := extAttr(t, byID["direct"], otelmap.AttrGenAIToolName).AsString(); got != "lookup" {
 		t.Errorf("direct tool %q", got)
 	}
-	if got := extAttr(t, byID["chatless"], AttrGenAIOperationName).AsString(); got != OpChat {
+	if got := extAttr(t, byID["chatless"], otelmap.AttrGenAIOperationName).AsString(); got != otelmap.OpChat {
 		t.Errorf("step_type LLM_call: operation %q", got)
 	}
 	host := byID["host"]
-	extNoAttr(t, host, AttrGenAIOperationName)
-	if got := extAttr(t, host, AttrCallType).AsString(); got != "HOST" {
+	extNoAttr(t, host, otelmap.AttrGenAIOperationName)
+	if got := extAttr(t, host, otelmap.AttrCallType).AsString(); got != "HOST" {
 		t.Errorf("host call type %q", got)
 	}
 
 	llm := byID["llm"]
-	if got := extAttr(t, llm, AttrGenAIRequestModel).AsString(); got != "gpt-4o-mini" {
+	if got := extAttr(t, llm, otelmap.AttrGenAIRequestModel).AsString(); got != "gpt-4o-mini" {
 		t.Errorf("model %q", got)
 	}
-	in := extAttr(t, llm, AttrGenAIInputMessages).AsString()
+	in := extAttr(t, llm, otelmap.AttrGenAIInputMessages).AsString()
 	if want := `[{"role":"user","parts":[{"type":"text","content":"Say <hi> & \"bye\""}]}]`; in != want {
 		t.Errorf("input messages\n got %s\nwant %s", in, want)
 	}
@@ -387,13 +388,13 @@ func TestExtensionSpanShapes(t *testing.T) {
 			Type, Content string
 		} `json:"parts"`
 	}
-	if err := json.Unmarshal([]byte(extAttr(t, llm, AttrGenAIOutputMessages).AsString()), &out); err != nil {
+	if err := json.Unmarshal([]byte(extAttr(t, llm, otelmap.AttrGenAIOutputMessages).AsString()), &out); err != nil {
 		t.Fatal(err)
 	}
 	if len(out) != 1 || out[0].Role != "assistant" || len(out[0].Parts) != 1 || out[0].Parts[0].Type != "text" {
 		t.Fatalf("output messages %+v", out)
 	}
-	if c := out[0].Parts[0].Content; len(c) > MaxContentChars || !strings.HasSuffix(c, ContentTruncatedMarker) {
+	if c := out[0].Parts[0].Content; len(c) > otelmap.MaxContentChars || !strings.HasSuffix(c, otelmap.ContentTruncatedMarker) {
 		t.Errorf("output content of %d bytes is not truncated", len(c))
 	}
 }

@@ -1,4 +1,4 @@
-package otelmap
+package sdkbridge
 
 import (
 	"context"
@@ -11,6 +11,8 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+
+	"github.com/coordbench/coordbench/otelmap"
 )
 
 // Recorder is the in-process road of spans: a span processor on the
@@ -18,10 +20,10 @@ import (
 // so the assessor's own work and the calls it makes are part of the traces
 // it assesses without an exporter round trip.
 type Recorder struct {
-	store *Store
+	store *otelmap.Store
 
 	mu        sync.RWMutex
-	resources map[*resource.Resource]*Resource
+	resources map[*resource.Resource]*otelmap.Resource
 
 	stopped  atomic.Bool
 	rejected atomic.Uint64
@@ -36,8 +38,8 @@ var _ sdktrace.SpanProcessor = (*Recorder)(nil)
 
 // NewRecorder returns a span processor that records ended spans into
 // store, with Source SourceInProcess.
-func NewRecorder(store *Store) *Recorder {
-	return &Recorder{store: store, resources: make(map[*resource.Resource]*Resource)}
+func NewRecorder(store *otelmap.Store) *Recorder {
+	return &Recorder{store: store, resources: make(map[*resource.Resource]*otelmap.Resource)}
 }
 
 // OnStart does nothing: only ended spans are recorded.
@@ -52,7 +54,7 @@ func (r *Recorder) OnEnd(s sdktrace.ReadOnlySpan) {
 	sp := spanFromReadOnly(s, r.resource(s.Resource()))
 	// The resource is the recorder's own conversion, made once per tracer
 	// provider and never changed: the store may hold it as it is.
-	if res := r.store.AddShared([]Span{sp}); res.Rejected > 0 {
+	if res := r.store.AddShared([]otelmap.Span{sp}); res.Rejected > 0 {
 		// A full store rejects every further span; log the 1st, 2nd, 4th,
 		// 8th... rejection so the limit is reported without a flood. The
 		// store counts them all (Stats).
@@ -85,9 +87,9 @@ func (r *Recorder) ForceFlush(ctx context.Context) error {
 // resource converts an SDK resource once; the spans of one provider share
 // the result, which is also what lets assembly compare processes by
 // pointer.
-func (r *Recorder) resource(res *resource.Resource) *Resource {
+func (r *Recorder) resource(res *resource.Resource) *otelmap.Resource {
 	if res == nil {
-		return EmptyResource()
+		return otelmap.EmptyResource()
 	}
 	r.mu.RLock()
 	conv, ok := r.resources[res]
@@ -108,12 +110,12 @@ func (r *Recorder) resource(res *resource.Resource) *Resource {
 	return conv
 }
 
-func convertResource(res *resource.Resource) *Resource {
+func convertResource(res *resource.Resource) *otelmap.Resource {
 	if res == nil || res.Len() == 0 {
-		return EmptyResource()
+		return otelmap.EmptyResource()
 	}
-	out := &Resource{Attrs: res.Attributes()}
-	if v, ok := res.Set().Value(AttrServiceName); ok && v.Type() == attribute.STRING {
+	out := &otelmap.Resource{Attrs: res.Attributes()}
+	if v, ok := res.Set().Value(otelmap.AttrServiceName); ok && v.Type() == attribute.STRING {
 		out.ServiceName = v.AsString()
 	}
 	return out
@@ -124,13 +126,13 @@ func convertResource(res *resource.Resource) *Resource {
 // coordbench.source=extension (a span the assessor rebuilt from a
 // Traceability Extension step and re-emitted). Each call converts the
 // resource anew; the Recorder caches it.
-func SpanFromReadOnly(s sdktrace.ReadOnlySpan) Span {
+func SpanFromReadOnly(s sdktrace.ReadOnlySpan) otelmap.Span {
 	return spanFromReadOnly(s, convertResource(s.Resource()))
 }
 
-func spanFromReadOnly(s sdktrace.ReadOnlySpan, res *Resource) Span {
+func spanFromReadOnly(s sdktrace.ReadOnlySpan, res *otelmap.Resource) otelmap.Span {
 	sc := s.SpanContext()
-	sp := Span{
+	sp := otelmap.Span{
 		TraceID:  sc.TraceID(),
 		SpanID:   sc.SpanID(),
 		Name:     s.Name(),
@@ -139,29 +141,29 @@ func spanFromReadOnly(s sdktrace.ReadOnlySpan, res *Resource) Span {
 		End:      s.EndTime(),
 		Attrs:    s.Attributes(),
 		Resource: res,
-		Source:   SourceInProcess,
+		Source:   otelmap.SourceInProcess,
 	}
 	if p := s.Parent(); p.SpanID().IsValid() {
 		sp.ParentSpanID = p.SpanID()
 	}
 	if ls := s.Links(); len(ls) > 0 {
-		sp.EnsureDetail().Links = make([]Link, len(ls))
+		sp.EnsureDetail().Links = make([]otelmap.Link, len(ls))
 		for i, l := range ls {
-			sp.Detail.Links[i] = Link{TraceID: l.SpanContext.TraceID(), SpanID: l.SpanContext.SpanID(), Attrs: l.Attributes}
+			sp.Detail.Links[i] = otelmap.Link{TraceID: l.SpanContext.TraceID(), SpanID: l.SpanContext.SpanID(), Attrs: l.Attributes}
 		}
 	}
 	if es := s.Events(); len(es) > 0 {
-		sp.EnsureDetail().Events = make([]Event, len(es))
+		sp.EnsureDetail().Events = make([]otelmap.Event, len(es))
 		for i, e := range es {
-			sp.Detail.Events[i] = Event{Name: e.Name, Time: e.Time, Attrs: e.Attributes}
+			sp.Detail.Events[i] = otelmap.Event{Name: e.Name, Time: e.Time, Attrs: e.Attributes}
 		}
 	}
 	if st := s.Status(); st.Code == codes.Error {
 		sp.StatusError = true
 		sp.StatusMessage = st.Description
 	}
-	if v, ok := sp.Attr(AttrSource); ok && v.Type() == attribute.STRING && v.AsString() == SourceExtension {
-		sp.Source = SourceExtension
+	if v, ok := sp.Attr(otelmap.AttrSource); ok && v.Type() == attribute.STRING && v.AsString() == otelmap.SourceExtension {
+		sp.Source = otelmap.SourceExtension
 	}
 	return sp
 }

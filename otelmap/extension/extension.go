@@ -1,4 +1,4 @@
-package otelmap
+package extension
 
 import (
 	"bytes"
@@ -13,13 +13,14 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/coordbench/coordbench/otelmap"
 	"github.com/coordbench/coordbench/tracedata"
 )
 
 // AttrOriginalTraceID keeps the trace id a participant's steps carried when
 // it differs from the caller's trace they were attached to: a participant
 // that does not propagate W3C context starts traces of its own.
-const AttrOriginalTraceID = attribute.Key(AttrExtraPrefix + "original_trace_id")
+const AttrOriginalTraceID = attribute.Key(otelmap.AttrExtraPrefix + "original_trace_id")
 
 // maxStepDuration bounds the duration read from a step's latency, so that
 // adding it to a time cannot overflow.
@@ -44,7 +45,7 @@ const maxStepDuration = 100 * 365 * 24 * time.Hour
 // without an id or with an unknown call type is an error; duplicate step ids
 // keep the first step; parent links that form a cycle are cut, the cut step
 // attached to parent; steps without times are placed at their parent's start.
-func SpansFromResponseTrace(rt *tracedata.ResponseTrace, parent trace.SpanContext, responder string) ([]Span, error) {
+func SpansFromResponseTrace(rt *tracedata.ResponseTrace, parent trace.SpanContext, responder string) ([]otelmap.Span, error) {
 	if rt == nil || len(rt.Steps) == 0 {
 		return nil, nil
 	}
@@ -358,7 +359,7 @@ func calleeName(s *tracedata.Step) string {
 	if s.Agent != "" {
 		return s.Agent
 	}
-	if name := strings.TrimSpace(strings.TrimPrefix(s.Name, SpanInvokeAgentPrefix)); name != "" && name != OpInvokeAgent {
+	if name := strings.TrimSpace(strings.TrimPrefix(s.Name, otelmap.SpanInvokeAgentPrefix)); name != "" && name != otelmap.OpInvokeAgent {
 		return name
 	}
 	for _, k := range []string{"agent_name", "agent_url"} {

@@ -1,4 +1,4 @@
-package otelmap
+package sdkbridge
 
 import (
 	"context"
@@ -11,30 +11,32 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/coordbench/coordbench/otelmap"
 )
 
 // TestRecorderConvertsSpans: what the SDK ended is what the store holds,
 // with the road it came by, and one converted resource per provider.
 func TestRecorderConvertsSpans(t *testing.T) {
-	store := NewStore(Limits{})
+	store := otelmap.NewStore(otelmap.Limits{})
 	rec := NewRecorder(store)
 	spy := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(
 		sdktrace.WithSpanProcessor(rec),
 		sdktrace.WithSpanProcessor(spy),
-		sdktrace.WithResource(resource.NewSchemaless(attribute.String("service.name", "svc"), AttrRole.String(RoleAssessor))),
+		sdktrace.WithResource(resource.NewSchemaless(attribute.String("service.name", "svc"), otelmap.AttrRole.String(otelmap.RoleAssessor))),
 	)
 	defer func() { _ = tp.Shutdown(context.Background()) }()
 	tr := tp.Tracer("test")
 
 	ctx, parent := tr.Start(context.Background(), "parent")
 	_, child := tr.Start(ctx, "invoke_agent x", trace.WithSpanKind(trace.SpanKindClient),
-		trace.WithAttributes(AttrGenAIOperationName.String(OpInvokeAgent), AttrGenAIAgentName.String("x"), AttrCallType.String("AGENT")),
+		trace.WithAttributes(otelmap.AttrGenAIOperationName.String(otelmap.OpInvokeAgent), otelmap.AttrGenAIAgentName.String("x"), otelmap.AttrCallType.String("AGENT")),
 		trace.WithLinks(trace.Link{SpanContext: parent.SpanContext(), Attributes: []attribute.KeyValue{attribute.String("why", "sent by")}}))
 	child.AddEvent("handoff", trace.WithAttributes(attribute.String("agent_name", "y")))
 	child.SetStatus(codes.Error, "refused")
 	child.End()
-	_, rebuilt := tr.Start(ctx, "chat", trace.WithAttributes(AttrSource.String(SourceExtension)))
+	_, rebuilt := tr.Start(ctx, "chat", trace.WithAttributes(otelmap.AttrSource.String(otelmap.SourceExtension)))
 	rebuilt.End()
 	parent.End()
 
@@ -43,16 +45,16 @@ func TestRecorderConvertsSpans(t *testing.T) {
 	if len(spans) != 3 {
 		t.Fatalf("store holds %d spans, want 3", len(spans))
 	}
-	byName := map[string]Span{}
+	byName := map[string]otelmap.Span{}
 	for _, s := range spans {
 		byName[s.Name] = s
 	}
 	c := byName["invoke_agent x"]
 	if c.Kind != trace.SpanKindClient || !c.StatusError || c.StatusMessage != "refused" ||
-		c.ParentSpanID != parent.SpanContext().SpanID() || c.Source != SourceInProcess || c.TraceID != id {
+		c.ParentSpanID != parent.SpanContext().SpanID() || c.Source != otelmap.SourceInProcess || c.TraceID != id {
 		t.Errorf("client span = %+v", c)
 	}
-	if v, _, _ := c.StringAttr(AttrGenAIAgentName); v != "x" {
+	if v, _, _ := c.StringAttr(otelmap.AttrGenAIAgentName); v != "x" {
 		t.Errorf("attributes = %v", c.Attrs)
 	}
 	if len(c.Links()) != 1 || c.Links()[0].SpanID != parent.SpanContext().SpanID() || c.Links()[0].TraceID != id ||
@@ -69,7 +71,7 @@ func TestRecorderConvertsSpans(t *testing.T) {
 	if p := byName["parent"]; p.ParentSpanID.IsValid() || p.Start.IsZero() || p.End.Before(p.Start) {
 		t.Errorf("parent span = %+v", p)
 	}
-	if r := byName["chat"]; r.Source != SourceExtension {
+	if r := byName["chat"]; r.Source != otelmap.SourceExtension {
 		t.Errorf("span marked coordbench.source=extension has Source %q", r.Source)
 	}
 	if c.Resource.ServiceName != "svc" || c.Resource != byName["parent"].Resource || c.Resource != byName["chat"].Resource {
@@ -91,7 +93,7 @@ func TestRecorderConvertsSpans(t *testing.T) {
 // TestRecorderShutdown: after Shutdown nothing is recorded, and both
 // Shutdown and ForceFlush report a done context.
 func TestRecorderShutdown(t *testing.T) {
-	store := NewStore(Limits{})
+	store := otelmap.NewStore(otelmap.Limits{})
 	rec := NewRecorder(store)
 	spy := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spy))
@@ -128,7 +130,7 @@ func TestRecorderShutdown(t *testing.T) {
 // TestRecorderFullStore: spans over the store's limit are rejected and
 // counted, and recording goes on without error.
 func TestRecorderFullStore(t *testing.T) {
-	store := NewStore(Limits{MaxSpansPerTrace: 2})
+	store := otelmap.NewStore(otelmap.Limits{MaxSpansPerTrace: 2})
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(NewRecorder(store)))
 	defer func() { _ = tp.Shutdown(context.Background()) }()
 	ctx, root := tp.Tracer("t").Start(context.Background(), "root")

@@ -1,4 +1,4 @@
-package otelmap
+package extension
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/coordbench/coordbench/otelmap"
 	"github.com/coordbench/coordbench/tracedata"
 )
 
@@ -19,29 +20,29 @@ import (
 // under coordbench's names.
 
 // spans builds the spans, in the order of the steps.
-func (c *stepConverter) spans() []Span {
-	resources := make(map[string]*Resource)
-	resourceOf := func(agent string) *Resource {
+func (c *stepConverter) spans() []otelmap.Span {
+	resources := make(map[string]*otelmap.Resource)
+	resourceOf := func(agent string) *otelmap.Resource {
 		r := resources[agent]
 		if r == nil {
-			r = &Resource{ServiceName: agent}
+			r = &otelmap.Resource{ServiceName: agent}
 			if agent != "" {
-				r.Attrs = []attribute.KeyValue{AttrServiceName.String(agent)}
+				r.Attrs = []attribute.KeyValue{otelmap.AttrServiceName.String(agent)}
 			}
 			resources[agent] = r
 		}
 		return r
 	}
-	out := make([]Span, len(c.steps))
+	out := make([]otelmap.Span, len(c.steps))
 	for i, s := range c.steps {
-		sp := Span{
+		sp := otelmap.Span{
 			TraceID:  c.traceID,
 			SpanID:   c.ids[i],
 			Kind:     c.kind[i],
 			Start:    c.start[i],
 			End:      c.end[i],
 			Resource: resourceOf(c.executor[i]),
-			Source:   SourceExtension,
+			Source:   otelmap.SourceExtension,
 		}
 		if p := c.par[i]; p >= 0 {
 			sp.ParentSpanID = c.ids[p]
@@ -50,7 +51,7 @@ func (c *stepConverter) spans() []Span {
 		}
 		if s.Error != "" {
 			sp.StatusError = true
-			sp.StatusMessage = TruncateContent(s.Error)
+			sp.StatusMessage = otelmap.TruncateContent(s.Error)
 		}
 		sp.Name, sp.Attrs = c.nameAndAttrs(i)
 		out[i] = sp
@@ -63,55 +64,55 @@ func (c *stepConverter) spans() []Span {
 func (c *stepConverter) nameAndAttrs(i int) (string, []attribute.KeyValue) {
 	s := c.steps[i]
 	attrs := []attribute.KeyValue{
-		AttrSource.String(SourceExtension),
-		AttrCallType.String(string(s.CallType)),
+		otelmap.AttrSource.String(otelmap.SourceExtension),
+		otelmap.AttrCallType.String(string(s.CallType)),
 	}
 	var name string
 	switch s.CallType {
 	case tracedata.CallAgent:
-		name = strings.TrimSpace(SpanInvokeAgentPrefix + c.agent[i])
-		attrs = append(attrs, AttrGenAIOperationName.String(OpInvokeAgent))
+		name = strings.TrimSpace(otelmap.SpanInvokeAgentPrefix + c.agent[i])
+		attrs = append(attrs, otelmap.AttrGenAIOperationName.String(otelmap.OpInvokeAgent))
 		if c.agent[i] != "" {
-			attrs = append(attrs, AttrGenAIAgentName.String(c.agent[i]))
+			attrs = append(attrs, otelmap.AttrGenAIAgentName.String(c.agent[i]))
 		}
 		if c.kind[i] == trace.SpanKindClient && s.Caller != "" {
-			attrs = append(attrs, AttrCaller.String(s.Caller))
+			attrs = append(attrs, otelmap.AttrCaller.String(s.Caller))
 		}
 	case tracedata.CallTool:
 		if isLLMStep(s) {
-			name = firstNonEmpty(s.Name, strings.TrimSpace(SpanChatPrefix+s.Model))
-			attrs = append(attrs, AttrGenAIOperationName.String(OpChat))
+			name = firstNonEmpty(s.Name, strings.TrimSpace(otelmap.SpanChatPrefix+s.Model))
+			attrs = append(attrs, otelmap.AttrGenAIOperationName.String(otelmap.OpChat))
 		} else {
 			tool := toolName(s)
-			name = firstNonEmpty(s.Name, strings.TrimSpace(SpanExecuteToolPrefix+tool))
-			attrs = append(attrs, AttrGenAIOperationName.String(OpExecuteTool))
+			name = firstNonEmpty(s.Name, strings.TrimSpace(otelmap.SpanExecuteToolPrefix+tool))
+			attrs = append(attrs, otelmap.AttrGenAIOperationName.String(otelmap.OpExecuteTool))
 			if tool != "" {
-				attrs = append(attrs, AttrGenAIToolName.String(tool))
+				attrs = append(attrs, otelmap.AttrGenAIToolName.String(tool))
 			}
 		}
 	default:
 		name = firstNonEmpty(s.Name, strings.ToLower(string(s.CallType)))
 	}
 	if s.Model != "" {
-		attrs = append(attrs, AttrGenAIRequestModel.String(s.Model))
+		attrs = append(attrs, otelmap.AttrGenAIRequestModel.String(s.Model))
 	}
 	if s.StepType != "" {
-		attrs = append(attrs, AttrStepType.String(s.StepType))
+		attrs = append(attrs, otelmap.AttrStepType.String(s.StepType))
 	}
 	if s.Cost != 0 && !math.IsNaN(s.Cost) {
-		attrs = append(attrs, AttrCost.Float64(s.Cost))
+		attrs = append(attrs, otelmap.AttrCost.Float64(s.Cost))
 	}
 	if s.TotalTokens != 0 {
-		attrs = append(attrs, AttrTotalTokens.Int64(s.TotalTokens))
+		attrs = append(attrs, otelmap.AttrTotalTokens.Int64(s.TotalTokens))
 	}
 	if s.Input != "" {
-		attrs = append(attrs, AttrGenAIInputMessages.String(genAIMessages("user", s.Input)))
+		attrs = append(attrs, otelmap.AttrGenAIInputMessages.String(genAIMessages("user", s.Input)))
 	}
 	if s.Output != "" {
-		attrs = append(attrs, AttrGenAIOutputMessages.String(genAIMessages("assistant", s.Output)))
+		attrs = append(attrs, otelmap.AttrGenAIOutputMessages.String(genAIMessages("assistant", s.Output)))
 	}
-	attrs = appendFlattened(attrs, AttrParametersPrefix, s.Parameters)
-	attrs = appendFlattened(attrs, AttrRequestsPrefix, s.Requests)
+	attrs = appendFlattened(attrs, otelmap.AttrParametersPrefix, s.Parameters)
+	attrs = appendFlattened(attrs, otelmap.AttrRequestsPrefix, s.Requests)
 	original := firstNonEmpty(s.TraceID, c.rt.TraceID)
 	extra := s.AdditionalAttributes
 	if original != "" && !strings.EqualFold(original, c.traceID.String()) {
@@ -119,10 +120,10 @@ func (c *stepConverter) nameAndAttrs(i int) (string, []attribute.KeyValue) {
 		if _, clash := extra["original_trace_id"]; clash {
 			extra = withoutKey(extra, "original_trace_id")
 		}
-		attrs = appendFlattened(attrs, AttrExtraPrefix, extra)
+		attrs = appendFlattened(attrs, otelmap.AttrExtraPrefix, extra)
 		attrs = append(attrs, AttrOriginalTraceID.String(original))
 	} else {
-		attrs = appendFlattened(attrs, AttrExtraPrefix, extra)
+		attrs = appendFlattened(attrs, otelmap.AttrExtraPrefix, extra)
 	}
 	return name, attrs
 }
@@ -140,7 +141,7 @@ func isLLMStep(s *tracedata.Step) bool {
 // toolName is the tool a TOOL step ran: its name without the
 // "execute_tool " prefix, else additional_attributes "tool_name".
 func toolName(s *tracedata.Step) string {
-	if name := strings.TrimSpace(strings.TrimPrefix(s.Name, SpanExecuteToolPrefix)); name != "" && name != OpExecuteTool {
+	if name := strings.TrimSpace(strings.TrimPrefix(s.Name, otelmap.SpanExecuteToolPrefix)); name != "" && name != otelmap.OpExecuteTool {
 		return name
 	}
 	if v, ok := s.AdditionalAttributes["tool_name"].(string); ok {
@@ -184,7 +185,7 @@ func flatValue(key attribute.Key, v any) (attribute.KeyValue, bool) {
 	case nil:
 		return attribute.KeyValue{}, false
 	case string:
-		return key.String(TruncateContent(x)), true
+		return key.String(otelmap.TruncateContent(x)), true
 	case bool:
 		return key.Bool(x), true
 	case json.Number:
@@ -211,9 +212,9 @@ func flatValue(key attribute.Key, v any) (attribute.KeyValue, bool) {
 	}
 	b, err := json.Marshal(v)
 	if err != nil {
-		return key.String(TruncateContent(fmt.Sprint(v))), true
+		return key.String(otelmap.TruncateContent(fmt.Sprint(v))), true
 	}
-	return key.String(TruncateContent(string(b))), true
+	return key.String(otelmap.TruncateContent(string(b))), true
 }
 
 // genAIMessages renders text as the GenAI conventions' message list with one
@@ -231,6 +232,6 @@ func genAIMessages(role, text string) string {
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
 	// Encoding strings into a fixed shape cannot fail.
-	_ = enc.Encode([]message{{Role: role, Parts: []part{{Type: "text", Content: TruncateContent(text)}}}})
+	_ = enc.Encode([]message{{Role: role, Parts: []part{{Type: "text", Content: otelmap.TruncateContent(text)}}}})
 	return strings.TrimSuffix(b.String(), "\n")
 }

@@ -1,4 +1,4 @@
-package otelmap
+package extension
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/coordbench/coordbench/otelmap"
 	"github.com/coordbench/coordbench/tracedata"
 )
 
@@ -75,7 +76,7 @@ func TestExtensionCycles(t *testing.T) {
 
 // extCheckTree checks that every span reaches root by its parent links. A
 // span once seen to reach it is remembered, so a long chain costs O(n).
-func extCheckTree(t *testing.T, spans []Span, root trace.SpanID) {
+func extCheckTree(t *testing.T, spans []otelmap.Span, root trace.SpanID) {
 	t.Helper()
 	parentOf := map[trace.SpanID]trace.SpanID{}
 	for _, sp := range spans {
@@ -221,10 +222,10 @@ func TestExtensionSpansErrorsAndLimits(t *testing.T) {
 	if n != 1 {
 		t.Errorf("%d original_trace_id attributes", n)
 	}
-	if got := extAttr(t, &spans[0], AttrExtraPrefix+"nested").AsString(); got != `{"k":[1,"x"]}` {
+	if got := extAttr(t, &spans[0], otelmap.AttrExtraPrefix+"nested").AsString(); got != `{"k":[1,"x"]}` {
 		t.Errorf("nested value %q", got)
 	}
-	extNoAttr(t, &spans[0], AttrExtraPrefix+"none")
+	extNoAttr(t, &spans[0], otelmap.AttrExtraPrefix+"none")
 }
 
 // The store holds the span a participant recorded itself over the copy
@@ -237,9 +238,9 @@ func TestExtensionStoreDedup(t *testing.T) {
 	tr, rec := extTracer(t, "purple")
 	ctx := trace.ContextWithRemoteSpanContext(context.Background(), parent)
 	_, span := tr.Start(ctx, "invoke_agent purple", trace.WithSpanKind(trace.SpanKindServer),
-		trace.WithAttributes(AttrGenAIOperationName.String(OpInvokeAgent), AttrGenAIAgentName.String("purple")))
+		trace.WithAttributes(otelmap.AttrGenAIOperationName.String(otelmap.OpInvokeAgent), otelmap.AttrGenAIAgentName.String("purple")))
 	span.End()
-	real := extFromSDK(rec.Ended(), SourceOTLP)[0]
+	real := extFromSDK(rec.Ended(), otelmap.SourceOTLP)[0]
 
 	// The same step in the purple's extension answer.
 	rt := &tracedata.ResponseTrace{TraceID: real.TraceID.String(), Steps: []tracedata.Step{{
@@ -256,8 +257,8 @@ func TestExtensionStoreDedup(t *testing.T) {
 
 	for _, order := range []string{"extension first", "real first"} {
 		t.Run(order, func(t *testing.T) {
-			st := NewStore(Limits{})
-			first, second := ext, []Span{real}
+			st := otelmap.NewStore(otelmap.Limits{})
+			first, second := ext, []otelmap.Span{real}
 			if order == "real first" {
 				first, second = second, first
 			}
@@ -269,7 +270,7 @@ func TestExtensionStoreDedup(t *testing.T) {
 			}
 			held := st.Spans(real.TraceID)
 			// The store keeps its own copy of the resource: equal, not the same.
-			if len(held) != 1 || held[0].Source != SourceOTLP || held[0].Resource.ServiceName != real.Resource.ServiceName ||
+			if len(held) != 1 || held[0].Source != otelmap.SourceOTLP || held[0].Resource.ServiceName != real.Resource.ServiceName ||
 				!slices.Equal(held[0].Resource.Attrs, real.Resource.Attrs) {
 				t.Errorf("held %+v", held)
 			}
@@ -316,7 +317,7 @@ func TestExtensionResponseTraceFromSteps(t *testing.T) {
 // with unique, valid ids.
 func FuzzExtensionSpans(f *testing.F) {
 	for _, name := range []string{"python_sample.json", "proto_json.json", "coordbench.json"} {
-		b, err := os.ReadFile(filepath.Join("..", "tracedata", "testdata", name))
+		b, err := os.ReadFile(filepath.Join("..", "..", "tracedata", "testdata", name))
 		if err != nil {
 			f.Fatal(err)
 		}

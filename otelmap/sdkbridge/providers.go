@@ -1,4 +1,4 @@
-package otelmap
+package sdkbridge
 
 import (
 	"context"
@@ -17,6 +17,8 @@ import (
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+
+	"github.com/coordbench/coordbench/otelmap"
 )
 
 // ProviderOptions configure NewProviders.
@@ -28,7 +30,7 @@ type ProviderOptions struct {
 	Attributes []attribute.KeyValue
 	// Store, when set, receives every finished span in process (the first
 	// road of spans).
-	Store *Store
+	Store *otelmap.Store
 	// MetricCardinalityLimit bounds the attribute sets per instrument
 	// (default 2000); beyond it the SDK folds values into an overflow set.
 	MetricCardinalityLimit int
@@ -59,7 +61,7 @@ func NewProviders(ctx context.Context, opts ProviderOptions) (*Providers, error)
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	attrs := append([]attribute.KeyValue{AttrServiceName.String(opts.ServiceName)}, opts.Attributes...)
+	attrs := append([]attribute.KeyValue{otelmap.AttrServiceName.String(opts.ServiceName)}, opts.Attributes...)
 	res, err := resource.New(ctx,
 		resource.WithAttributes(attrs...),
 		resource.WithFromEnv(),
