@@ -3,36 +3,25 @@ package otelmap
 import (
 	"context"
 	"crypto/sha256"
-	"net"
-	"net/http"
 )
 
-// The receiver's side of span admission (admission.go): who sent a
-// request (its source, for the quota per source) and which assessment's
-// traces its ingest token opens.
+// The store's side of an export request (admission.go): which
+// assessment's traces its ingest token opens, then the quota of its
+// source. ConsumeSpans is what the OTLP receiver hands its spans to.
 
-type exporterIdentityKey struct{}
-
-// WithExporterIdentity returns ctx carrying the identity of the exporter
-// that sent an OTLP request, e.g. the principal an authentication
-// middleware established. The receiver uses it as the request's source
-// for the quota per source; without it the source is the remote IP.
-func WithExporterIdentity(ctx context.Context, identity string) context.Context {
-	return context.WithValue(ctx, exporterIdentityKey{}, identity)
-}
-
-// requestSource is the source of an export request: the exporter identity
-// in its context, else the host of its remote address ("ip:" prefixed, so
-// that the two cannot collide).
-func requestSource(req *http.Request) string {
-	if id, ok := req.Context().Value(exporterIdentityKey{}).(string); ok && id != "" {
-		return "id:" + id
+// ConsumeSpans stores the spans of one export request from source (an
+// exporter's identity) carrying ingestToken ("" when none): the ingest
+// token's rules first (filterIngest), then AddFrom's. Spans the token
+// rules refused count as rejected, with the first reason met. It makes
+// the Store the OTLP receiver's consumer.
+func (s *Store) ConsumeSpans(_ context.Context, source, ingestToken string, spans []Span) AddResult {
+	kept, refused, why := s.filterIngest(ingestToken, spans)
+	res := s.AddFrom(source, kept)
+	res.Rejected += refused
+	if res.Reason == "" {
+		res.Reason = why
 	}
-	host, _, err := net.SplitHostPort(req.RemoteAddr)
-	if err != nil {
-		host = req.RemoteAddr
-	}
-	return "ip:" + host
+	return res
 }
 
 // filterIngest applies the ingest-token rules to the spans of one export

@@ -33,7 +33,7 @@ func spansFromProto(body []byte, source string, pdataGroups bool) ([]Span, []str
 	return d.decode(body, source, pdataGroups)
 }
 
-// decode decodes body. A decoder made to reuse its memory (newReusedDecoder)
+// decode decodes body. A decoder made to reuse its memory (NewDecoder)
 // writes each call's spans, attributes and strings over the last call's:
 // what one call returned is valid only until the next, and its caller
 // must copy what it keeps (the store does: packed.go).
@@ -74,10 +74,10 @@ func (d *wireDecoder) decodeCounted(body []byte, n int, source string, pdataGrou
 // wireDecoder carries the state of one SpansFromProto call.
 type wireDecoder struct {
 	// reuse: the attribute and string chunks below, and spans' array, are
-	// kept for the next decode (newReusedDecoder).
+	// kept for the next decode (NewDecoder).
 	reuse bool
 	// alias: names, keys and string values point into the body, not into
-	// the string arenas, and are not interned (newReusedDecoder).
+	// the string arenas, and are not interned (NewDecoder).
 	alias      bool
 	attrChunks [][]attribute.KeyValue
 	strChunks  [][]byte

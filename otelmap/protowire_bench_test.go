@@ -28,13 +28,13 @@ func cpuTime(b *testing.B) time.Duration {
 //	go test ./otelmap -run '^$' -bench DecodeWire -benchmem
 func BenchmarkDecodeWire(b *testing.B) {
 	body := rcvProto(b, otlpTestTraces(benchBatchSpans, 100, 2))
-	reused := newReusedDecoder()
+	reused := NewDecoder()
 	for _, road := range []struct {
 		name   string
 		decode func() ([]Span, []string, error)
 	}{
 		{"fresh", func() ([]Span, []string, error) { return SpansFromProto(body, SourceOTLP) }},
-		{"reused", func() ([]Span, []string, error) { return reused.decode(body, SourceOTLP, false) }},
+		{"reused", func() ([]Span, []string, error) { return reused.wire.decode(body, SourceOTLP, false) }},
 	} {
 		b.Run(road.name, func(b *testing.B) {
 			b.ReportAllocs()
@@ -82,11 +82,11 @@ func BenchmarkIngestWire(b *testing.B) {
 			runtime.ReadMemStats(&m0)
 			cpu0 := cpuTime(b)
 			var st *Store
-			dec := newReusedDecoder()
+			dec := NewDecoder()
 			for b.Loop() {
 				st = NewStore(limits)
 				for _, body := range bodies {
-					spans, _, err := dec.decode(body, SourceOTLP, false)
+					spans, _, err := dec.wire.decode(body, SourceOTLP, false)
 					if err != nil {
 						b.Fatal(err)
 					}
@@ -132,7 +132,7 @@ func BenchmarkIngestPdataHeld(b *testing.B) {
 			for b.Loop() {
 				st = NewStore(limits)
 				for _, body := range bodies {
-					td, err := decodeTraces(body, formatProtobuf)
+					td, err := decodeTraces(body, FormatProtobuf)
 					if err != nil {
 						b.Fatal(err)
 					}

@@ -60,14 +60,14 @@ func checkDecodersAgree(t testing.TB, body []byte) {
 	// The receiver's decoder (reused, its strings pointing into the body)
 	// yields the same spans, twice in a row; the store keeps them once the
 	// body is overwritten.
-	dec := newReusedDecoder()
+	dec := NewDecoder()
 	var copied []byte
 	var again []Span
 	for range 2 {
 		copied = slices.Clone(body)
 		var againWarn []string
 		var err error
-		again, againWarn, err = dec.decode(copied, SourceOTLP, true)
+		again, againWarn, err = dec.wire.decode(copied, SourceOTLP, true)
 		if err != nil {
 			t.Fatalf("the receiver's decoder rejects what SpansFromProto accepts: %v", err)
 		}

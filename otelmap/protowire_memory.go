@@ -23,22 +23,6 @@ import (
 // strings, not the whole body. Longer strings get their own allocation.
 const strChunk = 32 << 10
 
-// newReusedDecoder returns the receiver's decoder: it reuses its memory
-// from one decode to the next (pooled, decoding then allocates almost
-// nothing), and the strings of the spans it decodes point into the body
-// rather than into copies: what a decode returns is valid only while the
-// body is unchanged and until the next decode. The receiver keeps both
-// until the store has packed the spans, which copies every string.
-func newReusedDecoder() *wireDecoder { return &wireDecoder{reuse: true, alias: true} }
-
-// maxPooledSpans bounds the decoders the receiver pools: one that decoded
-// a larger request is let go, so a rare huge request does not stay in
-// memory.
-const maxPooledSpans = 1 << 16
-
-// pooled tells whether d may go back to a pool.
-func (d *wireDecoder) pooled() bool { return cap(d.spans) <= maxPooledSpans }
-
 // countValue counts one more attribute value decoded, and refuses it past
 // maxValues.
 func (d *wireDecoder) countValue() error {
@@ -52,6 +36,8 @@ func (d *wireDecoder) countValue() error {
 // errTooManyValues: a request holds more attribute values than the
 // decoder may decode.
 type errTooManyValues struct{ limit int }
+
+func (e *errTooManyValues) Is(target error) bool { return target == ErrOverLimit }
 
 func (e *errTooManyValues) Error() string {
 	return fmt.Sprintf("the request holds more than %d attribute values (attributes, and the elements of array and map values); send smaller batches", e.limit)

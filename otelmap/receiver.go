@@ -1,7 +1,7 @@
 package otelmap
 
 import (
-	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,7 +14,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 	spb "google.golang.org/genproto/googleapis/rpc/status"
 	"google.golang.org/grpc/codes"
@@ -126,13 +125,13 @@ func (l ReceiverLimits) withDefaults() ReceiverLimits {
 //
 // A Receiver is safe for concurrent use.
 type Receiver struct {
-	store  *Store
+	next   Consumer
 	limits ReceiverLimits
 	logger atomic.Pointer[slog.Logger]
 	budget *byteBudget
 	bodies bodyPool // protobuf bodies' buffers, once their spans are stored (receiver_bodies.go)
-	// decoders are protobuf decoders whose memory is reused between
-	// requests (wireDecoder.decode).
+	// decoders are decoders whose memory is reused between requests
+	// (Decoder).
 	decoders sync.Pool
 	logLimit *logLimiter
 
@@ -150,13 +149,24 @@ type Receiver struct {
 	spansRejected  atomic.Uint64
 }
 
-// NewReceiver returns a receiver that adds what it decodes to store.
-func NewReceiver(store *Store, limits ReceiverLimits) *Receiver {
+// Consumer takes the spans of one export request, as the Collector's
+// consumer.Traces takes a receiver's data: the receiver knows nothing of
+// what stands behind it. source is the exporter's identity (for quotas per
+// source), ingestToken the request's ingest token ("" when it has none).
+// The consumer copies what it keeps: spans and what they point at are the
+// receiver's again once ConsumeSpans returns. The result's Rejected and
+// Reason become the answer's partial success.
+type Consumer interface {
+	ConsumeSpans(ctx context.Context, source, ingestToken string, spans []Span) AddResult
+}
+
+// NewReceiver returns a receiver that hands what it decodes to next.
+func NewReceiver(next Consumer, limits ReceiverLimits) *Receiver {
 	limits = limits.withDefaults()
-	return &Receiver{store: store, limits: limits,
+	return &Receiver{next: next, limits: limits,
 		budget:   &byteBudget{limit: limits.MaxInflightBytes, reclaimAt: limits.ReclaimAfterBytes},
 		logLimit: newLogLimiter(limits.LogBurst, limits.LogInterval),
-		decoders: sync.Pool{New: func() any { return newReusedDecoder() }}}
+		decoders: sync.Pool{New: func() any { return NewDecoder() }}}
 }
 
 // Limits returns the limits in force.
@@ -255,6 +265,14 @@ const (
 	formatJSON
 )
 
+// decodeFormat is f as the decoder names it.
+func (f wireFormat) decodeFormat() Format {
+	if f == formatProtobuf {
+		return FormatProtobuf
+	}
+	return FormatJSON
+}
+
 func (f wireFormat) contentType() string {
 	if f == formatProtobuf {
 		return ContentTypeProtobuf
@@ -309,25 +327,22 @@ func (r *Receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		r.reject(w, req, format, r.classifyReadError(req.Context(), err))
 		return
 	}
-	var dec *wireDecoder
-	if format == formatProtobuf {
-		// The decoder's memory is reused from request to request, and the
-		// spans it decodes point into the body: both stay the request's
-		// until the store has copied what it keeps (packed.go), then go
-		// back to their pools.
-		dec = r.decoders.Get().(*wireDecoder)
-		dec.maxValues = r.limits.MaxAttributesPerRequest
-		defer func() {
-			if dec.pooled() {
-				r.decoders.Put(dec)
-			}
+	// The decoder's memory is reused from request to request, and the
+	// spans it decodes point into the body: both stay the request's until
+	// the store has copied what it keeps (packed.go), then go back to
+	// their pools.
+	dec := r.decoders.Get().(*Decoder)
+	dec.MaxSpans, dec.MaxValues = r.limits.MaxSpansPerRequest, r.limits.MaxAttributesPerRequest
+	defer func() {
+		if dec.Reusable() {
+			r.decoders.Put(dec)
+		}
+		if format == formatProtobuf {
 			r.bodies.put(body)
-		}()
-	}
-	spans, warnings, err := decodeSpans(dec, body, format, r.limits.MaxSpansPerRequest)
-	var tooMany *errTooManySpans
-	var tooManyValues *errTooManyValues
-	if errors.As(err, &tooMany) || errors.As(err, &tooManyValues) {
+		}
+	}()
+	spans, warnings, err := dec.Decode(body, format.decodeFormat())
+	if errors.Is(err, ErrOverLimit) {
 		r.reject(w, req, format, r.tooLarge(err.Error()))
 		return
 	}
@@ -342,15 +357,10 @@ func (r *Receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	received := len(spans)
-	// Span admission (admission.go, ingest.go): the ingest token's rules,
-	// then the store's, with the request's source.
-	spans, refused, refusedWhy := r.store.filterIngest(req.Header.Get(IngestTokenHeader), spans)
-	res := r.store.AddFrom(requestSource(req), spans) // the store keeps copies
+	// The consumer (the trace store) applies span admission: the ingest
+	// token's rules, then its own, with the request's source.
+	res := r.next.ConsumeSpans(req.Context(), requestSource(req), req.Header.Get(IngestTokenHeader), spans) // it keeps copies
 	spans = nil
-	res.Rejected += refused
-	if res.Reason == "" {
-		res.Reason = refusedWhy
-	}
 	r.spansReceived.Add(uint64(received))
 	r.spansAccepted.Add(uint64(res.Accepted))
 	r.spansDuplicate.Add(uint64(res.Duplicates))
@@ -443,75 +453,6 @@ func isGzip(enc string) bool {
 func isIdentity(enc string) bool {
 	enc = strings.TrimSpace(enc)
 	return enc == "" || strings.EqualFold(enc, "identity") || strings.EqualFold(enc, "none")
-}
-
-// errTooManySpans: a request holds more spans than MaxSpansPerRequest.
-type errTooManySpans struct{ spans, limit int }
-
-func (e *errTooManySpans) Error() string {
-	return fmt.Sprintf("the request holds %d spans, over the limit of %d spans per request; send smaller batches", e.spans, e.limit)
-}
-
-// decodeSpans decodes a whole ExportTraceServiceRequest into spans:
-// protobuf straight from the wire (SpansFromProto's decoder, dec, whose
-// memory the spans are), JSON through pdata (decodeTraces,
-// SpansFromTraces). An empty body is an empty request; one with more than
-// maxSpans spans is refused (errTooManySpans), a protobuf one before it is
-// decoded.
-func decodeSpans(dec *wireDecoder, body []byte, format wireFormat, maxSpans int) ([]Span, []string, error) {
-	if len(bytes.TrimSpace(body)) == 0 {
-		return nil, nil, nil
-	}
-	if format == formatProtobuf {
-		n := countSpans(body)
-		if n > maxSpans {
-			return nil, nil, &errTooManySpans{n, maxSpans}
-		}
-		return dec.decodeCounted(body, n, SourceOTLP, false)
-	}
-	td, err := decodeTraces(body, format)
-	if err != nil {
-		return nil, nil, err
-	}
-	if n := td.SpanCount(); n > maxSpans {
-		return nil, nil, &errTooManySpans{n, maxSpans}
-	}
-	spans, warnings := SpansFromTraces(td, SourceOTLP)
-	return spans, warnings, nil
-}
-
-// decodeTraces decodes a whole ExportTraceServiceRequest. Both paths apply
-// pdata's migration of deprecated fields (instrumentationLibrarySpans). An
-// empty body is an empty request in either encoding, as it is in protobuf:
-// the specification asks that an empty request succeed.
-func decodeTraces(body []byte, format wireFormat) (ptrace.Traces, error) {
-	if len(bytes.TrimSpace(body)) == 0 {
-		return ptrace.NewTraces(), nil
-	}
-	if format == formatProtobuf {
-		req := ptraceotlp.NewExportRequest()
-		if err := req.UnmarshalProto(body); err != nil {
-			return ptrace.Traces{}, fmt.Errorf("decode protobuf ExportTraceServiceRequest: %s", cleanDecodeError(err))
-		}
-		return req.Traces(), nil
-	}
-	var u ptrace.JSONUnmarshaler
-	td, err := u.UnmarshalTraces(body)
-	if err != nil {
-		return ptrace.Traces{}, fmt.Errorf("decode JSON ExportTraceServiceRequest: %s", cleanDecodeError(err))
-	}
-	return td, nil
-}
-
-// cleanDecodeError drops the excerpt of the input that pdata's JSON decoder
-// (json-iterator) appends to its errors: it is up to a hundred bytes of the
-// sender's data, which has no place in logs or in the answer.
-func cleanDecodeError(err error) string {
-	msg := err.Error()
-	if i := strings.Index(msg, ", error found in #"); i >= 0 {
-		msg = msg[:i]
-	}
-	return msg
 }
 
 // reject answers a rejected request with a google.rpc.Status in the

@@ -95,10 +95,10 @@ func TestReceiverReusedDecodersLeaveHeldSpansAlone(t *testing.T) {
 // one's memory, and each body is overwritten once stored.
 func TestReusedDecoderAndStore(t *testing.T) {
 	st := NewStore(Limits{})
-	dec := newReusedDecoder()
+	dec := NewDecoder()
 	add := func(body []byte) {
 		t.Helper()
-		spans, _, err := dec.decode(body, SourceOTLP, false)
+		spans, _, err := dec.Decode(body, FormatProtobuf)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -114,23 +114,6 @@ func NewStore(limits Limits) *Store {
 // Limits returns the limits in force.
 func (s *Store) Limits() Limits { return s.limits }
 
-// AddResult tells what became of the spans given to Add.
-type AddResult struct {
-	Accepted int
-	// Duplicates were already held (same trace and span id) and were
-	// dropped; they are not errors.
-	Duplicates int
-	// Rejected spans were not stored; Reason says why (the first reason
-	// met).
-	Rejected int
-	Reason   string
-	// Late spans arrived for a trace that was already assessed
-	// (MarkAssessed); they are counted, not stored. LateTrace is the first
-	// such trace, for a log line.
-	Late      int
-	LateTrace trace.TraceID
-}
-
 // Add stores spans. Spans with an invalid trace or span id are rejected;
 // so are spans over a limit. Spans already held are skipped. Spans of a
 // trace already assessed are counted as late (AddResult.Late) and
