@@ -31,6 +31,7 @@ import (
 	"github.com/coordbench/coordbench/otelmap"
 	"github.com/coordbench/coordbench/otelmap/assemble"
 	"github.com/coordbench/coordbench/otelmap/sdkbridge"
+	"github.com/coordbench/coordbench/otelmap/tracestore"
 	"github.com/coordbench/coordbench/tracedata"
 )
 
@@ -105,7 +106,7 @@ type agentOptions struct {
 	Fault fault
 	// Store, when set, also receives every span the agent records, as if
 	// it exported them by OTLP to the caller.
-	Store *otelmap.Store
+	Store *tracestore.Store
 	// Token, when set, is required on every A2A call (a2aserve.TokenAuth);
 	// the card stays public.
 	Token string
@@ -128,7 +129,7 @@ type testAgent struct {
 	srv       *httptest.Server
 	tp        *sdktrace.TracerProvider
 	tracer    trace.Tracer
-	store     *otelmap.Store     // the agent's own spans, for its extension answers
+	store     *tracestore.Store  // the agent's own spans, for its extension answers
 	messenger *a2acall.Messenger // to its peers
 	stop      chan struct{}
 	closeOnce sync.Once
@@ -155,7 +156,7 @@ func startAgent(t testing.TB, opts agentOptions) *testAgent {
 	if opts.Path != "" && !strings.HasPrefix(opts.Path, "/") {
 		opts.Path = "/" + opts.Path
 	}
-	p := &testAgent{Name: opts.Name, opts: opts, store: otelmap.NewStore(otelmap.Limits{}), stop: make(chan struct{})}
+	p := &testAgent{Name: opts.Name, opts: opts, store: tracestore.NewStore(tracestore.Limits{}), stop: make(chan struct{})}
 	tpOpts := []sdktrace.TracerProviderOption{
 		sdktrace.WithResource(resource.NewSchemaless(otelmap.AttrServiceName.String(opts.Name))),
 		sdktrace.WithSpanProcessor(sdkbridge.NewRecorder(p.store)),

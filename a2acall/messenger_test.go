@@ -15,6 +15,7 @@ import (
 	"github.com/coordbench/coordbench/a2acall"
 	"github.com/coordbench/coordbench/otelmap"
 	"github.com/coordbench/coordbench/otelmap/sdkbridge"
+	"github.com/coordbench/coordbench/otelmap/tracestore"
 	"github.com/coordbench/coordbench/tracedata"
 )
 
@@ -23,13 +24,13 @@ import (
 // store, as in the green agent (service "green", the assessor).
 type caller struct {
 	m      *a2acall.Messenger
-	store  *otelmap.Store
+	store  *tracestore.Store
 	tracer trace.Tracer
 }
 
 func newCaller(t *testing.T, opts a2acall.Options) *caller {
 	t.Helper()
-	store := otelmap.NewStore(otelmap.Limits{})
+	store := tracestore.NewStore(tracestore.Limits{})
 	tp := sdktrace.NewTracerProvider(
 		sdktrace.WithResource(resource.NewSchemaless(otelmap.AttrServiceName.String("green"),
 			otelmap.AttrRole.String(otelmap.RoleAssessor))),

@@ -9,6 +9,7 @@ import (
 
 	"github.com/coordbench/coordbench/a2acall"
 	"github.com/coordbench/coordbench/otelmap"
+	"github.com/coordbench/coordbench/otelmap/tracestore"
 	"github.com/coordbench/coordbench/report"
 )
 
@@ -47,7 +48,7 @@ func (a *assessment) reserve(id trace.TraceID, taskID string) {
 	if err == nil {
 		return
 	}
-	if errors.Is(err, otelmap.ErrReservationsFull) {
+	if errors.Is(err, tracestore.ErrReservationsFull) {
 		a.e.log.Warn("task trace not reserved", "assessment", a.id, "task", taskID, "err", err)
 	}
 	a.warn(fmt.Sprintf("task %s: trace %s not reserved in the span store (%v): its spans may be refused when the store is full", taskID, id, err))

@@ -20,6 +20,7 @@ import (
 	"github.com/coordbench/coordbench/evals"
 	"github.com/coordbench/coordbench/internal/textutil"
 	"github.com/coordbench/coordbench/otelmap"
+	"github.com/coordbench/coordbench/otelmap/tracestore"
 	"github.com/coordbench/coordbench/report"
 	"github.com/coordbench/coordbench/scenario"
 	"github.com/coordbench/coordbench/tracedata"
@@ -70,7 +71,7 @@ type ExecutorOptions struct {
 	// records everything into Store (otelmap.NewProviders with Store) works
 	// too, leaving the stray traces to the store's MaxAge. MeterProvider,
 	// when set, records evaluation metrics.
-	Store          *otelmap.Store
+	Store          *tracestore.Store
 	TracerProvider trace.TracerProvider
 	Recorder       *TaskTraceRecorder
 	MeterProvider  metric.MeterProvider
@@ -180,7 +181,7 @@ type assessment struct {
 	// await names the calls whose answer each task's trace waits for;
 	// silent the callees that sent no span for a whole task, which later
 	// tasks do not wait for (settleAwait).
-	await  *otelmap.Await
+	await  *tracestore.Await
 	silent map[string]bool
 	// assessed are the traces of the tasks assessed so far, and lateSeen
 	// the late spans counted for them when the last task started settling.
@@ -259,7 +260,7 @@ func (e *Executor) assess(ctx context.Context, req *scenario.Request, progress f
 	// A task's trace is complete when every call the assessor made, and
 	// every call to a participant that a participant made, was answered by
 	// a span of the callee's (DESIGN §3, settling).
-	a.await = &otelmap.Await{Assessor: true, Agents: participants}
+	a.await = &tracestore.Await{Assessor: true, Agents: participants}
 	a.silent = map[string]bool{}
 	for _, role := range sortedKeys(req.Participants) {
 		a.await.Addresses = append(a.await.Addresses, req.Participants[role])
@@ -474,7 +475,7 @@ func (a *assessment) runTask(ctx, actx context.Context, env *scenario.TaskEnv, i
 // for a participant that exports nothing would cost every task the
 // maximum wait). When spans of earlier tasks have arrived late since, the
 // participants do export, only slowly: every one is waited for again.
-func (a *assessment) settleAwait() *otelmap.Await {
+func (a *assessment) settleAwait() *tracestore.Await {
 	late := 0
 	for _, id := range a.assessed {
 		late += a.e.opts.Store.LateSpans(id)

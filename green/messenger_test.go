@@ -11,6 +11,7 @@ import (
 	"github.com/coordbench/coordbench/a2acall"
 	"github.com/coordbench/coordbench/otelmap"
 	"github.com/coordbench/coordbench/otelmap/sdkbridge"
+	"github.com/coordbench/coordbench/otelmap/tracestore"
 )
 
 // The Messenger's own tests are in package a2acall. What is left here is
@@ -19,13 +20,13 @@ import (
 // store, as in the assessor.
 type testGreen struct {
 	m      *a2acall.Messenger
-	store  *otelmap.Store
+	store  *tracestore.Store
 	tracer trace.Tracer
 }
 
 func newTestGreen(t *testing.T, opts a2acall.Options) *testGreen {
 	t.Helper()
-	store := otelmap.NewStore(otelmap.Limits{})
+	store := tracestore.NewStore(tracestore.Limits{})
 	tp := sdktrace.NewTracerProvider(
 		sdktrace.WithResource(resource.NewSchemaless(otelmap.AttrServiceName.String("green"),
 			otelmap.AttrRole.String(otelmap.RoleAssessor))),

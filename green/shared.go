@@ -18,6 +18,7 @@ import (
 	"github.com/coordbench/coordbench/otelmap"
 	"github.com/coordbench/coordbench/otelmap/assemble"
 	"github.com/coordbench/coordbench/otelmap/sdkbridge"
+	"github.com/coordbench/coordbench/otelmap/tracestore"
 	"github.com/coordbench/coordbench/report"
 	"github.com/coordbench/coordbench/tracedata"
 )
@@ -47,7 +48,7 @@ func startTaskSpan(ctx context.Context, tracer trace.Tracer, taskID, assessmentI
 // for the task's trace to settle in the store, assembles it, forgets it,
 // and runs the evaluators.
 type traceAssessor struct {
-	store      *otelmap.Store
+	store      *tracestore.Store
 	evaluators *evals.Registry
 	telemetry  *EvalTelemetry
 	// recorder, when set, stops recording the trace once it is assembled.
@@ -61,7 +62,7 @@ type traceAssessor struct {
 type settleOptions struct {
 	Quiet   time.Duration
 	MaxWait time.Duration
-	Await   *otelmap.Await
+	Await   *tracestore.Await
 }
 
 // assess settles, assembles and evaluates the trace of task, whose span
@@ -77,7 +78,7 @@ type settleOptions struct {
 // none of whose awaited calls was answered. Only ctx ending is an error.
 func (a *traceAssessor) assess(ctx context.Context, task trace.Span, taskID string, settle settleOptions, in evals.Inputs) (tr report.TaskResult, silent []string, warning string, err error) {
 	traceID, root := task.SpanContext().TraceID(), task.SpanContext().SpanID()
-	st, err := a.store.Settle(ctx, traceID, otelmap.SettleOptions{
+	st, err := a.store.Settle(ctx, traceID, tracestore.SettleOptions{
 		Root: root, Quiet: settle.Quiet, MaxWait: settle.MaxWait, Await: settle.Await,
 	})
 	if err != nil {
@@ -134,7 +135,7 @@ func (a *traceAssessor) assess(ctx context.Context, task trace.Span, taskID stri
 
 // lateSpans fills each task's LateSpans from the store, and returns a
 // warning when spans came late.
-func lateSpans(store *otelmap.Store, res *report.Result) string {
+func lateSpans(store *tracestore.Store, res *report.Result) string {
 	spans, tasks := 0, 0
 	for i := range res.Tasks {
 		t := &res.Tasks[i]
@@ -218,7 +219,7 @@ var _ sdktrace.SpanProcessor = (*TaskTraceRecorder)(nil)
 
 // NewTaskTraceRecorder records into store. Register it on the green
 // agent's tracer provider, and give it to the executor (ExecutorOptions).
-func NewTaskTraceRecorder(store *otelmap.Store) *TaskTraceRecorder {
+func NewTaskTraceRecorder(store *tracestore.Store) *TaskTraceRecorder {
 	return &TaskTraceRecorder{rec: sdkbridge.NewRecorder(store), active: map[trace.TraceID]struct{}{}}
 }
 

@@ -16,23 +16,25 @@ import (
 
 	"github.com/coordbench/coordbench/evals"
 	"github.com/coordbench/coordbench/otelmap"
+	"github.com/coordbench/coordbench/otelmap/otlpreceiver"
 	"github.com/coordbench/coordbench/otelmap/sdkbridge"
+	"github.com/coordbench/coordbench/otelmap/tracestore"
 	"github.com/coordbench/coordbench/tracedata"
 )
 
 // otlpBackend is a loopback OTLP/HTTP backend: traces go into coordbench's
 // own receiver, metrics are decoded with pdata and kept.
 type otlpBackend struct {
-	store   *otelmap.Store
+	store   *tracestore.Store
 	mu      sync.Mutex
 	metrics []pmetric.Metrics
 }
 
 func startOTLPBackend(t *testing.T) (*otlpBackend, string) {
 	t.Helper()
-	b := &otlpBackend{store: otelmap.NewStore(otelmap.Limits{})}
+	b := &otlpBackend{store: tracestore.NewStore(tracestore.Limits{})}
 	mux := http.NewServeMux()
-	mux.Handle("/v1/traces", otelmap.NewReceiver(b.store, otelmap.ReceiverLimits{}))
+	mux.Handle("/v1/traces", otlpreceiver.NewReceiver(b.store, otlpreceiver.ReceiverLimits{}))
 	mux.HandleFunc("/v1/metrics", func(w http.ResponseWriter, r *http.Request) {
 		body, err := io.ReadAll(r.Body)
 		if err != nil {
@@ -199,7 +201,7 @@ func TestNothingExportedWithoutEndpoint(t *testing.T) {
 	for _, k := range []string{"OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT"} {
 		t.Setenv(k, "")
 	}
-	store := otelmap.NewStore(otelmap.Limits{})
+	store := tracestore.NewStore(tracestore.Limits{})
 	p, err := sdkbridge.NewProviders(context.Background(), sdkbridge.ProviderOptions{ServiceName: "g", Store: store})
 	if err != nil {
 		t.Fatal(err)

@@ -1,9 +1,3 @@
-// Package otelmap maps between OpenTelemetry and coordbench's trace model.
-// It holds the span and attribute conventions every coordbench component
-// emits and reads, the trace store that the three roads of spans feed (the
-// in-process span recorder, the OTLP/HTTP receiver, and the A2A
-// Traceability Extension). Assembling one trace's spans into a
-// tracedata.TraceData is otelmap/assemble's job.
 package otelmap
 
 import (

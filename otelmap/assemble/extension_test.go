@@ -19,6 +19,7 @@ import (
 	"github.com/coordbench/coordbench/otelmap"
 	"github.com/coordbench/coordbench/otelmap/assemble"
 	"github.com/coordbench/coordbench/otelmap/extension"
+	"github.com/coordbench/coordbench/otelmap/tracestore"
 	"github.com/coordbench/coordbench/tracedata"
 )
 
@@ -60,7 +61,7 @@ func TestAssembleExtensionSteps(t *testing.T) {
 		{"own resource", &otelmap.Resource{ServiceName: "responder"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			store := otelmap.NewStore(otelmap.Limits{})
+			store := tracestore.NewStore(tracestore.Limits{})
 			green := newSimProc(t, store, "green", otelmap.AttrRole.String(otelmap.RoleAssessor))
 			c := newClock()
 			ctx, task := green.start(context.Background(), c, "coordbench.task", trace.SpanKindInternal, otelmap.AttrCallType.String("HOST"))

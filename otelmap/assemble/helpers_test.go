@@ -18,6 +18,7 @@ import (
 	"github.com/coordbench/coordbench/otelmap"
 	"github.com/coordbench/coordbench/otelmap/assemble"
 	"github.com/coordbench/coordbench/otelmap/sdkbridge"
+	"github.com/coordbench/coordbench/otelmap/tracestore"
 	"github.com/coordbench/coordbench/tracedata"
 )
 
@@ -29,7 +30,7 @@ type simProc struct {
 
 // newSimProc starts a tracer provider for service (no service.name when
 // service is "") recording into store.
-func newSimProc(t testing.TB, store *otelmap.Store, service string, extra ...attribute.KeyValue) *simProc {
+func newSimProc(t testing.TB, store *tracestore.Store, service string, extra ...attribute.KeyValue) *simProc {
 	t.Helper()
 	var attrs []attribute.KeyValue
 	if service != "" {

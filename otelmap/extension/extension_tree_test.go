@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/coordbench/coordbench/otelmap"
+	"github.com/coordbench/coordbench/otelmap/tracestore"
 	"github.com/coordbench/coordbench/tracedata"
 )
 
@@ -257,7 +258,7 @@ func TestExtensionStoreDedup(t *testing.T) {
 
 	for _, order := range []string{"extension first", "real first"} {
 		t.Run(order, func(t *testing.T) {
-			st := otelmap.NewStore(otelmap.Limits{})
+			st := tracestore.NewStore(tracestore.Limits{})
 			first, second := ext, []otelmap.Span{real}
 			if order == "real first" {
 				first, second = second, first

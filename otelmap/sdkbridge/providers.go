@@ -19,6 +19,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/coordbench/coordbench/otelmap"
+	"github.com/coordbench/coordbench/otelmap/tracestore"
 )
 
 // ProviderOptions configure NewProviders.
@@ -30,7 +31,7 @@ type ProviderOptions struct {
 	Attributes []attribute.KeyValue
 	// Store, when set, receives every finished span in process (the first
 	// road of spans).
-	Store *otelmap.Store
+	Store *tracestore.Store
 	// MetricCardinalityLimit bounds the attribute sets per instrument
 	// (default 2000); beyond it the SDK folds values into an overflow set.
 	MetricCardinalityLimit int

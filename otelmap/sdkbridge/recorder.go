@@ -13,6 +13,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/coordbench/coordbench/otelmap"
+	"github.com/coordbench/coordbench/otelmap/tracestore"
 )
 
 // Recorder is the in-process road of spans: a span processor on the
@@ -20,7 +21,7 @@ import (
 // so the assessor's own work and the calls it makes are part of the traces
 // it assesses without an exporter round trip.
 type Recorder struct {
-	store *otelmap.Store
+	store *tracestore.Store
 
 	mu        sync.RWMutex
 	resources map[*resource.Resource]*otelmap.Resource
@@ -38,7 +39,7 @@ var _ sdktrace.SpanProcessor = (*Recorder)(nil)
 
 // NewRecorder returns a span processor that records ended spans into
 // store, with Source SourceInProcess.
-func NewRecorder(store *otelmap.Store) *Recorder {
+func NewRecorder(store *tracestore.Store) *Recorder {
 	return &Recorder{store: store, resources: make(map[*resource.Resource]*otelmap.Resource)}
 }
 

@@ -13,12 +13,13 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/coordbench/coordbench/otelmap"
+	"github.com/coordbench/coordbench/otelmap/tracestore"
 )
 
 // TestRecorderConvertsSpans: what the SDK ended is what the store holds,
 // with the road it came by, and one converted resource per provider.
 func TestRecorderConvertsSpans(t *testing.T) {
-	store := otelmap.NewStore(otelmap.Limits{})
+	store := tracestore.NewStore(tracestore.Limits{})
 	rec := NewRecorder(store)
 	spy := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(
@@ -93,7 +94,7 @@ func TestRecorderConvertsSpans(t *testing.T) {
 // TestRecorderShutdown: after Shutdown nothing is recorded, and both
 // Shutdown and ForceFlush report a done context.
 func TestRecorderShutdown(t *testing.T) {
-	store := otelmap.NewStore(otelmap.Limits{})
+	store := tracestore.NewStore(tracestore.Limits{})
 	rec := NewRecorder(store)
 	spy := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spy))
@@ -130,7 +131,7 @@ func TestRecorderShutdown(t *testing.T) {
 // TestRecorderFullStore: spans over the store's limit are rejected and
 // counted, and recording goes on without error.
 func TestRecorderFullStore(t *testing.T) {
-	store := otelmap.NewStore(otelmap.Limits{MaxSpansPerTrace: 2})
+	store := tracestore.NewStore(tracestore.Limits{MaxSpansPerTrace: 2})
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(NewRecorder(store)))
 	defer func() { _ = tp.Shutdown(context.Background()) }()
 	ctx, root := tp.Tracer("t").Start(context.Background(), "root")
