@@ -120,7 +120,7 @@ func parseFlags(c *cli.Command, args []string) (o options, code int, ok bool) {
 		}
 	}
 	if t := o.shape.traces(); t > tracestore.DefaultMaxTraces {
-		return o, c.UsageError("the payload has %d traces; green holds at most %d (otelmap.DefaultMaxTraces): raise --spans-per-trace", t, tracestore.DefaultMaxTraces), false
+		return o, c.UsageError("the payload has %d traces; green holds at most %d (tracestore.DefaultMaxTraces): raise --spans-per-trace", t, tracestore.DefaultMaxTraces), false
 	}
 	if o.shape.spansPerTrace > tracestore.DefaultMaxSpansPerTrace {
 		return o, c.UsageError("green holds at most %d spans per trace", tracestore.DefaultMaxSpansPerTrace), false

@@ -209,7 +209,7 @@ func TestReadOTLPJSONFileErrors(t *testing.T) {
 // TestReadOTLPJSONSDKFixture reads what the real SDK exporter sent for two
 // services calling each other, saved as JSON Lines (one export request per
 // line, as the Collector's file exporter writes). Regenerate with
-// go test ./otelmap -run TestReadOTLPJSONSDKFixture -update-otlp-fixtures.
+// go test ./otelmap/otlpdecode -run TestReadOTLPJSONSDKFixture -update-otlp-fixtures.
 func TestReadOTLPJSONSDKFixture(t *testing.T) {
 	if *updateOTLPFixtures {
 		writeSDKFixture(t)

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
+
 	"github.com/coordbench/coordbench/otelmap"
 	"github.com/coordbench/coordbench/otelmap/internal/otlptest"
 	"github.com/coordbench/coordbench/otelmap/tracestore"
@@ -29,7 +31,7 @@ func cpuTime(b *testing.B) time.Duration {
 // decoder reusing its memory from request to request (the store copies
 // what it keeps).
 //
-//	go test ./otelmap -run '^$' -bench DecodeWire -benchmem
+//	go test ./otelmap/otlpdecode -run '^$' -bench DecodeWire -benchmem
 func BenchmarkDecodeWire(b *testing.B) {
 	body := otlptest.Proto(b, otlptest.Traces(otlptest.BenchBatchSpans, 100, 2))
 	reused := NewDecoder()
@@ -69,7 +71,7 @@ func BenchmarkDecodeWire(b *testing.B) {
 // Run it in a fresh process with -benchtime 1x for the cold-heap figure
 // (the first run is the one a fresh server has):
 //
-//	go test ./otelmap -run '^$' -bench 'IngestWire/spans=1000000' -benchtime 1x -benchmem
+//	go test ./otelmap/otlpdecode -run '^$' -bench 'IngestWire/spans=1000000' -benchtime 1x -benchmem
 func BenchmarkIngestWire(b *testing.B) {
 	for _, n := range []int{1_000, 100_000, 1_000_000} {
 		b.Run(fmt.Sprintf("spans=%d", n), func(b *testing.B) {
@@ -122,7 +124,7 @@ func BenchmarkIngestWire(b *testing.B) {
 // BenchmarkIngestPdataHeld is the pdata road (the reference, and OTLP/JSON's
 // road) with the same figures as BenchmarkIngestWire, for comparison.
 //
-//	go test ./otelmap -run '^$' -bench 'IngestPdataHeld/spans=1000000' -benchtime 1x -benchmem
+//	go test ./otelmap/otlpdecode -run '^$' -bench 'IngestPdataHeld/spans=1000000' -benchtime 1x -benchmem
 func BenchmarkIngestPdataHeld(b *testing.B) {
 	for _, n := range []int{100_000, 1_000_000} {
 		b.Run(fmt.Sprintf("spans=%d", n), func(b *testing.B) {
@@ -156,4 +158,30 @@ func BenchmarkIngestPdataHeld(b *testing.B) {
 			runtime.KeepAlive(bodies) // held in m0 too
 		})
 	}
+}
+
+// BenchmarkSpansFromTraces isolates the conversion from pdata.
+func BenchmarkSpansFromTraces(b *testing.B) {
+	const n = otlptest.BenchBatchSpans
+	td := otlptest.Traces(n, 100, 2)
+	b.ReportAllocs()
+	for b.Loop() {
+		SpansFromTraces(td, otelmap.SourceOTLP)
+	}
+	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "spans/s")
+}
+
+// BenchmarkDecodeProtobuf isolates pdata's decoding of one 10k-span
+// request, the largest share of BenchmarkIngestProtobuf.
+func BenchmarkDecodeProtobuf(b *testing.B) {
+	body := otlptest.Proto(b, otlptest.Traces(otlptest.BenchBatchSpans, 100, 2))
+	b.ReportAllocs()
+	b.SetBytes(int64(len(body)))
+	for b.Loop() {
+		if err := ptraceotlp.NewExportRequest().UnmarshalProto(body); err != nil {
+			b.Fatal(err)
+		}
+	}
+	n := float64(otlptest.BenchBatchSpans) * float64(b.N)
+	b.ReportMetric(n/b.Elapsed().Seconds(), "spans/s")
 }

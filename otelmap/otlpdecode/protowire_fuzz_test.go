@@ -31,7 +31,7 @@ import (
 // same spans, field by field, with the same warnings, or a rejection by
 // both.
 //
-//	go test ./otelmap -run '^$' -fuzz FuzzProtoDecodersAgree -fuzztime 1m
+//	go test ./otelmap/otlpdecode -run '^$' -fuzz FuzzProtoDecodersAgree -fuzztime 1m
 func FuzzProtoDecodersAgree(f *testing.F) {
 	for _, seed := range protoSeeds(f) {
 		f.Add(seed)

@@ -14,16 +14,13 @@ import (
 	"github.com/coordbench/coordbench/otelmap/tracestore"
 )
 
-// otlptest.BenchBatchSpans is the spans per export request in the benchmarks: the
-// size of a Collector batch (the SDK's is 512), well under the receiver's
-// default decompressed limit.
 // BenchmarkIngestProtobuf measures the receiver's work per span after the
 // body is read: protobuf decoding (pdata), SpansFromTraces and Store.Add,
 // into a fresh store each round. It reports spans/s, allocations and bytes
 // per span; B/op and allocs/op are per round of all n spans.
 //
-//	go test ./otelmap -run '^$' -bench IngestProtobuf -benchmem
-//	go test ./otelmap -run '^$' -bench 'IngestProtobuf/spans=1000000' -benchtime 1x -benchmem
+//	go test ./otelmap/otlpreceiver -run '^$' -bench IngestProtobuf -benchmem
+//	go test ./otelmap/otlpreceiver -run '^$' -bench 'IngestProtobuf/spans=1000000' -benchtime 1x -benchmem
 func BenchmarkIngestProtobuf(b *testing.B) {
 	for _, n := range []int{1_000, 100_000, 1_000_000} {
 		b.Run(fmt.Sprintf("spans=%d", n), func(b *testing.B) {
@@ -57,30 +54,4 @@ func BenchmarkIngestProtobuf(b *testing.B) {
 			b.ReportMetric(float64(m1.TotalAlloc-m0.TotalAlloc)/total, "B/span")
 		})
 	}
-}
-
-// BenchmarkSpansFromTraces isolates the conversion from pdata.
-func BenchmarkSpansFromTraces(b *testing.B) {
-	const n = otlptest.BenchBatchSpans
-	td := otlptest.Traces(n, 100, 2)
-	b.ReportAllocs()
-	for b.Loop() {
-		otlpdecode.SpansFromTraces(td, otelmap.SourceOTLP)
-	}
-	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "spans/s")
-}
-
-// BenchmarkDecodeProtobuf isolates pdata's decoding of one 10k-span
-// request, the largest share of BenchmarkIngestProtobuf.
-func BenchmarkDecodeProtobuf(b *testing.B) {
-	body := otlptest.Proto(b, otlptest.Traces(otlptest.BenchBatchSpans, 100, 2))
-	b.ReportAllocs()
-	b.SetBytes(int64(len(body)))
-	for b.Loop() {
-		if err := ptraceotlp.NewExportRequest().UnmarshalProto(body); err != nil {
-			b.Fatal(err)
-		}
-	}
-	n := float64(otlptest.BenchBatchSpans) * float64(b.N)
-	b.ReportMetric(n/b.Elapsed().Seconds(), "spans/s")
 }

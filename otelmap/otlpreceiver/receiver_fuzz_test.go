@@ -22,7 +22,7 @@ import (
 // panic, must answer 200, 400 or 413, and must store spans only on a 200,
 // exactly as many as it says it accepted.
 //
-//	go test ./otelmap -run '^$' -fuzz FuzzReceiverDecode -fuzztime 1m
+//	go test ./otelmap/otlpreceiver -run '^$' -fuzz FuzzReceiverDecode -fuzztime 1m
 func FuzzReceiverDecode(f *testing.F) {
 	seeds := []ptrace.Traces{otlptest.Traces(3, 3, 1), otlptest.Traces(4, 2, 2)}
 	if pretty, err := os.ReadFile("../testdata/two_agents.otlp.json"); err == nil {

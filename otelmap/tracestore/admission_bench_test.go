@@ -16,7 +16,7 @@ import (
 // trace; 2,500 traces are admitted (the quota per source) and the rest
 // refused. It measures decode, conversion and admission per span.
 //
-//	go test ./otelmap -run '^$' -bench FloodAdmission -benchmem
+//	go test ./otelmap/tracestore -run '^$' -bench FloodAdmission -benchmem
 func BenchmarkFloodAdmission(b *testing.B) {
 	const n = 100_000
 	body := otlptest.Proto(b, otlptest.AdmissionTraces(otlptest.AdmissionIDs(0, n), 1, 1))

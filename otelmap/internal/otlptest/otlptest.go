@@ -233,6 +233,9 @@ func Gzip(t testing.TB, b []byte) []byte {
 	return buf.Bytes()
 }
 
+// BenchBatchSpans is the spans per export request in the benchmarks: the
+// size of a Collector batch (the SDK's is 512), well under the receiver's
+// default decompressed limit.
 const BenchBatchSpans = 10_000
 
 // BenchBodies encodes n spans (traces of 100 spans over 2 resources, 6
