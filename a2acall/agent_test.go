@@ -30,6 +30,8 @@ import (
 	"github.com/coordbench/coordbench/a2aserve"
 	"github.com/coordbench/coordbench/otelmap"
 	"github.com/coordbench/coordbench/otelmap/assemble"
+	"github.com/coordbench/coordbench/otelmap/sdkbridge"
+	"github.com/coordbench/coordbench/otelmap/tracestore"
 	"github.com/coordbench/coordbench/tracedata"
 )
 
@@ -104,7 +106,7 @@ type agentOptions struct {
 	Fault fault
 	// Store, when set, also receives every span the agent records, as if
 	// it exported them by OTLP to the caller.
-	Store *otelmap.Store
+	Store *tracestore.Store
 	// Token, when set, is required on every A2A call (a2aserve.TokenAuth);
 	// the card stays public.
 	Token string
@@ -127,7 +129,7 @@ type testAgent struct {
 	srv       *httptest.Server
 	tp        *sdktrace.TracerProvider
 	tracer    trace.Tracer
-	store     *otelmap.Store     // the agent's own spans, for its extension answers
+	store     *tracestore.Store  // the agent's own spans, for its extension answers
 	messenger *a2acall.Messenger // to its peers
 	stop      chan struct{}
 	closeOnce sync.Once
@@ -154,13 +156,13 @@ func startAgent(t testing.TB, opts agentOptions) *testAgent {
 	if opts.Path != "" && !strings.HasPrefix(opts.Path, "/") {
 		opts.Path = "/" + opts.Path
 	}
-	p := &testAgent{Name: opts.Name, opts: opts, store: otelmap.NewStore(otelmap.Limits{}), stop: make(chan struct{})}
+	p := &testAgent{Name: opts.Name, opts: opts, store: tracestore.NewStore(tracestore.Limits{}), stop: make(chan struct{})}
 	tpOpts := []sdktrace.TracerProviderOption{
 		sdktrace.WithResource(resource.NewSchemaless(otelmap.AttrServiceName.String(opts.Name))),
-		sdktrace.WithSpanProcessor(otelmap.NewRecorder(p.store)),
+		sdktrace.WithSpanProcessor(sdkbridge.NewRecorder(p.store)),
 	}
 	if opts.Store != nil {
-		tpOpts = append(tpOpts, sdktrace.WithSpanProcessor(otelmap.NewRecorder(opts.Store)))
+		tpOpts = append(tpOpts, sdktrace.WithSpanProcessor(sdkbridge.NewRecorder(opts.Store)))
 	}
 	p.tp = sdktrace.NewTracerProvider(tpOpts...)
 	p.tracer = p.tp.Tracer("coordbench/a2acall/testagent")

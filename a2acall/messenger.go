@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/coordbench/coordbench/otelmap"
+	"github.com/coordbench/coordbench/otelmap/tracestore"
 	"github.com/coordbench/coordbench/tracedata"
 )
 
@@ -104,7 +105,7 @@ type Messenger struct {
 	// asClient starts a CLIENT span; made once, as every Start would
 	// otherwise allocate it.
 	asClient []trace.SpanStartOption
-	store    *otelmap.Store
+	store    *tracestore.Store
 	log      *slog.Logger
 
 	// base is the connection pool of every client; Close empties it so no
@@ -138,7 +139,7 @@ type Messenger struct {
 // not nil, receives the spans rebuilt from the Traceability Extension steps
 // participants return (the third road of spans); the Messenger's own spans
 // reach the trace store through tp's processors.
-func New(tp trace.TracerProvider, store *otelmap.Store, opts Options) *Messenger {
+func New(tp trace.TracerProvider, store *tracestore.Store, opts Options) *Messenger {
 	return newMessenger(tp, store, opts, http.DefaultTransport.(*http.Transport).Clone())
 }
 
@@ -149,7 +150,7 @@ type pool interface {
 	CloseIdleConnections()
 }
 
-func newMessenger(tp trace.TracerProvider, store *otelmap.Store, opts Options, base pool) *Messenger {
+func newMessenger(tp trace.TracerProvider, store *tracestore.Store, opts Options, base pool) *Messenger {
 	if opts.CallTimeout <= 0 {
 		opts.CallTimeout = DefaultCallTimeout
 	}

@@ -14,6 +14,8 @@ import (
 
 	"github.com/coordbench/coordbench/a2acall"
 	"github.com/coordbench/coordbench/otelmap"
+	"github.com/coordbench/coordbench/otelmap/sdkbridge"
+	"github.com/coordbench/coordbench/otelmap/tracestore"
 	"github.com/coordbench/coordbench/tracedata"
 )
 
@@ -22,17 +24,17 @@ import (
 // store, as in the green agent (service "green", the assessor).
 type caller struct {
 	m      *a2acall.Messenger
-	store  *otelmap.Store
+	store  *tracestore.Store
 	tracer trace.Tracer
 }
 
 func newCaller(t *testing.T, opts a2acall.Options) *caller {
 	t.Helper()
-	store := otelmap.NewStore(otelmap.Limits{})
+	store := tracestore.NewStore(tracestore.Limits{})
 	tp := sdktrace.NewTracerProvider(
 		sdktrace.WithResource(resource.NewSchemaless(otelmap.AttrServiceName.String("green"),
 			otelmap.AttrRole.String(otelmap.RoleAssessor))),
-		sdktrace.WithSpanProcessor(otelmap.NewRecorder(store)),
+		sdktrace.WithSpanProcessor(sdkbridge.NewRecorder(store)),
 	)
 	if opts.Logger == nil {
 		opts.Logger = quietLogger

@@ -17,6 +17,7 @@ import (
 	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/coordbench/coordbench/otelmap"
+	"github.com/coordbench/coordbench/otelmap/extension"
 	"github.com/coordbench/coordbench/tracedata"
 )
 
@@ -102,7 +103,7 @@ func (m *Messenger) recordExtension(ctx context.Context, p *participant, metas [
 		rt, err := tracedata.ResponseTraceFromMetadata(meta)
 		if err == nil && rt != nil {
 			var got []otelmap.Span
-			got, err = otelmap.SpansFromResponseTrace(rt, parent, p.name)
+			got, err = extension.SpansFromResponseTrace(rt, parent, p.name)
 			for _, sp := range got {
 				if _, dup := seen[sp.SpanID]; !dup {
 					seen[sp.SpanID] = struct{}{}

@@ -75,11 +75,11 @@ type Collection struct {
 	// MaxWait is the longest the caller waited, in milliseconds.
 	MaxWaitMS int64
 	// RefusedSpans counts the spans of the trace the span store refused
-	// (otelmap.Store.RefusedSpans): a trace over its span limit, exports
+	// (tracestore.Store.RefusedSpans): a trace over its span limit, exports
 	// refused by the ingest token rules.
 	RefusedSpans int
 	// SetAsideOutside counts the received spans set aside because they do
-	// not descend from any call the assessor made (otelmap.Vouch): a
+	// not descend from any call the assessor made (tracestore.Vouch): a
 	// participant's own spans whose chain to the call broke among them,
 	// so the graph may lack some of its work. Spans set aside for
 	// claiming the assessor's identity are forgeries and weigh nothing.

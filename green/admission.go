@@ -5,10 +5,9 @@ import (
 	"errors"
 	"fmt"
 
-	"go.opentelemetry.io/otel/trace"
-
 	"github.com/coordbench/coordbench/a2acall"
 	"github.com/coordbench/coordbench/otelmap"
+	"github.com/coordbench/coordbench/otelmap/tracestore"
 	"github.com/coordbench/coordbench/report"
 )
 
@@ -39,18 +38,18 @@ func withIngest(opts a2acall.Options, token string) a2acall.Options {
 	return opts
 }
 
-// reserve reserves task trace id for this assessment. When the store's
-// reservations are full the task still runs, with a warning: its trace
-// then competes with unsolicited ones, as every trace did before.
-func (a *assessment) reserve(id trace.TraceID, taskID string) {
-	err := a.e.opts.Store.Reserve(id, a.ingestToken)
+// reserved warns when task's trace could not be reserved in the store
+// (openTrace.Reserved): the task still runs, and its trace then competes
+// with unsolicited ones, as every trace did before reservations.
+func (a *assessment) reserved(tt *openTrace, taskID string) {
+	err := tt.Reserved
 	if err == nil {
 		return
 	}
-	if errors.Is(err, otelmap.ErrReservationsFull) {
+	if errors.Is(err, tracestore.ErrReservationsFull) {
 		a.e.log.Warn("task trace not reserved", "assessment", a.id, "task", taskID, "err", err)
 	}
-	a.warn(fmt.Sprintf("task %s: trace %s not reserved in the span store (%v): its spans may be refused when the store is full", taskID, id, err))
+	a.warn(fmt.Sprintf("task %s: trace %s not reserved in the span store (%v): its spans may be refused when the store is full", taskID, tt.id, err))
 }
 
 // refusedSpans returns a warning when the span store refused spans of

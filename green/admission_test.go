@@ -18,6 +18,9 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/coordbench/coordbench/otelmap"
+	"github.com/coordbench/coordbench/otelmap/otlpdecode"
+	"github.com/coordbench/coordbench/otelmap/otlpreceiver"
+	"github.com/coordbench/coordbench/otelmap/tracestore"
 )
 
 // The ingest token through a served green agent: the participant finds
@@ -51,11 +54,11 @@ func exportWithToken(ctx context.Context, url string, task trace.TraceID, token 
 	if err != nil {
 		return 0, err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimSuffix(url, "/")+otelmap.TracesPath, bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimSuffix(url, "/")+otlpreceiver.TracesPath, bytes.NewReader(body))
 	if err != nil {
 		return 0, err
 	}
-	req.Header.Set("Content-Type", otelmap.ContentTypeProtobuf)
+	req.Header.Set("Content-Type", otlpdecode.ContentTypeProtobuf)
 	if token != "" {
 		req.Header.Set(otelmap.IngestTokenHeader, token)
 	}
@@ -84,7 +87,7 @@ func TestIngestTokenThroughServer(t *testing.T) {
 	for _, strict := range []bool{false, true} {
 		t.Run(fmt.Sprintf("strict=%v", strict), func(t *testing.T) {
 			g := startGreen(t, ServerOptions{Scenarios: newCoordinationForServer(t), ProgressInterval: time.Minute,
-				StoreLimits: otelmap.Limits{Admission: otelmap.AdmissionLimits{StrictIngest: strict}}})
+				StoreLimits: tracestore.Limits{Admission: tracestore.AdmissionLimits{StrictIngest: strict}}})
 			var mu sync.Mutex
 			var seen tokenExport
 			var exportErr error

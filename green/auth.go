@@ -5,7 +5,7 @@ import (
 	"net/http"
 
 	"github.com/coordbench/coordbench/a2aserve"
-	"github.com/coordbench/coordbench/otelmap"
+	"github.com/coordbench/coordbench/otelmap/otlpreceiver"
 )
 
 // Authentication (docs/green-agent.md, "Authentication"): with
@@ -46,11 +46,11 @@ func (s *Server) otlpHandler() http.Handler { return s.otlpAuth.Require(s.receiv
 // route and is returned as it is.
 func (s *Server) protect(mux *http.ServeMux) http.Handler {
 	if s.a2aAuth == nil {
-		mux.Handle(otelmap.TracesPath, s.otlpHandler())
+		mux.Handle(otlpreceiver.TracesPath, s.otlpHandler())
 		return mux
 	}
 	root := http.NewServeMux()
-	root.Handle(otelmap.TracesPath, s.otlpHandler())
+	root.Handle(otlpreceiver.TracesPath, s.otlpHandler())
 	root.Handle("/", s.a2aAuth.RequireA2A(mux))
 	return root
 }

@@ -20,7 +20,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/coordbench/coordbench/a2aserve"
-	"github.com/coordbench/coordbench/otelmap"
+	"github.com/coordbench/coordbench/otelmap/otlpreceiver"
 )
 
 const (
@@ -197,7 +197,7 @@ func TestServerOTLPAuth(t *testing.T) {
 	_ = ln.Close()
 	g := startGreen(t, ServerOptions{A2AToken: testA2AToken, OTLPToken: testOTLPToken, OTLPAddr: otlpAddr})
 	spans := testSpans(t)
-	urls := []string{g.url + strings.TrimPrefix(otelmap.TracesPath, "/"), a2aserve.BaseURL(g.srv.OTLPAddr()) + otelmap.TracesPath}
+	urls := []string{g.url + strings.TrimPrefix(otlpreceiver.TracesPath, "/"), a2aserve.BaseURL(g.srv.OTLPAddr()) + otlpreceiver.TracesPath}
 	for _, u := range urls {
 		for _, bad := range []map[string]string{
 			nil,
@@ -260,7 +260,7 @@ func TestServerAuthOffByDefault(t *testing.T) {
 	if status, _, body := rawRPC(t, g.url, `{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"x"}}`, nil); status != 200 {
 		t.Errorf("a call without a token: %d %s", status, body)
 	}
-	if err := exportSpans(t, g.url+strings.TrimPrefix(otelmap.TracesPath, "/"), nil, testSpans(t)); err != nil {
+	if err := exportSpans(t, g.url+strings.TrimPrefix(otlpreceiver.TracesPath, "/"), nil, testSpans(t)); err != nil {
 		t.Errorf("an export without a token: %v", err)
 	}
 }

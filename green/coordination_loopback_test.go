@@ -13,6 +13,7 @@ import (
 	"github.com/coordbench/coordbench/evals"
 	"github.com/coordbench/coordbench/otelmap"
 	"github.com/coordbench/coordbench/otelmap/assemble"
+	"github.com/coordbench/coordbench/otelmap/tracestore"
 	"github.com/coordbench/coordbench/scenario"
 	"github.com/coordbench/coordbench/scenario/coordination"
 	"github.com/coordbench/coordbench/tracedata"
@@ -80,7 +81,7 @@ func TestCoordinationLoopback(t *testing.T) {
 	// The trace: the green agent's, the team's and reviewer-2's extension
 	// spans, assembled, must show the label the ground truth names.
 	spans, settled, err := g.store.WaitSettled(t.Context(), span.SpanContext().TraceID(),
-		otelmap.SettleOptions{Root: span.SpanContext().SpanID(), Quiet: 200 * time.Millisecond, MaxWait: 10 * time.Second})
+		tracestore.SettleOptions{Root: span.SpanContext().SpanID(), Quiet: 200 * time.Millisecond, MaxWait: 10 * time.Second})
 	if err != nil || !settled {
 		t.Fatalf("trace did not settle: %v", err)
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/coordbench/coordbench/internal/textutil"
 	"github.com/coordbench/coordbench/otelmap"
 	"github.com/coordbench/coordbench/otelmap/assemble"
+	"github.com/coordbench/coordbench/otelmap/tracestore"
 	"github.com/coordbench/coordbench/report"
 	"github.com/coordbench/coordbench/scenario"
 	"github.com/coordbench/coordbench/tracedata"
@@ -68,10 +69,10 @@ type ExecutorOptions struct {
 	// Store holds the spans of every road; TracerProvider makes the green
 	// agent's spans. They reach Store through Recorder, registered on
 	// TracerProvider, which records the task traces only; a provider that
-	// records everything into Store (otelmap.NewProviders with Store) works
+	// records everything into Store (sdkbridge.NewProviders with Store) works
 	// too, leaving the stray traces to the store's MaxAge. MeterProvider,
 	// when set, records evaluation metrics.
-	Store          *otelmap.Store
+	Store          *tracestore.Store
 	TracerProvider trace.TracerProvider
 	Recorder       *TaskTraceRecorder
 	MeterProvider  metric.MeterProvider
@@ -106,6 +107,7 @@ type Executor struct {
 	tracer    trace.Tracer
 	telemetry *EvalTelemetry
 	assessor  *traceAssessor
+	traces    *taskTraces
 	log       *slog.Logger
 
 	mu      sync.Mutex
@@ -146,7 +148,8 @@ func NewExecutor(opts ExecutorOptions) (*Executor, error) {
 		opts:      opts,
 		tracer:    opts.TracerProvider.Tracer(instrumentationName),
 		telemetry: telemetry,
-		assessor:  &traceAssessor{store: opts.Store, evaluators: opts.Evaluators, telemetry: telemetry, recorder: opts.Recorder, log: opts.Logger, conventions: opts.Conventions},
+		assessor:  &traceAssessor{evaluators: opts.Evaluators, telemetry: telemetry, log: opts.Logger, conventions: opts.Conventions},
+		traces:    &taskTraces{store: opts.Store, recorder: opts.Recorder},
 		log:       opts.Logger,
 		running:   map[a2a.TaskID]context.CancelCauseFunc{},
 	}, nil
@@ -184,7 +187,7 @@ type assessment struct {
 	// await names the calls whose answer each task's trace waits for;
 	// silent the callees that sent no span for a whole task, which later
 	// tasks do not wait for (settleAwait).
-	await  *otelmap.Await
+	await  *tracestore.Await
 	silent map[string]bool
 	// assessed are the traces of the tasks assessed so far, and lateSeen
 	// the late spans counted for them when the last task started settling.
@@ -263,7 +266,7 @@ func (e *Executor) assess(ctx context.Context, req *scenario.Request, progress f
 	// A task's trace is complete when every call the assessor made, and
 	// every call to a participant that a participant made, was answered by
 	// a span of the callee's (DESIGN §3, settling).
-	a.await = &otelmap.Await{Assessor: true, Agents: participants}
+	a.await = &tracestore.Await{Assessor: true, Agents: participants}
 	a.silent = map[string]bool{}
 	for _, role := range sortedKeys(req.Participants) {
 		a.await.Addresses = append(a.await.Addresses, req.Participants[role])
@@ -386,14 +389,12 @@ func (a *assessment) runTask(ctx, actx context.Context, env *scenario.TaskEnv, i
 	a.setCurrent(label + " running")
 	tctx, span := startTaskSpan(actx, e.tracer, task.ID, a.id,
 		otelmap.AttrScenario.String(a.scenario.Name()), otelmap.AttrTaskIndex.Int(i))
-	// The task's trace is recorded until it is assembled (assess stops it);
-	// the evaluator spans that follow go to the exporters only.
-	e.opts.Recorder.track(span.SpanContext().TraceID())
-	defer e.opts.Recorder.untrack(span.SpanContext().TraceID())
-	// Reserved before any participant is called; assess's MarkAssessed
-	// ends the reservation, Release when the task never gets there.
-	a.reserve(span.SpanContext().TraceID(), task.ID)
-	defer e.opts.Store.Release(span.SpanContext().TraceID())
+	// The task's trace is reserved before any participant is called, and
+	// recorded until it is assembled (tasktrace.go); the evaluator spans
+	// that follow go to the exporters only.
+	tt := e.traces.open(span, a.ingestToken)
+	defer tt.close()
+	a.reserved(tt, task.ID)
 	runCtx, cancel := context.WithTimeoutCause(tctx, cfg.TaskTimeout(),
 		fmt.Errorf("the task timeout of %s passed", cfg.TaskTimeout()))
 	outcome, err := runScenario(runCtx, e.log, a.scenario, env, task)
@@ -446,7 +447,7 @@ func (a *assessment) runTask(ctx, actx context.Context, env *scenario.TaskEnv, i
 		settle.Quiet = min(settle.Quiet, settle.MaxWait)
 	}
 	in := evals.Inputs{Outcome: outcome, Config: cfg.Config, Participants: participants}
-	tr, silent, warning, aerr := e.assessor.assess(evalCtx, span, task.ID, settle, in)
+	tr, silent, warning, aerr := e.assessor.assess(evalCtx, span, tt, task.ID, settle, in)
 	a.assessed = append(a.assessed, span.SpanContext().TraceID())
 	if len(silent) > 0 {
 		warning += fmt.Sprintf("; the later tasks of this assessment do not wait for %s", strings.Join(silent, ", "))
@@ -478,7 +479,7 @@ func (a *assessment) runTask(ctx, actx context.Context, env *scenario.TaskEnv, i
 // for a participant that exports nothing would cost every task the
 // maximum wait). When spans of earlier tasks have arrived late since, the
 // participants do export, only slowly: every one is waited for again.
-func (a *assessment) settleAwait() *otelmap.Await {
+func (a *assessment) settleAwait() *tracestore.Await {
 	late := 0
 	for _, id := range a.assessed {
 		late += a.e.opts.Store.LateSpans(id)

@@ -13,6 +13,8 @@ import (
 	"github.com/coordbench/coordbench/a2acall"
 	"github.com/coordbench/coordbench/evals"
 	"github.com/coordbench/coordbench/otelmap"
+	"github.com/coordbench/coordbench/otelmap/sdkbridge"
+	"github.com/coordbench/coordbench/otelmap/tracestore"
 	"github.com/coordbench/coordbench/scenario"
 )
 
@@ -33,9 +35,9 @@ func TestExecutorJudgeChatSpans(t *testing.T) {
 	purple := startTestPurple(t, testPurpleOptions{Name: "solo"})
 	req := mustParse(t, `{"participants": {"solo": %q}, "config": {"scenario": "route", "task_ids": ["solo#1"], "settle_quiet_ms": 50, "settle_max_wait_ms": 500}}`, purple.URL)
 
-	newExecutor := func(model string) (*Executor, *otelmap.Store) {
-		store := otelmap.NewStore(otelmap.Limits{})
-		tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(otelmap.NewRecorder(store)))
+	newExecutor := func(model string) (*Executor, *tracestore.Store) {
+		store := tracestore.NewStore(tracestore.Limits{})
+		tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(sdkbridge.NewRecorder(store)))
 		t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
 		e, err := NewExecutor(ExecutorOptions{
 			Scenarios:      map[string]scenario.Scenario{"route": routeScenario{}},
@@ -50,7 +52,7 @@ func TestExecutorJudgeChatSpans(t *testing.T) {
 		}
 		return e, store
 	}
-	chatSpans := func(store *otelmap.Store) map[string]int {
+	chatSpans := func(store *tracestore.Store) map[string]int {
 		names := map[string]int{}
 		for _, id := range store.TraceIDs() {
 			for _, s := range store.Spans(id) {

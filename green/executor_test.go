@@ -20,21 +20,23 @@ import (
 	"github.com/coordbench/coordbench/evals"
 	"github.com/coordbench/coordbench/internal/testenv"
 	"github.com/coordbench/coordbench/otelmap"
+	"github.com/coordbench/coordbench/otelmap/sdkbridge"
+	"github.com/coordbench/coordbench/otelmap/tracestore"
 	"github.com/coordbench/coordbench/report"
 	"github.com/coordbench/coordbench/scenario"
 )
 
 // newExecutorForTest builds an executor as the server does (the green
 // agent's spans recorded into its store), without a server.
-func newExecutorForTest(t *testing.T, scenarios map[string]scenario.Scenario, progress time.Duration) (*Executor, *otelmap.Store) {
+func newExecutorForTest(t *testing.T, scenarios map[string]scenario.Scenario, progress time.Duration) (*Executor, *tracestore.Store) {
 	t.Helper()
 	t.Setenv(evals.EnvLLMAPIKey, "")
-	store := otelmap.NewStore(otelmap.Limits{})
+	store := tracestore.NewStore(tracestore.Limits{})
 	tp := sdktrace.NewTracerProvider(
 		sdktrace.WithResource(resource.NewSchemaless(
 			otelmap.AttrServiceName.String(DefaultServiceName),
 			attribute.String(string(otelmap.AttrRole), otelmap.RoleAssessor))),
-		sdktrace.WithSpanProcessor(otelmap.NewRecorder(store)))
+		sdktrace.WithSpanProcessor(sdkbridge.NewRecorder(store)))
 	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
 	e, err := NewExecutor(ExecutorOptions{
 		Scenarios:        scenarios,

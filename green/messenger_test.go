@@ -10,6 +10,8 @@ import (
 
 	"github.com/coordbench/coordbench/a2acall"
 	"github.com/coordbench/coordbench/otelmap"
+	"github.com/coordbench/coordbench/otelmap/sdkbridge"
+	"github.com/coordbench/coordbench/otelmap/tracestore"
 )
 
 // The Messenger's own tests are in package a2acall. What is left here is
@@ -18,17 +20,17 @@ import (
 // store, as in the assessor.
 type testGreen struct {
 	m      *a2acall.Messenger
-	store  *otelmap.Store
+	store  *tracestore.Store
 	tracer trace.Tracer
 }
 
 func newTestGreen(t *testing.T, opts a2acall.Options) *testGreen {
 	t.Helper()
-	store := otelmap.NewStore(otelmap.Limits{})
+	store := tracestore.NewStore(tracestore.Limits{})
 	tp := sdktrace.NewTracerProvider(
 		sdktrace.WithResource(resource.NewSchemaless(otelmap.AttrServiceName.String("green"),
 			otelmap.AttrRole.String(otelmap.RoleAssessor))),
-		sdktrace.WithSpanProcessor(otelmap.NewRecorder(store)),
+		sdktrace.WithSpanProcessor(sdkbridge.NewRecorder(store)),
 	)
 	if opts.Logger == nil {
 		opts.Logger = quietLogger

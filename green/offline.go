@@ -16,6 +16,8 @@ import (
 	"github.com/coordbench/coordbench/evals"
 	"github.com/coordbench/coordbench/otelmap"
 	"github.com/coordbench/coordbench/otelmap/assemble"
+	"github.com/coordbench/coordbench/otelmap/otlpdecode"
+	"github.com/coordbench/coordbench/otelmap/tracestore"
 	"github.com/coordbench/coordbench/report"
 	"github.com/coordbench/coordbench/tracedata"
 )
@@ -23,7 +25,7 @@ import (
 // OfflineOptions configure AssessOTLPFiles. The zero value uses the default
 // store limits and the standard evaluators, with the rule-based judge.
 type OfflineOptions struct {
-	Limits otelmap.Limits
+	Limits tracestore.Limits
 	// Evaluators, when set, are the evaluators run; nil builds the standard
 	// ones (evals.NewRegistry) with Judge and Logger.
 	Evaluators *evals.Registry
@@ -59,15 +61,15 @@ func AssessOTLPFiles(ctx context.Context, paths []string, opts OfflineOptions) (
 	if registry == nil {
 		registry = evals.NewRegistry(evals.Options{Judge: opts.Judge, Logger: opts.Logger})
 	}
-	store := otelmap.NewStore(opts.Limits)
+	store := tracestore.NewStore(opts.Limits)
 	res := &report.Result{Schema: report.Schema, Domain: "otlp", Inputs: slices.Clone(paths), Tasks: []report.TaskResult{}}
 	for _, path := range paths {
-		batches, err := otelmap.ReadOTLPJSONFile(path)
+		batches, err := otlpdecode.ReadOTLPJSONFile(path)
 		if err != nil {
 			return nil, &InputError{Err: err}
 		}
 		for _, td := range batches {
-			spans, warnings := otelmap.SpansFromTraces(td, otelmap.SourceOTLP)
+			spans, warnings := otlpdecode.SpansFromTraces(td, otelmap.SourceOTLP)
 			for _, w := range warnings {
 				res.Warnings = append(res.Warnings, fmt.Sprintf("%s: %s", path, w))
 			}

@@ -6,6 +6,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/coordbench/coordbench/otelmap"
+	"github.com/coordbench/coordbench/otelmap/tracestore"
 	"github.com/coordbench/coordbench/report"
 )
 
@@ -19,7 +20,7 @@ import (
 // and says what it set aside (nil when nothing was) and, if anything was,
 // a warning naming the task.
 func vouchedSpans(taskID string, spans []otelmap.Span, root trace.SpanID) ([]otelmap.Span, *report.SetAside, string) {
-	kept, aside := otelmap.Vouch(spans, root)
+	kept, aside := tracestore.Vouch(spans, root)
 	if aside.Spans == 0 {
 		return kept, nil, ""
 	}

@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/coordbench/coordbench/otelmap"
+	"github.com/coordbench/coordbench/otelmap/otlpreceiver"
 	"github.com/coordbench/coordbench/scenario"
 )
 
@@ -26,7 +27,7 @@ import (
 // graph; the result says what was set aside.
 func TestServerProvenanceSetsForgeriesAside(t *testing.T) {
 	g := startGreen(t, ServerOptions{Scenarios: map[string]scenario.Scenario{"route": routeScenario{}}, ProgressInterval: time.Minute})
-	traces := g.url + strings.TrimPrefix(otelmap.TracesPath, "/")
+	traces := g.url + strings.TrimPrefix(otlpreceiver.TracesPath, "/")
 	forge := func(ctx context.Context, _ testPurpleInput) (string, error) {
 		sc := trace.SpanContextFromContext(ctx)
 		now := time.Now()

@@ -32,6 +32,8 @@ import (
 	"github.com/coordbench/coordbench/a2acall"
 	"github.com/coordbench/coordbench/otelmap"
 	"github.com/coordbench/coordbench/otelmap/assemble"
+	"github.com/coordbench/coordbench/otelmap/sdkbridge"
+	"github.com/coordbench/coordbench/otelmap/tracestore"
 	"github.com/coordbench/coordbench/tracedata"
 )
 
@@ -102,7 +104,7 @@ type testPurpleOptions struct {
 	Fault testFault
 	// Store, when set, also receives every span the agent records, as if
 	// it exported them by OTLP to the green agent.
-	Store *otelmap.Store
+	Store *tracestore.Store
 	// OTLP, when set, is a traces URL to which the agent exports every span
 	// as it ends, with the real OTLP/HTTP exporter.
 	OTLP string
@@ -137,7 +139,7 @@ type testPurple struct {
 	srv       *httptest.Server
 	tp        *sdktrace.TracerProvider
 	tracer    trace.Tracer
-	store     *otelmap.Store     // the agent's own spans, for its extension answers
+	store     *tracestore.Store  // the agent's own spans, for its extension answers
 	messenger *a2acall.Messenger // to its peers
 	stop      chan struct{}
 	closeOnce sync.Once
@@ -164,13 +166,13 @@ func startTestPurple(t testing.TB, opts testPurpleOptions) *testPurple {
 	if opts.Path != "" && !strings.HasPrefix(opts.Path, "/") {
 		opts.Path = "/" + opts.Path
 	}
-	p := &testPurple{Name: opts.Name, opts: opts, store: otelmap.NewStore(otelmap.Limits{}), stop: make(chan struct{})}
+	p := &testPurple{Name: opts.Name, opts: opts, store: tracestore.NewStore(tracestore.Limits{}), stop: make(chan struct{})}
 	tpOpts := []sdktrace.TracerProviderOption{
 		sdktrace.WithResource(resource.NewSchemaless(otelmap.AttrServiceName.String(opts.Name))),
-		sdktrace.WithSpanProcessor(otelmap.NewRecorder(p.store)),
+		sdktrace.WithSpanProcessor(sdkbridge.NewRecorder(p.store)),
 	}
 	if opts.Store != nil {
-		tpOpts = append(tpOpts, sdktrace.WithSpanProcessor(otelmap.NewRecorder(opts.Store)))
+		tpOpts = append(tpOpts, sdktrace.WithSpanProcessor(sdkbridge.NewRecorder(opts.Store)))
 	}
 	if opts.OTLP != "" {
 		exp, err := otlptracehttp.New(t.Context(), otlptracehttp.WithEndpointURL(opts.OTLP))

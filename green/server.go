@@ -21,6 +21,9 @@ import (
 	"github.com/coordbench/coordbench/evals"
 	"github.com/coordbench/coordbench/otelmap"
 	"github.com/coordbench/coordbench/otelmap/assemble"
+	"github.com/coordbench/coordbench/otelmap/otlpreceiver"
+	"github.com/coordbench/coordbench/otelmap/sdkbridge"
+	"github.com/coordbench/coordbench/otelmap/tracestore"
 	"github.com/coordbench/coordbench/scenario"
 	"github.com/coordbench/coordbench/scenario/coordination"
 	"github.com/coordbench/coordbench/scenario/scicode"
@@ -74,8 +77,8 @@ type ServerOptions struct {
 	Messenger        a2acall.Options
 	// StoreLimits and ReceiverLimits bound the trace store and the OTLP
 	// receiver.
-	StoreLimits    otelmap.Limits
-	ReceiverLimits otelmap.ReceiverLimits
+	StoreLimits    tracestore.Limits
+	ReceiverLimits otlpreceiver.ReceiverLimits
 	// TaskLimits bound the A2A tasks kept after they finish (an
 	// assessment's task holds its result: about 130 KB); zero values are
 	// a2aserve's defaults.
@@ -112,9 +115,9 @@ type ServerOptions struct {
 type Server struct {
 	opts      ServerOptions
 	log       *slog.Logger
-	store     *otelmap.Store
-	receiver  *otelmap.Receiver
-	providers *otelmap.Providers
+	store     *tracestore.Store
+	receiver  *otlpreceiver.Receiver
+	providers *sdkbridge.Providers
 	executor  *Executor
 	card      *a2a.AgentCard
 	tasks     *a2aserve.TaskStore
@@ -177,13 +180,13 @@ func (s *Server) build(ctx context.Context) error {
 	if err := s.newAuth(); err != nil {
 		return err
 	}
-	s.store = otelmap.NewStore(opts.StoreLimits)
-	s.receiver = otelmap.NewReceiver(s.store, opts.ReceiverLimits)
+	s.store = tracestore.NewStore(opts.StoreLimits)
+	s.receiver = otlpreceiver.NewReceiver(s.store, opts.ReceiverLimits)
 	s.receiver.SetLogger(s.log)
 	// The provider records into the store through a TaskTraceRecorder, so
 	// only the task traces under assessment are held: a server that runs
 	// for days must not fill its store with the traces of its requests.
-	providers, err := otelmap.NewProviders(ctx, otelmap.ProviderOptions{
+	providers, err := sdkbridge.NewProviders(ctx, sdkbridge.ProviderOptions{
 		ServiceName: opts.ServiceName,
 		Attributes:  []attribute.KeyValue{otelmap.AttrRole.String(otelmap.RoleAssessor)},
 		Getenv:      opts.Getenv,
@@ -289,11 +292,11 @@ func (s *Server) Executor() *Executor { return s.executor }
 func (s *Server) Tasks() *a2aserve.TaskStore { return s.tasks }
 
 // Store is the server's trace store.
-func (s *Server) Store() *otelmap.Store { return s.store }
+func (s *Server) Store() *tracestore.Store { return s.store }
 
 // Receiver is the OTLP/HTTP receiver (its Stats count what it took and
 // turned away).
-func (s *Server) Receiver() *otelmap.Receiver { return s.receiver }
+func (s *Server) Receiver() *otlpreceiver.Receiver { return s.receiver }
 
 // Serve serves until ctx ends, then shuts down gracefully: it stops
 // accepting connections, ends the assessments under way (their tasks end
@@ -310,11 +313,11 @@ func (s *Server) serve(ctx context.Context) error {
 	var also []a2aserve.Endpoint
 	if s.otlpLn != nil {
 		otlpMux := http.NewServeMux()
-		otlpMux.Handle(otelmap.TracesPath, s.otlpHandler())
+		otlpMux.Handle(otlpreceiver.TracesPath, s.otlpHandler())
 		also = append(also, a2aserve.Endpoint{Listener: s.otlpLn, Handler: otlpMux})
 	}
 	attrs := []any{"url", s.card.SupportedInterfaces[0].URL, "listen", s.ln.Addr().String(),
-		"scenarios", s.executor.Scenarios(), "otlp", s.URL() + strings.TrimPrefix(otelmap.TracesPath, "/")}
+		"scenarios", s.executor.Scenarios(), "otlp", s.URL() + strings.TrimPrefix(otlpreceiver.TracesPath, "/")}
 	if s.otlpLn != nil {
 		attrs = append(attrs, "otlp_listener", s.otlpLn.Addr().String())
 	}

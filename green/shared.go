@@ -17,6 +17,8 @@ import (
 	"github.com/coordbench/coordbench/evals"
 	"github.com/coordbench/coordbench/otelmap"
 	"github.com/coordbench/coordbench/otelmap/assemble"
+	"github.com/coordbench/coordbench/otelmap/sdkbridge"
+	"github.com/coordbench/coordbench/otelmap/tracestore"
 	"github.com/coordbench/coordbench/report"
 	"github.com/coordbench/coordbench/tracedata"
 )
@@ -46,23 +48,20 @@ func startTaskSpan(ctx context.Context, tracer trace.Tracer, taskID, assessmentI
 // for the task's trace to settle in the store, assembles it, forgets it,
 // and runs the evaluators.
 type traceAssessor struct {
-	store      *otelmap.Store
 	evaluators *evals.Registry
 	telemetry  *EvalTelemetry
-	// recorder, when set, stops recording the trace once it is assembled.
-	recorder *TaskTraceRecorder
-	log      *slog.Logger
+	log        *slog.Logger
 	// conventions is the user's convention map, nil for none.
 	conventions *assemble.Conventions
 }
 
 // settleOptions say when a task's trace is complete (DESIGN §3, settling;
-// otelmap.SettleOptions): every call Await names answered, then Quiet
+// tracestore.SettleOptions): every call Await names answered, then Quiet
 // without new spans, at most MaxWait.
 type settleOptions struct {
 	Quiet   time.Duration
 	MaxWait time.Duration
-	Await   *otelmap.Await
+	Await   *tracestore.Await
 }
 
 // assess settles, assembles and evaluates the trace of task, whose span
@@ -70,22 +69,19 @@ type settleOptions struct {
 // gains it), so a backend shows the evaluation inside the task's trace;
 // they start after the trace was assembled, so they are never part of
 // what is assessed. The store then forgets the trace's spans and counts
-// those that arrive later (otelmap.Store.MarkAssessed). Spans the
+// those that arrive later (tracestore.Store.MarkAssessed). Spans the
 // assessor cannot vouch for are set aside before assembly (provenance.go).
 // warning is set when the trace was not complete at the maximum wait, or
 // spans were set aside; the evaluators
 // learn it too (evals.Inputs.Collection), and silent names the callees
 // none of whose awaited calls was answered. Only ctx ending is an error.
-func (a *traceAssessor) assess(ctx context.Context, task trace.Span, taskID string, settle settleOptions, in evals.Inputs) (tr report.TaskResult, silent []string, warning string, err error) {
+func (a *traceAssessor) assess(ctx context.Context, task trace.Span, tt *openTrace, taskID string, settle settleOptions, in evals.Inputs) (tr report.TaskResult, silent []string, warning string, err error) {
 	traceID, root := task.SpanContext().TraceID(), task.SpanContext().SpanID()
-	st, err := a.store.Settle(ctx, traceID, otelmap.SettleOptions{
-		Root: root, Quiet: settle.Quiet, MaxWait: settle.MaxWait, Await: settle.Await,
-	})
+	st, err := tt.settle(ctx, tracestore.SettleOptions{Quiet: settle.Quiet, MaxWait: settle.MaxWait, Await: settle.Await})
 	if err != nil {
 		return report.TaskResult{}, nil, "", fmt.Errorf("task %s: %w", taskID, err)
 	}
-	// Read before MarkAssessed ends the reservation that counts them.
-	refused := a.store.RefusedSpans(traceID)
+	refused := st.Refused
 	in.Collection = &evals.Collection{Settled: st.Complete, MaxWaitMS: settle.MaxWait.Milliseconds(), RefusedSpans: refused}
 	if !st.Complete {
 		for _, c := range st.Unanswered {
@@ -113,8 +109,7 @@ func (a *traceAssessor) assess(ctx context.Context, task trace.Span, taskID stri
 		}
 	}
 	td := assemble.TraceWith(traceID, spans, assemble.Options{Conventions: a.conventions})
-	a.recorder.untrack(traceID)
-	a.store.MarkAssessed(traceID)
+	st.markAssessed()
 	if a.log != nil {
 		a.log.Debug("task trace settled", "task", taskID, "trace_id", traceID.String(), "complete", st.Complete,
 			"awaited_calls", st.Awaited, "unanswered_calls", len(st.Unanswered), "waited", st.Waited, "spans", len(st.Spans))
@@ -135,7 +130,7 @@ func (a *traceAssessor) assess(ctx context.Context, task trace.Span, taskID stri
 
 // lateSpans fills each task's LateSpans from the store, and returns a
 // warning when spans came late.
-func lateSpans(store *otelmap.Store, res *report.Result) string {
+func lateSpans(store *tracestore.Store, res *report.Result) string {
 	spans, tasks := 0, 0
 	for i := range res.Tasks {
 		t := &res.Tasks[i]
@@ -209,7 +204,7 @@ func round(x float64, n int) float64 {
 // that matter under the store's MaxTraces limit. Those spans still reach
 // an OTLP backend through the provider's exporters.
 type TaskTraceRecorder struct {
-	rec *otelmap.Recorder
+	rec *sdkbridge.Recorder
 
 	mu     sync.RWMutex
 	active map[trace.TraceID]struct{}
@@ -219,8 +214,8 @@ var _ sdktrace.SpanProcessor = (*TaskTraceRecorder)(nil)
 
 // NewTaskTraceRecorder records into store. Register it on the green
 // agent's tracer provider, and give it to the executor (ExecutorOptions).
-func NewTaskTraceRecorder(store *otelmap.Store) *TaskTraceRecorder {
-	return &TaskTraceRecorder{rec: otelmap.NewRecorder(store), active: map[trace.TraceID]struct{}{}}
+func NewTaskTraceRecorder(store *tracestore.Store) *TaskTraceRecorder {
+	return &TaskTraceRecorder{rec: sdkbridge.NewRecorder(store), active: map[trace.TraceID]struct{}{}}
 }
 
 // track starts recording trace id; untrack stops it (a nil recorder does

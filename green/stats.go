@@ -4,7 +4,8 @@ import (
 	"encoding/json"
 	"net/http"
 
-	"github.com/coordbench/coordbench/otelmap"
+	"github.com/coordbench/coordbench/otelmap/otlpreceiver"
+	"github.com/coordbench/coordbench/otelmap/tracestore"
 )
 
 // StatsPath serves the OTLP receiver's and the trace store's counters as
@@ -17,8 +18,8 @@ const StatsPath = "/stats"
 
 // ServerStats is the body served at StatsPath.
 type ServerStats struct {
-	Receiver otelmap.ReceiverStats `json:"receiver"`
-	Store    otelmap.Stats         `json:"store"`
+	Receiver otlpreceiver.ReceiverStats `json:"receiver"`
+	Store    tracestore.Stats           `json:"store"`
 }
 
 // Stats returns the receiver's and the store's counters now.

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/coordbench/coordbench/otelmap"
+	"github.com/coordbench/coordbench/otelmap/otlpreceiver"
 )
 
 // getStats reads StatsPath of the server at base with the headers given.
@@ -49,7 +49,7 @@ func TestServerStats(t *testing.T) {
 		t.Fatalf("stats: %d", status)
 	}
 	spans := testSpans(t)
-	if err := exportSpans(t, g.url+strings.TrimPrefix(otelmap.TracesPath, "/"), nil, spans); err != nil {
+	if err := exportSpans(t, g.url+strings.TrimPrefix(otlpreceiver.TracesPath, "/"), nil, spans); err != nil {
 		t.Fatalf("export: %v", err)
 	}
 	_, after := getStats(t, g.url, auth)

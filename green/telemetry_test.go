@@ -16,22 +16,25 @@ import (
 
 	"github.com/coordbench/coordbench/evals"
 	"github.com/coordbench/coordbench/otelmap"
+	"github.com/coordbench/coordbench/otelmap/otlpreceiver"
+	"github.com/coordbench/coordbench/otelmap/sdkbridge"
+	"github.com/coordbench/coordbench/otelmap/tracestore"
 	"github.com/coordbench/coordbench/tracedata"
 )
 
 // otlpBackend is a loopback OTLP/HTTP backend: traces go into coordbench's
 // own receiver, metrics are decoded with pdata and kept.
 type otlpBackend struct {
-	store   *otelmap.Store
+	store   *tracestore.Store
 	mu      sync.Mutex
 	metrics []pmetric.Metrics
 }
 
 func startOTLPBackend(t *testing.T) (*otlpBackend, string) {
 	t.Helper()
-	b := &otlpBackend{store: otelmap.NewStore(otelmap.Limits{})}
+	b := &otlpBackend{store: tracestore.NewStore(tracestore.Limits{})}
 	mux := http.NewServeMux()
-	mux.Handle("/v1/traces", otelmap.NewReceiver(b.store, otelmap.ReceiverLimits{}))
+	mux.Handle("/v1/traces", otlpreceiver.NewReceiver(b.store, otlpreceiver.ReceiverLimits{}))
 	mux.HandleFunc("/v1/metrics", func(w http.ResponseWriter, r *http.Request) {
 		body, err := io.ReadAll(r.Body)
 		if err != nil {
@@ -127,7 +130,7 @@ func TestEvaluationsLeaveAsOTLP(t *testing.T) {
 	backend, url := startOTLPBackend(t)
 	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", url)
 	ctx := context.Background()
-	p, err := otelmap.NewProviders(ctx, otelmap.ProviderOptions{ServiceName: "coordbench-green"})
+	p, err := sdkbridge.NewProviders(ctx, sdkbridge.ProviderOptions{ServiceName: "coordbench-green"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,8 +201,8 @@ func TestNothingExportedWithoutEndpoint(t *testing.T) {
 	for _, k := range []string{"OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT"} {
 		t.Setenv(k, "")
 	}
-	store := otelmap.NewStore(otelmap.Limits{})
-	p, err := otelmap.NewProviders(context.Background(), otelmap.ProviderOptions{ServiceName: "g", Store: store})
+	store := tracestore.NewStore(tracestore.Limits{})
+	p, err := sdkbridge.NewProviders(context.Background(), sdkbridge.ProviderOptions{ServiceName: "g", Store: store})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,7 +222,7 @@ func TestExporterSwitchedOff(t *testing.T) {
 	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:1")
 	t.Setenv("OTEL_TRACES_EXPORTER", "none")
 	t.Setenv("OTEL_METRICS_EXPORTER", "none")
-	p, err := otelmap.NewProviders(context.Background(), otelmap.ProviderOptions{ServiceName: "g"})
+	p, err := sdkbridge.NewProviders(context.Background(), sdkbridge.ProviderOptions{ServiceName: "g"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,9 +1,3 @@
-// Package otelmap maps between OpenTelemetry and coordbench's trace model.
-// It holds the span and attribute conventions every coordbench component
-// emits and reads, the trace store that the three roads of spans feed (the
-// in-process span recorder, the OTLP/HTTP receiver, and the A2A
-// Traceability Extension). Assembling one trace's spans into a
-// tracedata.TraceData is otelmap/assemble's job.
 package otelmap
 
 import (
@@ -104,6 +98,17 @@ const (
 	MaxContentChars        = 16 << 10
 	ContentTruncatedMarker = "…[truncated]"
 )
+
+// IngestTokenHeader is the HTTP header of an OTLP export request that
+// carries an ingest token.
+const IngestTokenHeader = "Coordbench-Ingest-Token"
+
+// IngestMetadataKey is the key of the A2A message metadata in which the
+// assessor hands participants the ingest token: an object with "token" and
+// "otlp_header" (IngestTokenHeader). It lives here, beside the header, so
+// that the green agent that sends it and the purple agent that reads it
+// share one spelling, with no import of the store or the receiver.
+const IngestMetadataKey = "coordbench.ingest"
 
 // RoleAssessor is the value of AttrRole on the green agent's resource.
 const RoleAssessor = "assessor"

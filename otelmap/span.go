@@ -64,9 +64,10 @@ func (s *Span) Events() []Event {
 	return s.Detail.Events
 }
 
-// detail returns the span's Detail, allocating it first when the span has
-// none; for decoders, which call it only when there is a link or an event.
-func (s *Span) detail() *SpanDetail {
+// EnsureDetail returns the span's Detail, allocating it first when the span
+// has none; for decoders, which call it only when there is a link or an
+// event.
+func (s *Span) EnsureDetail() *SpanDetail {
 	if s.Detail == nil {
 		s.Detail = &SpanDetail{}
 	}
@@ -99,6 +100,12 @@ type Resource struct {
 // emptyResource stands in for a missing resource so readers need no nil
 // checks.
 var emptyResource = &Resource{}
+
+// EmptyResource is the one resource that stands for a missing resource
+// throughout coordbench: decoders, the recorder and the store give it to a
+// span without one, so that all such spans share it (assembly compares
+// processes by resource pointer).
+func EmptyResource() *Resource { return emptyResource }
 
 // ResourceOrEmpty returns the span's resource or, when it has none, the one
 // empty resource that stands for a missing resource throughout otelmap (the

@@ -13,6 +13,8 @@ import (
 	"github.com/coordbench/coordbench/a2acall"
 	"github.com/coordbench/coordbench/a2aserve"
 	"github.com/coordbench/coordbench/otelmap"
+	"github.com/coordbench/coordbench/otelmap/otlpreceiver"
+	"github.com/coordbench/coordbench/otelmap/tracestore"
 )
 
 const teamToken = "team-Token.7"
@@ -95,9 +97,9 @@ func testOTLPHeaders(t *testing.T, tc otlpHeadersCase, ingestToken string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	store := otelmap.NewStore(otelmap.Limits{})
+	store := tracestore.NewStore(tracestore.Limits{})
 	var sawIngest atomic.Bool
-	receiver := auth.Require(otelmap.NewReceiver(store, otelmap.ReceiverLimits{}))
+	receiver := auth.Require(otlpreceiver.NewReceiver(store, otlpreceiver.ReceiverLimits{}))
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if ingestToken != "" && r.Header.Get(otelmap.IngestTokenHeader) == ingestToken {
 			sawIngest.Store(true)

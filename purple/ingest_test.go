@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/coordbench/coordbench/otelmap"
+	"github.com/coordbench/coordbench/otelmap/otlpdecode"
 )
 
 // exportedSpan is one span an OTLP export request carried, with the
@@ -57,7 +58,7 @@ func (r *otlpRecorder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	}
 	r.mu.Unlock()
 	resp, _ := ptraceotlp.NewExportResponse().MarshalProto()
-	w.Header().Set("Content-Type", otelmap.ContentTypeProtobuf)
+	w.Header().Set("Content-Type", otlpdecode.ContentTypeProtobuf)
 	_, _ = w.Write(resp)
 }
 

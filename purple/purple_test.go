@@ -22,6 +22,9 @@ import (
 	"github.com/coordbench/coordbench/a2acall"
 	"github.com/coordbench/coordbench/otelmap"
 	"github.com/coordbench/coordbench/otelmap/assemble"
+	"github.com/coordbench/coordbench/otelmap/otlpreceiver"
+	"github.com/coordbench/coordbench/otelmap/sdkbridge"
+	"github.com/coordbench/coordbench/otelmap/tracestore"
 	"github.com/coordbench/coordbench/tracedata"
 )
 
@@ -39,7 +42,7 @@ func noEnv(string) string { return "" }
 // receiver and by the in-process spans of a Messenger's tracer provider,
 // as in the green agent.
 type harness struct {
-	store    *otelmap.Store
+	store    *tracestore.Store
 	receiver string // base URL of the OTLP receiver
 	m        *a2acall.Messenger
 	tracer   trace.Tracer
@@ -52,11 +55,11 @@ func newHarness(t *testing.T, opts ...a2acall.Options) *harness {
 	if len(opts) > 0 {
 		mo.Credentials = opts[0].Credentials
 	}
-	store := otelmap.NewStore(otelmap.Limits{})
-	srv := httptest.NewServer(otelmap.NewReceiver(store, otelmap.ReceiverLimits{}))
+	store := tracestore.NewStore(tracestore.Limits{})
+	srv := httptest.NewServer(otlpreceiver.NewReceiver(store, otlpreceiver.ReceiverLimits{}))
 	tp := sdktrace.NewTracerProvider(
 		sdktrace.WithResource(resource.NewSchemaless(otelmap.AttrServiceName.String("green"), otelmap.AttrRole.String(otelmap.RoleAssessor))),
-		sdktrace.WithSpanProcessor(otelmap.NewRecorder(store)),
+		sdktrace.WithSpanProcessor(sdkbridge.NewRecorder(store)),
 	)
 	h := &harness{store: store, receiver: srv.URL, tracer: tp.Tracer("test"),
 		m: a2acall.New(tp, store, mo)}
@@ -95,7 +98,7 @@ func (h *harness) call(t *testing.T, req a2acall.SendRequest) (*a2acall.Reply, *
 	reply, err := h.m.Send(ctx, req)
 	task.End()
 	spans, settled, werr := h.store.WaitSettled(t.Context(), task.SpanContext().TraceID(),
-		otelmap.SettleOptions{Root: task.SpanContext().SpanID(), Quiet: 400 * time.Millisecond, MaxWait: 10 * time.Second})
+		tracestore.SettleOptions{Root: task.SpanContext().SpanID(), Quiet: 400 * time.Millisecond, MaxWait: 10 * time.Second})
 	if werr != nil || !settled {
 		t.Fatalf("trace did not settle: %v", werr)
 	}

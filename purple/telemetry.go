@@ -19,6 +19,9 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/coordbench/coordbench/otelmap"
+	"github.com/coordbench/coordbench/otelmap/otlpreceiver"
+	"github.com/coordbench/coordbench/otelmap/sdkbridge"
+	"github.com/coordbench/coordbench/otelmap/tracestore"
 )
 
 // An agent's spans: its own tracer provider, whose spans leave by the
@@ -59,7 +62,7 @@ type telemetry struct {
 	tp *sdktrace.TracerProvider
 	// store holds the agent's spans for extension answers; nil when it
 	// returns no steps.
-	store *otelmap.Store
+	store *tracestore.Store
 	// lru makes room in store for every new trace (tracelru.go); nil with
 	// store.
 	lru *traceLRU
@@ -99,11 +102,11 @@ func newTelemetry(ctx context.Context, opts *Options) (*telemetry, error) {
 		return t, nil
 	}
 	if !opts.NoExtension {
-		t.store = otelmap.NewStore(otelmap.Limits{MaxAge: storeMaxAge, MaxTraces: storeMaxTraces})
+		t.store = tracestore.NewStore(tracestore.Limits{MaxAge: storeMaxAge, MaxTraces: storeMaxTraces})
 		// The LRU runs first, so a new trace finds room when its first
 		// span ends.
 		t.lru = newTraceLRU(t.store, storeMaxTraces)
-		tpOpts = append(tpOpts, sdktrace.WithSpanProcessor(t.lru), sdktrace.WithSpanProcessor(otelmap.NewRecorder(t.store)))
+		tpOpts = append(tpOpts, sdktrace.WithSpanProcessor(t.lru), sdktrace.WithSpanProcessor(sdkbridge.NewRecorder(t.store)))
 	}
 	if !opts.NoIngestToken {
 		t.tokens = newIngestTokens(storeMaxTraces, storeMaxAge)
@@ -175,7 +178,7 @@ func tracesURL(endpoint string) string {
 	if strings.Contains(rest, "/") {
 		return e
 	}
-	return e + otelmap.TracesPath
+	return e + otlpreceiver.TracesPath
 }
 
 // envExport reports whether the environment names an OTLP trace endpoint

@@ -8,7 +8,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/coordbench/coordbench/otelmap"
+	"github.com/coordbench/coordbench/otelmap/tracestore"
 )
 
 // This file: the bound on the agent's own span store. The store keeps the
@@ -32,7 +32,7 @@ const storeMaxTraces = 1000
 // peers' steps hang under its CLIENT spans), so room is made before the
 // store is asked to hold the trace.
 type traceLRU struct {
-	store *otelmap.Store
+	store *tracestore.Store
 	max   int
 
 	mu    sync.Mutex
@@ -42,7 +42,7 @@ type traceLRU struct {
 	evicted int
 }
 
-func newTraceLRU(store *otelmap.Store, max int) *traceLRU {
+func newTraceLRU(store *tracestore.Store, max int) *traceLRU {
 	return &traceLRU{store: store, max: max, order: list.New(), at: make(map[trace.TraceID]*list.Element)}
 }
 

@@ -78,6 +78,7 @@ func (r *Runner) runProbe(ctx context.Context) (*probe, error) {
 		}
 		return nil, fmt.Errorf("%w: no %s (tried %s); set $%s or Options.Python", ErrNoPython, want, strings.Join(tried, "; "), EnvPython)
 	}
+	r.probeCgroups(p)
 	if r.opts.Isolation == IsolationNone {
 		p.notes = append(p.notes, "namespaces not used (isolation: none)")
 		return p, nil
@@ -122,6 +123,29 @@ func (r *Runner) runProbe(ctx context.Context) (*probe, error) {
 		return nil, fmt.Errorf("sandbox: isolation %q was asked for but namespaces do not work here: %s", IsolationNamespace, strings.Join(p.notes, "; "))
 	}
 	return p, nil
+}
+
+// probeCgroups finds where runs' cgroups can be made, and makes and
+// removes one to be sure; where none can, the limits are per process.
+func (r *Runner) probeCgroups(p *probe) {
+	if r.opts.Cgroups == CgroupsOff {
+		p.notes = append(p.notes, "no cgroups (cgroups: off): limits per process")
+		return
+	}
+	host, err := findCgroups()
+	if err == nil {
+		var g *runCgroup
+		if g, err = host.create(cgroupLimits{memory: r.opts.MemoryBytes, pids: r.opts.MaxProcesses}); err == nil {
+			err = g.remove()
+		}
+	}
+	if err != nil {
+		note := "no cgroup for runs, limits per process: " + oneLine(err.Error())
+		p.notes = append(p.notes, note)
+		r.opts.Logger.Warn("sandbox: " + note)
+		return
+	}
+	p.cgroups = host
 }
 
 // planRoot asks the interpreter what it needs and lays out the minimal root.
@@ -183,15 +207,17 @@ func versionScript(modules []string) string {
 
 func (r *Runner) info(p *probe, timeout time.Duration) *Info {
 	o := r.opts
-	nproc := fmt.Sprintf("nproc=%d", o.MaxProcesses)
+	cpu := o.cpuSeconds(timeout)
+	as, procs, cpuEach := o.perProcess(p.cgroups != nil, cpu)
+	nproc := fmt.Sprintf("nproc=%d", procs)
 	if p.root && !p.dropUser {
 		nproc += " (not binding: runs as root)"
 	}
 	info := &Info{
 		ProcessGroup: true,
 		Rlimits: []string{
-			fmt.Sprintf("cpu=%ds", o.cpuSeconds(timeout)),
-			"as=" + byteSize(o.MemoryBytes),
+			fmt.Sprintf("cpu=%ds", cpuEach),
+			"as=" + byteSize(as),
 			nproc,
 			"fsize=" + byteSize(o.MaxFileBytes),
 			fmt.Sprintf("nofile=%d", o.MaxOpenFiles),
@@ -205,12 +231,34 @@ func (r *Runner) info(p *probe, timeout time.Duration) *Info {
 		Proc:           p.proc,
 		SetupChannel:   true,
 		TimeoutSeconds: timeout.Seconds(),
+		LimitMode:      LimitModePerProcess,
 		Python:         strings.TrimSpace(p.python + " (" + p.versions + ")"),
 		Notes:          p.notes,
 	}
 	if namespaces(p.mode) {
 		info.Network = NetworkNamespace
 		info.PIDNamespace = true
+	}
+	if p.cgroups != nil {
+		info.LimitMode = LimitModeCgroupV1
+		if p.cgroups.version == 2 {
+			info.LimitMode = LimitModeCgroupV2
+		}
+		info.RunLimits = []string{
+			"memory=" + byteSize(o.MemoryBytes) + " (all processes together)",
+			fmt.Sprintf("cpu=%ds (all processes together)", cpu),
+			fmt.Sprintf("processes=%d (processes and threads together)", o.MaxProcesses),
+		}
+	} else {
+		binding := ""
+		if p.root && !p.dropUser {
+			binding = "; not binding: runs as root"
+		}
+		info.RunLimits = []string{
+			fmt.Sprintf("memory=%s (%d processes × as=%s)", byteSize(as*int64(procs)), procs, byteSize(as)),
+			fmt.Sprintf("cpu=%ds (%d processes × %ds at once)", cpuEach*procs, procs, cpuEach),
+			fmt.Sprintf("processes=%d (processes and threads of the identity%s)", procs, binding),
+		}
 	}
 	switch p.mode {
 	case modeRoot:

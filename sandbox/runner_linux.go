@@ -99,6 +99,8 @@ type probe struct {
 	layout *rootLayout
 	// proc is what /proc shows in mode.
 	proc string
+	// cgroups is where runs' cgroups are made; nil: per-process limits.
+	cgroups *cgroupHost
 	// dropUser: the caller is root and scripts run as UID:GID.
 	dropUser bool
 	root     bool
@@ -213,16 +215,39 @@ func (r *Runner) execute(ctx context.Context, p *probe, mode string, req Request
 		return nil, fmt.Errorf("sandbox: setup pipe: %w", err)
 	}
 	defer setR.Close()
+	// The gate: the boot script waits for a byte on it before it does
+	// anything, so that the run is in its cgroup before any of it runs.
+	gateR, gateW, err := os.Pipe()
+	if err != nil {
+		outW.Close()
+		recW.Close()
+		setW.Close()
+		return nil, fmt.Errorf("sandbox: gate pipe: %w", err)
+	}
+	defer gateW.Close()
 	closeChildEnds := func() {
 		outW.Close()
 		recW.Close()
 		setW.Close()
+		gateR.Close()
+	}
+	var cg *runCgroup
+	if p.cgroups != nil {
+		if cg, err = p.cgroups.create(cgroupLimits{memory: r.opts.MemoryBytes, pids: r.opts.MaxProcesses}); err != nil {
+			closeChildEnds()
+			return nil, err
+		}
+		defer func() {
+			if rmErr := cg.remove(); rmErr != nil {
+				r.opts.Logger.Warn("sandbox: cgroup not removed", "err", rmErr)
+			}
+		}()
 	}
 	cmd := exec.Command(p.python, "-s", filepath.Join(dir, "boot", "coordbench_sandbox.py"), string(cfg))
 	cmd.Env = env(lib, work)
 	cmd.Dir = work
 	cmd.Stdout, cmd.Stderr = outW, outW
-	cmd.ExtraFiles = []*os.File{recW, setW} // RecordFD (3) and setupFD (4)
+	cmd.ExtraFiles = []*os.File{recW, setW, gateR} // RecordFD (3), setupFD (4), gateFD (5)
 	cmd.SysProcAttr = r.procAttr(p, mode)
 
 	started := time.Now()
@@ -232,6 +257,17 @@ func (r *Runner) execute(ctx context.Context, p *probe, mode string, req Request
 	}
 	closeChildEnds()
 	pgid := cmd.Process.Pid
+	if cg != nil {
+		if err := cg.add(pgid); err != nil {
+			r.killGroup(pgid)
+			_ = cmd.Wait()
+			return nil, err
+		}
+	}
+	if _, err := gateW.Write([]byte{'g'}); err != nil {
+		r.opts.Logger.Warn("sandbox: open the gate", "err", err) // the boot script reports it
+	}
+	gateW.Close()
 
 	out := &cappedOutput{limit: int64(r.opts.OutputCap), over: make(chan struct{})}
 	recs := &cappedOutput{limit: r.opts.RecordCap, over: make(chan struct{})}
@@ -248,20 +284,36 @@ func (r *Runner) execute(ctx context.Context, p *probe, mode string, req Request
 
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
+	var poll <-chan time.Time
+	if cg != nil {
+		ticker := time.NewTicker(cgroupPoll)
+		defer ticker.Stop()
+		poll = ticker.C
+	}
+	cpuBudgetNS := int64(r.opts.cpuSeconds(timeout)) * int64(time.Second)
 	var killedFor string
-	select {
-	case err = <-exited:
-	case <-timer.C:
-		killedFor = ReasonTimeout
-	case <-out.over:
-		killedFor = LimitOutput
-	case <-recs.over:
-		killedFor = LimitRecords
-	case <-ctx.Done():
-		killedFor = "canceled"
+	for killedFor == "" {
+		select {
+		case err = <-exited:
+		case <-timer.C:
+			killedFor = ReasonTimeout
+		case <-out.over:
+			killedFor = LimitOutput
+		case <-recs.over:
+			killedFor = LimitRecords
+		case <-ctx.Done():
+			killedFor = "canceled"
+		case <-poll:
+			killedFor = cg.stats().over(cpuBudgetNS)
+			continue
+		}
+		break
 	}
 	if killedFor != "" {
 		r.killGroup(pgid)
+		if cg != nil {
+			cg.kill()
+		}
 		err = <-exited
 	}
 	if err != nil {
@@ -270,8 +322,18 @@ func (r *Runner) execute(ctx context.Context, p *probe, mode string, req Request
 		r.opts.Logger.Warn("sandbox: waitid", "pid", pgid, "err", err)
 	}
 	// The script has ended but is not reaped, so the group id is still
-	// ours: end whatever it left behind.
+	// ours: end whatever it left behind, in its group or its cgroup.
 	r.killGroup(pgid)
+	var stats cgroupStats
+	if cg != nil {
+		cg.kill()
+		stats = cg.stats()
+		if killedFor == "" {
+			// A limit the run hit after the last look (a child the OOM
+			// killer ended, and the script went on) is still hit.
+			killedFor = stats.over(cpuBudgetNS)
+		}
+	}
 	waitErr := cmd.Wait()
 	elapsed := time.Since(started)
 	deadline := time.Now().Add(drainTimeout)
@@ -296,6 +358,10 @@ func (r *Runner) execute(ctx context.Context, p *probe, mode string, req Request
 		}
 	} else if waitErr != nil {
 		return nil, fmt.Errorf("sandbox: wait: %w", waitErr)
+	}
+	if cg != nil {
+		res.CPUMS = round3(float64(stats.cpuNS) / 1e6)
+		res.PeakMemoryBytes = stats.peakBytes
 	}
 	if killedFor == "canceled" {
 		return nil, fmt.Errorf("sandbox: %s: %w", req.Name, context.Cause(ctx))
@@ -322,17 +388,18 @@ func (r *Runner) execute(ctx context.Context, p *probe, mode string, req Request
 
 // bootConfig is the boot script's configuration for a run under mode.
 func (r *Runner) bootConfig(p *probe, mode, dir, lib, work, script string, timeout time.Duration) ([]byte, error) {
+	as, nproc, cpu := r.opts.perProcess(p.cgroups != nil, r.opts.cpuSeconds(timeout))
 	limits := map[string]int64{
-		"cpu":    int64(r.opts.cpuSeconds(timeout)),
-		"as":     r.opts.MemoryBytes,
-		"nproc":  int64(r.opts.MaxProcesses),
+		"cpu":    int64(cpu),
+		"as":     as,
+		"nproc":  int64(nproc),
 		"fsize":  r.opts.MaxFileBytes,
 		"nofile": int64(r.opts.MaxOpenFiles),
 		"core":   0,
 	}
 	cfg := map[string]any{
 		"mode": mode, "work": work, "cwd": work, "scratch_bytes": r.opts.ScratchBytes, "limits": limits,
-		"setup_fd": setupFD, "sys_pivot_root": syscall.SYS_PIVOT_ROOT,
+		"setup_fd": setupFD, "gate_fd": gateFD, "record_fd": RecordFD, "sys_pivot_root": syscall.SYS_PIVOT_ROOT,
 		"argv": []string{p.python, "-s", script}, "env": env(lib, work),
 	}
 	if mode == modeRoot {
@@ -340,8 +407,13 @@ func (r *Runner) bootConfig(p *probe, mode, dir, lib, work, script string, timeo
 		cfg["argv"] = []string{p.python, "-s", insideDir + "/" + name}
 		cfg["env"] = env(insideLib, insideWork)
 		cfg["cwd"] = insideWork
+		size, err := treeBytes(lib)
+		if err != nil {
+			return nil, fmt.Errorf("sandbox: %w", err)
+		}
 		cfg["root"] = map[string]any{
 			"dir":      filepath.Join(dir, "root"),
+			"bytes":    size + int64(len(name)) + rootSlack + scriptBytes(script),
 			"binds":    p.layout.Binds,
 			"symlinks": p.layout.Symlinks,
 			"devices":  rootDevices(),
@@ -354,6 +426,37 @@ func (r *Runner) bootConfig(p *probe, mode, dir, lib, work, script string, timeo
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
 	return b, nil
+}
+
+// rootSlack is the minimal root's tmpfs beyond the run's files: directories
+// and symlinks.
+const rootSlack = 2 << 20
+
+// treeBytes is the size of the files under dir, each rounded up to a page.
+func treeBytes(dir string) (int64, error) {
+	var n int64
+	err := filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.Type().IsRegular() {
+			fi, err := d.Info()
+			if err != nil {
+				return err
+			}
+			n += (fi.Size() + 4095) &^ 4095
+		}
+		return nil
+	})
+	return n, err
+}
+
+func scriptBytes(path string) int64 {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return 0
+	}
+	return (fi.Size() + 4095) &^ 4095
 }
 
 // stripPaths takes the private directory and the minimal root's own paths

@@ -50,6 +50,17 @@ const (
 	IsolationNone = "none"
 )
 
+// Values of Options.Cgroups.
+const (
+	CgroupsAuto = "auto"
+	CgroupsOff  = "off"
+)
+
+// MinProcessMemory is the least memory budget each process keeps when the
+// limits are per process: an interpreter that has imported numpy, scipy,
+// h5py and sympy maps about 320 MB.
+const MinProcessMemory = 1 << 30
+
 // Network values of Info.
 const (
 	NetworkNamespace   = "namespace"
@@ -91,6 +102,9 @@ const (
 	// setupFD is the boot script's setup channel (see
 	// py/coordbench_sandbox.py); it is closed when the code starts.
 	setupFD = 4
+	// gateFD is the read end of the gate the boot script waits on until
+	// the run is in its cgroup; closed before anything else happens.
+	gateFD = 5
 	// probeTimeout bounds each probe run; drainTimeout bounds the wait for
 	// the output pipe to close once the group is dead.
 	probeTimeout = 60 * time.Second
@@ -117,11 +131,19 @@ type Options struct {
 	Timeout time.Duration
 	// CPUSeconds is RLIMIT_CPU (default: the timeout, rounded up).
 	CPUSeconds int
-	// MemoryBytes is RLIMIT_AS (default 4 GiB).
+	// MemoryBytes is the run's memory budget (default 4 GiB): with a
+	// cgroup, the memory of all the run's processes together, and the
+	// address space (RLIMIT_AS) of each; without, the budget divided among
+	// the processes the run may have (see Cgroups).
 	MemoryBytes int64
-	// MaxProcesses is RLIMIT_NPROC (default 64). It binds only a non-root
-	// identity: see UID.
+	// MaxProcesses bounds the run's processes and threads together
+	// (default 64): the cgroup's pids.max, and RLIMIT_NPROC, which binds
+	// only a non-root identity (see UID). Without a cgroup it is cut so
+	// that each process keeps at least MinProcessMemory of the budget.
 	MaxProcesses int
+	// Cgroups is CgroupsAuto (default: a cgroup per run where the machine
+	// lets us make one) or CgroupsOff (per-process limits only).
+	Cgroups string
 	// MaxFileBytes is RLIMIT_FSIZE (default 64 MiB).
 	MaxFileBytes int64
 	// MaxOpenFiles is RLIMIT_NOFILE (default 256).
@@ -176,6 +198,9 @@ func (o Options) withDefaults() Options {
 	if o.Isolation == "" {
 		o.Isolation = IsolationAuto
 	}
+	if o.Cgroups == "" {
+		o.Cgroups = CgroupsAuto
+	}
 	if o.UID == 0 {
 		o.UID = DefaultUID
 	}
@@ -191,9 +216,30 @@ func (o Options) withDefaults() Options {
 func (o Options) validate() error {
 	switch o.Isolation {
 	case IsolationAuto, IsolationNamespace, IsolationNone:
-		return nil
+	default:
+		return fmt.Errorf("sandbox: isolation %q: want %q, %q or %q", o.Isolation, IsolationAuto, IsolationNamespace, IsolationNone)
 	}
-	return fmt.Errorf("sandbox: isolation %q: want %q, %q or %q", o.Isolation, IsolationAuto, IsolationNamespace, IsolationNone)
+	if o.Cgroups != CgroupsAuto && o.Cgroups != CgroupsOff {
+		return fmt.Errorf("sandbox: cgroups %q: want %q or %q", o.Cgroups, CgroupsAuto, CgroupsOff)
+	}
+	return nil
+}
+
+// perProcess are the resource limits of each process of a run whose CPU
+// budget is cpu seconds. With a cgroup (run-wide) the cgroup bounds the
+// run's processes together, and each process may use the whole budget.
+// Without, the process count is cut so that each keeps MinProcessMemory,
+// and memory and CPU time are divided among the processes, so that the
+// processes the run can have at once stay within its budget together (CPU
+// time rounded up to whole seconds).
+func (o Options) perProcess(runWide bool, cpu int) (as int64, nproc, cpuEach int) {
+	if runWide {
+		// One more for RLIMIT_NPROC than the cgroup's pids.max, so that
+		// the cgroup, which stops the run, binds first.
+		return o.MemoryBytes, o.MaxProcesses + 1, cpu
+	}
+	nproc = int(min(int64(o.MaxProcesses), max(1, o.MemoryBytes/MinProcessMemory)))
+	return o.MemoryBytes / int64(nproc), nproc, max(1, (cpu+nproc-1)/nproc)
 }
 
 // cpuSeconds is the CPU limit of a run with the given timeout.
@@ -229,6 +275,14 @@ type Info struct {
 	PIDNamespace bool `json:"pid_namespace"`
 	// User is who the code runs as.
 	User string `json:"user"`
+	// LimitMode says how the run as a whole is bounded: "cgroup v2" or
+	// "cgroup v1" (a cgroup per run bounds the memory, CPU time and
+	// process count of all its processes together) or "per-process"
+	// (resource limits per process, chosen so that the processes the run
+	// can have at once stay within its budget together). RunLimits are the
+	// run's budgets and how they are enforced.
+	LimitMode string   `json:"limit_mode"`
+	RunLimits []string `json:"run_limits"`
 	// TimeoutSeconds is the wall-clock limit of one run.
 	TimeoutSeconds float64  `json:"timeout_seconds"`
 	Python         string   `json:"python,omitempty"`
@@ -278,6 +332,10 @@ type Result struct {
 	DurationMS      float64 `json:"duration_ms"`
 	CPUMS           float64 `json:"cpu_ms"`
 	MaxRSSKB        int64   `json:"max_rss_kb,omitempty"`
+	// PeakMemoryBytes is the most memory the run's processes held at
+	// once, from its cgroup (0 without one). With a cgroup, CPUMS is the
+	// CPU time of all the run's processes.
+	PeakMemoryBytes int64 `json:"peak_memory_bytes,omitempty"`
 	// Records is what the code wrote on the record channel (RecordFD), at
 	// most Options.RecordCap bytes; RecordBytes counts all.
 	Records     []byte `json:"-"`
@@ -349,6 +407,15 @@ func (o Options) classify(res *Result, killedFor string, timeout time.Duration, 
 	}
 	cpu := o.cpuSeconds(timeout)
 	switch {
+	case killedFor == LimitMemory:
+		res.Reason, res.Limit = ReasonLimit, LimitMemory
+		res.Detail = fmt.Sprintf("the run's processes together needed more than %s of memory; the run was killed", byteSize(o.MemoryBytes))
+	case killedFor == LimitCPU:
+		res.Reason, res.Limit = ReasonLimit, LimitCPU
+		res.Detail = fmt.Sprintf("the run's processes together used more than %d s of CPU time; the run was killed", cpu)
+	case killedFor == LimitProcesses:
+		res.Reason, res.Limit = ReasonLimit, LimitProcesses
+		res.Detail = fmt.Sprintf("the run tried to have more than %d processes and threads at once; the run was killed", o.MaxProcesses)
 	case killedFor == LimitOutput:
 		res.Reason, res.Limit = ReasonLimit, LimitOutput
 		res.Detail = fmt.Sprintf("more than %d bytes of output; the process group was killed", o.OutputCap)
@@ -377,7 +444,7 @@ func (o Options) classify(res *Result, killedFor string, timeout time.Duration, 
 			res.Detail = fmt.Sprintf("exit status %d", res.ExitCode)
 		}
 	}
-	if res.Section != "" && res.Detail != "" && res.Reason != ReasonExited && res.Reason != ReasonTimeout && res.Limit != LimitOutput && res.Limit != LimitRecords {
+	if res.Section != "" && res.Detail != "" && res.Reason != ReasonExited && res.Reason != ReasonTimeout && killedFor == "" {
 		res.Detail += " (in " + res.Section + ")"
 	}
 }
@@ -389,7 +456,8 @@ func ExceptionLimit(exc string) string {
 	switch {
 	case strings.Contains(exc, "MemoryError") || strings.Contains(exc, "Cannot allocate memory"):
 		return LimitMemory
-	case strings.Contains(exc, "Resource temporarily unavailable") && (strings.Contains(exc, "BlockingIOError") || strings.Contains(exc, "fork")):
+	case strings.Contains(exc, "Resource temporarily unavailable") && (strings.Contains(exc, "BlockingIOError") || strings.Contains(exc, "fork")),
+		strings.Contains(exc, "can't start new thread"):
 		return LimitProcesses
 	case strings.Contains(exc, "File too large"):
 		return LimitFileSize

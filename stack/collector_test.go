@@ -25,6 +25,8 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/coordbench/coordbench/otelmap"
+	"github.com/coordbench/coordbench/otelmap/otlpreceiver"
+	"github.com/coordbench/coordbench/otelmap/tracestore"
 )
 
 // The Collector pipeline of collector-config.yaml, checked with the
@@ -119,17 +121,17 @@ func TestCollectorForwardsSpansAndMetrics(t *testing.T) {
 
 	// Two receivers of our own: one where Jaeger would be, one where the
 	// green agent's /v1/traces would be. Both must get every span.
-	jaegerStore, greenStore := otelmap.NewStore(otelmap.Limits{}), otelmap.NewStore(otelmap.Limits{})
+	jaegerStore, greenStore := tracestore.NewStore(tracestore.Limits{}), tracestore.NewStore(tracestore.Limits{})
 	jaegerMux := http.NewServeMux()
-	jaegerMux.Handle(otelmap.TracesPath, otelmap.NewReceiver(jaegerStore, otelmap.ReceiverLimits{}))
+	jaegerMux.Handle(otlpreceiver.TracesPath, otlpreceiver.NewReceiver(jaegerStore, otlpreceiver.ReceiverLimits{}))
 	jaegerSrv := httptest.NewServer(jaegerMux)
 	t.Cleanup(jaegerSrv.Close)
 	greenMux := http.NewServeMux()
-	greenMux.Handle(otelmap.TracesPath, otelmap.NewReceiver(greenStore, otelmap.ReceiverLimits{}))
+	greenMux.Handle(otlpreceiver.TracesPath, otlpreceiver.NewReceiver(greenStore, otlpreceiver.ReceiverLimits{}))
 	greenSrv := httptest.NewServer(greenMux)
 	t.Cleanup(greenSrv.Close)
 
-	col := newCollector(t, jaegerSrv.URL, greenSrv.URL+otelmap.TracesPath, "OTELCOL_METRICS_VERBOSITY=detailed")
+	col := newCollector(t, jaegerSrv.URL, greenSrv.URL+otlpreceiver.TracesPath, "OTELCOL_METRICS_VERBOSITY=detailed")
 	col.start(t, bin)
 
 	// The gRPC receiver listens too.
@@ -161,7 +163,7 @@ func TestCollectorForwardsSpansAndMetrics(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
 
-	for name, store := range map[string]*otelmap.Store{"jaeger": jaegerStore, "green": greenStore} {
+	for name, store := range map[string]*tracestore.Store{"jaeger": jaegerStore, "green": greenStore} {
 		var spans []otelmap.Span
 		waitFor(t, "spans at "+name, 30*time.Second, col.proc, func(context.Context) error {
 			if spans = store.Spans(traceID); len(spans) < 2 {

@@ -20,6 +20,8 @@ import (
 
 	"github.com/coordbench/coordbench/green"
 	"github.com/coordbench/coordbench/otelmap"
+	"github.com/coordbench/coordbench/otelmap/otlpdecode"
+	"github.com/coordbench/coordbench/otelmap/otlpreceiver"
 	"github.com/coordbench/coordbench/report"
 )
 
@@ -50,7 +52,7 @@ func TestStackAssessmentThroughCollectorAndJaeger(t *testing.T) {
 	jg := startJaeger(t, jaegerBin)
 	greenPort := freePort(t)
 	greenURL := "http://127.0.0.1:" + strconv.Itoa(greenPort)
-	col := newCollector(t, jg.otlpHTTPURL, greenURL+otelmap.TracesPath)
+	col := newCollector(t, jg.otlpHTTPURL, greenURL+otlpreceiver.TracesPath)
 	col.start(t, otelcolBin)
 
 	// Every agent is configured as in the compose file: the AgentBeats
@@ -196,7 +198,7 @@ func TestStackAssessmentThroughCollectorAndJaeger(t *testing.T) {
 	// The same trace from the v3 API, as OTLP JSON, reads back through
 	// coordbench's own OTLP file reader (`green assess --otlp`).
 	v3 := httpGet(t, jg.queryURL+"/api/v3/traces/"+task.TraceID)
-	traces, err := otelmap.ReadOTLPJSON(bytes.NewReader(v3), "api/v3/traces")
+	traces, err := otlpdecode.ReadOTLPJSON(bytes.NewReader(v3), "api/v3/traces")
 	if err != nil {
 		t.Fatalf("v3 answer: %v", err)
 	}

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/coordbench/coordbench/otelmap"
+	"github.com/coordbench/coordbench/otelmap/otlpdecode"
+	"github.com/coordbench/coordbench/otelmap/tracestore"
 )
 
 // BenchmarkDecodeStorePayload decodes and stores make bench-ingest's
@@ -29,12 +31,12 @@ func BenchmarkDecodeStorePayload(b *testing.B) {
 	runtime.ReadMemStats(&m0)
 	cpu0 := cpuTime(b)
 	start := time.Now()
-	var st *otelmap.Store
+	var st *tracestore.Store
 	for b.Loop() {
-		st = otelmap.NewStore(otelmap.Limits{MaxSpansPerTrace: p.shape.spansPerTrace, MaxTraces: p.shape.traces(), MaxAge: time.Hour,
-			Admission: otelmap.AdmissionLimits{MaxTracesPerSource: p.shape.traces()}})
+		st = tracestore.NewStore(tracestore.Limits{MaxSpansPerTrace: p.shape.spansPerTrace, MaxTraces: p.shape.traces(), MaxAge: time.Hour,
+			Admission: tracestore.AdmissionLimits{MaxTracesPerSource: p.shape.traces()}})
 		for _, body := range p.bodies {
-			spans, _, err := otelmap.SpansFromProto(body, otelmap.SourceOTLP)
+			spans, _, err := otlpdecode.SpansFromProto(body, otelmap.SourceOTLP)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -37,7 +37,8 @@ import (
 	"time"
 
 	"github.com/coordbench/coordbench/internal/cli"
-	"github.com/coordbench/coordbench/otelmap"
+	"github.com/coordbench/coordbench/otelmap/otlpreceiver"
+	"github.com/coordbench/coordbench/otelmap/tracestore"
 )
 
 func main() {
@@ -118,11 +119,11 @@ func parseFlags(c *cli.Command, args []string) (o options, code int, ok bool) {
 			return o, c.UsageError("--%s must be positive", v.name), false
 		}
 	}
-	if t := o.shape.traces(); t > otelmap.DefaultMaxTraces {
-		return o, c.UsageError("the payload has %d traces; green holds at most %d (otelmap.DefaultMaxTraces): raise --spans-per-trace", t, otelmap.DefaultMaxTraces), false
+	if t := o.shape.traces(); t > tracestore.DefaultMaxTraces {
+		return o, c.UsageError("the payload has %d traces; green holds at most %d (tracestore.DefaultMaxTraces): raise --spans-per-trace", t, tracestore.DefaultMaxTraces), false
 	}
-	if o.shape.spansPerTrace > otelmap.DefaultMaxSpansPerTrace {
-		return o, c.UsageError("green holds at most %d spans per trace", otelmap.DefaultMaxSpansPerTrace), false
+	if o.shape.spansPerTrace > tracestore.DefaultMaxSpansPerTrace {
+		return o, c.UsageError("green holds at most %d spans per trace", tracestore.DefaultMaxSpansPerTrace), false
 	}
 	return o, 0, true
 }
@@ -146,8 +147,8 @@ func bench(ctx context.Context, o options, stdout io.Writer) error {
 		return err
 	}
 	for _, b := range p.bodies {
-		if len(b) > otelmap.DefaultMaxBodyBytes {
-			return fmt.Errorf("a request of %d bytes is over green's body limit (%d): lower --spans", len(b), otelmap.DefaultMaxBodyBytes)
+		if len(b) > otlpreceiver.DefaultMaxBodyBytes {
+			return fmt.Errorf("a request of %d bytes is over green's body limit (%d): lower --spans", len(b), otlpreceiver.DefaultMaxBodyBytes)
 		}
 	}
 	sh := o.shape
@@ -157,7 +158,7 @@ func bench(ctx context.Context, o options, stdout io.Writer) error {
 	fmt.Fprintf(stdout, "         %.1f MB (%.0f B/span), sha256 %s, generated in %s\n",
 		float64(p.bytes)/1e6, float64(p.bytes)/float64(sh.spans()), p.sha256[:16], time.Since(genStart).Round(time.Millisecond))
 	fmt.Fprintf(stdout, "green:   green serve, default limits: %s traces held (the payload has %s; its one source may take them all: --otlp-traces-per-source %s), %s spans per trace, %d MB per request\n",
-		n(otelmap.DefaultMaxTraces), n(sh.traces()), n(otelmap.DefaultMaxTraces), n(otelmap.DefaultMaxSpansPerTrace), otelmap.DefaultMaxBodyBytes>>20)
+		n(tracestore.DefaultMaxTraces), n(sh.traces()), n(tracestore.DefaultMaxTraces), n(tracestore.DefaultMaxSpansPerTrace), otlpreceiver.DefaultMaxBodyBytes>>20)
 	if len(servers) > 1 {
 		fmt.Fprintf(stdout, "jaeger:  %s (in-memory storage, batch processor)\n", o.jaegerConfig)
 	}

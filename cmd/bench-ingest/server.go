@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/coordbench/coordbench/green"
-	"github.com/coordbench/coordbench/otelmap"
+	"github.com/coordbench/coordbench/otelmap/tracestore"
 )
 
 // server is one of the two servers compared: how to start a fresh process
@@ -94,7 +94,7 @@ func (g *greenServer) command(ctx context.Context) (*exec.Cmd, error) {
 	// (a quarter of the store by default) is raised to the whole store, as
 	// a deployment with one trusted collector in front would set it.
 	cmd := exec.CommandContext(ctx, g.bin, "serve", "--host", "127.0.0.1", "--port", strconv.Itoa(port),
-		"--otlp-traces-per-source", strconv.Itoa(otelmap.DefaultMaxTraces))
+		"--otlp-traces-per-source", strconv.Itoa(tracestore.DefaultMaxTraces))
 	cmd.Env = childEnv()
 	return cmd, nil
 }

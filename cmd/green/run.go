@@ -19,6 +19,9 @@ import (
 	"github.com/coordbench/coordbench/internal/cli"
 	"github.com/coordbench/coordbench/otelmap"
 	"github.com/coordbench/coordbench/otelmap/assemble"
+	"github.com/coordbench/coordbench/otelmap/otlpreceiver"
+	"github.com/coordbench/coordbench/otelmap/sdkbridge"
+	"github.com/coordbench/coordbench/otelmap/tracestore"
 	"github.com/coordbench/coordbench/report"
 	"github.com/coordbench/coordbench/scenario"
 )
@@ -135,8 +138,8 @@ func runRequest(ctx context.Context, c *cli.Command, o *runOptions) int {
 // the optional receiver and the executor, and runs o's request. It returns
 // the result, or nil and the exit code.
 func assessInProcess(ctx context.Context, c *cli.Command, o *runOptions) (*report.Result, int) {
-	store := otelmap.NewStore(otelmap.Limits{})
-	providers, err := otelmap.NewProviders(ctx, otelmap.ProviderOptions{
+	store := tracestore.NewStore(tracestore.Limits{})
+	providers, err := sdkbridge.NewProviders(ctx, sdkbridge.ProviderOptions{
 		ServiceName: green.DefaultServiceName,
 		Attributes:  []attribute.KeyValue{otelmap.AttrRole.String(otelmap.RoleAssessor)},
 	})
@@ -166,7 +169,7 @@ func assessInProcess(ctx context.Context, c *cli.Command, o *runOptions) (*repor
 			}
 		}
 		mux := http.NewServeMux()
-		mux.Handle(otelmap.TracesPath, otlpAuth.Require(otelmap.NewReceiver(store, otelmap.ReceiverLimits{})))
+		mux.Handle(otlpreceiver.TracesPath, otlpAuth.Require(otlpreceiver.NewReceiver(store, otlpreceiver.ReceiverLimits{})))
 		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 		served := make(chan error, 1)
 		go func() { served <- srv.Serve(ln) }()
@@ -178,7 +181,7 @@ func assessInProcess(ctx context.Context, c *cli.Command, o *runOptions) (*repor
 				slog.Warn("run: OTLP receiver", "err", err)
 			}
 		}()
-		slog.Info("run: OTLP receiver listening", "url", "http://"+ln.Addr().String()+otelmap.TracesPath)
+		slog.Info("run: OTLP receiver listening", "url", "http://"+ln.Addr().String()+otlpreceiver.TracesPath)
 	} else {
 		slog.Info("run: no --otlp-addr: participants' spans reach the assessment only as Traceability Extension steps")
 	}

@@ -13,7 +13,7 @@ import (
 	"github.com/coordbench/coordbench/evals"
 	"github.com/coordbench/coordbench/green"
 	"github.com/coordbench/coordbench/groundtruth"
-	"github.com/coordbench/coordbench/otelmap"
+	"github.com/coordbench/coordbench/otelmap/otlpreceiver"
 	"github.com/coordbench/coordbench/purple"
 	"github.com/coordbench/coordbench/report"
 	"github.com/coordbench/coordbench/scenario"
@@ -160,7 +160,7 @@ func RunDemo(ctx context.Context, opts DemoOptions) (*report.Result, error) {
 	}
 	defer stopTeam()
 	log.Info("demo: agents up", "green", h.URL(), "coordinator", team.Agent(DemoCoordinator).URL(),
-		"papers", papers, "otlp_receiver", strings.TrimSuffix(h.URL(), "/")+otelmap.TracesPath)
+		"papers", papers, "otlp_receiver", strings.TrimSuffix(h.URL(), "/")+otlpreceiver.TracesPath)
 
 	res, err := demoAssess(ctx, h, team.URLs(), opts)
 	if err != nil {

@@ -18,6 +18,8 @@ import (
 	"github.com/coordbench/coordbench/internal/testenv"
 	"github.com/coordbench/coordbench/otelmap"
 	"github.com/coordbench/coordbench/otelmap/assemble"
+	"github.com/coordbench/coordbench/otelmap/otlpreceiver"
+	"github.com/coordbench/coordbench/otelmap/tracestore"
 	"github.com/coordbench/coordbench/purple"
 	"github.com/coordbench/coordbench/report"
 	"github.com/coordbench/coordbench/scenario"
@@ -258,8 +260,8 @@ func deref(p *float64) any {
 // every purple agent's, reviewer-2's forwarded by the coordinator.
 func TestRunDemoExportsToBackend(t *testing.T) {
 	t.Setenv(evals.EnvLLMAPIKey, "")
-	backend := otelmap.NewStore(otelmap.Limits{})
-	srv := httptest.NewServer(otelmap.NewReceiver(backend, otelmap.ReceiverLimits{}))
+	backend := tracestore.NewStore(tracestore.Limits{})
+	srv := httptest.NewServer(otlpreceiver.NewReceiver(backend, otlpreceiver.ReceiverLimits{}))
 	defer srv.Close()
 	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", srv.URL)
 	t.Setenv("OTEL_METRICS_EXPORTER", "none")

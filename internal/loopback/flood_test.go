@@ -16,7 +16,9 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 
 	"github.com/coordbench/coordbench/evals"
-	"github.com/coordbench/coordbench/otelmap"
+	"github.com/coordbench/coordbench/otelmap/otlpdecode"
+	"github.com/coordbench/coordbench/otelmap/otlpreceiver"
+	"github.com/coordbench/coordbench/otelmap/tracestore"
 	"github.com/coordbench/coordbench/purple"
 )
 
@@ -25,7 +27,7 @@ import (
 // was refused are reported with the task.
 
 // admissionHarness is settleHarness with the store's limits.
-func admissionHarness(t *testing.T, limits otelmap.Limits) *Harness {
+func admissionHarness(t *testing.T, limits tracestore.Limits) *Harness {
 	t.Helper()
 	return testHarness(t, nil, limits)
 }
@@ -62,11 +64,11 @@ func flood(t *testing.T, h *Harness, body []byte) int64 {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimSuffix(h.URL(), "/")+otelmap.TracesPath, bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimSuffix(h.URL(), "/")+otlpreceiver.TracesPath, bytes.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
-	req.Header.Set("Content-Type", otelmap.ContentTypeProtobuf)
+	req.Header.Set("Content-Type", otlpdecode.ContentTypeProtobuf)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatalf("flood: %v", err)
@@ -92,14 +94,14 @@ func flood(t *testing.T, h *Harness, body []byte) int64 {
 // its participants, whose exports come from the same address as the
 // flood, and scores on complete evidence.
 func TestSpanFloodDoesNotBlindAssessment(t *testing.T) {
-	const floodSpans, maxTraces = 100_000, otelmap.DefaultMaxTraces
+	const floodSpans, maxTraces = 100_000, tracestore.DefaultMaxTraces
 	for _, tc := range []struct {
 		name     string
-		limits   otelmap.Limits
+		limits   tracestore.Limits
 		admitted int
 	}{
-		{"default limits", otelmap.Limits{}, maxTraces / 4},
-		{"quota of the whole store", otelmap.Limits{Admission: otelmap.AdmissionLimits{MaxTracesPerSource: maxTraces}}, maxTraces},
+		{"default limits", tracestore.Limits{}, maxTraces / 4},
+		{"quota of the whole store", tracestore.Limits{Admission: tracestore.AdmissionLimits{MaxTracesPerSource: maxTraces}}, maxTraces},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := admissionHarness(t, tc.limits)
@@ -129,7 +131,7 @@ func TestSpanFloodDoesNotBlindAssessment(t *testing.T) {
 // with the reason, and a warning says the verdicts were made without them.
 func TestRefusedSpansAreReported(t *testing.T) {
 	const perTrace = 4
-	h := admissionHarness(t, otelmap.Limits{MaxSpansPerTrace: perTrace})
+	h := admissionHarness(t, tracestore.Limits{MaxSpansPerTrace: perTrace})
 	team := fanOutTeam(t, h, func(o *purple.Options) { o.FlushOnResponse = true })
 	res := settleAssess(t, h, team, map[string]any{"num_tasks": 1, "settle_max_wait_ms": 2000})
 	if len(res.Tasks) != 1 {

@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/coordbench/coordbench/evals"
-	"github.com/coordbench/coordbench/otelmap"
+	"github.com/coordbench/coordbench/otelmap/tracestore"
 	"github.com/coordbench/coordbench/purple"
 )
 
@@ -17,7 +17,7 @@ import (
 // agents (purple.Options.NoIngestToken): strict ingest then refuses their
 // spans, and the result says so.
 func TestStrictIngestWithPurpleTeam(t *testing.T) {
-	strict := otelmap.Limits{Admission: otelmap.AdmissionLimits{StrictIngest: true}}
+	strict := tracestore.Limits{Admission: tracestore.AdmissionLimits{StrictIngest: true}}
 
 	t.Run("token sent", func(t *testing.T) {
 		h := admissionHarness(t, strict)

@@ -13,7 +13,7 @@ import (
 
 	"github.com/coordbench/coordbench/evals"
 	"github.com/coordbench/coordbench/green"
-	"github.com/coordbench/coordbench/otelmap"
+	"github.com/coordbench/coordbench/otelmap/tracestore"
 	"github.com/coordbench/coordbench/purple"
 	"github.com/coordbench/coordbench/report"
 	"github.com/coordbench/coordbench/scenario"
@@ -33,11 +33,11 @@ const sdkDefaultBatch = sdktrace.DefaultScheduleDelay * time.Millisecond
 // the built-in papers; before, when set, runs before each task's scenario.
 func settleHarness(t *testing.T, before func(ctx context.Context, task scenario.Task)) *Harness {
 	t.Helper()
-	return testHarness(t, before, otelmap.Limits{})
+	return testHarness(t, before, tracestore.Limits{})
 }
 
 // testHarness is settleHarness with the span store's limits.
-func testHarness(t *testing.T, before func(ctx context.Context, task scenario.Task), limits otelmap.Limits) *Harness {
+func testHarness(t *testing.T, before func(ctx context.Context, task scenario.Task), limits tracestore.Limits) *Harness {
 	t.Helper()
 	t.Setenv(evals.EnvLLMAPIKey, "")
 	sc, err := stubCoordinationScenario()

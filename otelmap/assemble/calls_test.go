@@ -11,6 +11,7 @@ import (
 
 	"github.com/coordbench/coordbench/otelmap"
 	"github.com/coordbench/coordbench/otelmap/assemble"
+	"github.com/coordbench/coordbench/otelmap/tracestore"
 	"github.com/coordbench/coordbench/tracedata"
 )
 
@@ -19,7 +20,7 @@ import (
 // client's three spans and the server's three count once, and the steps
 // hang off each other across the process boundary.
 func TestAssembleTwoProcessesPairClientServer(t *testing.T) {
-	store := otelmap.NewStore(otelmap.Limits{})
+	store := tracestore.NewStore(tracestore.Limits{})
 	coord := newSimProc(t, store, "coordinator-svc")
 	rev := newSimProc(t, store, "reviewer-svc")
 	c := newClock()
@@ -98,7 +99,7 @@ func TestAssembleTwoProcessesPairClientServer(t *testing.T) {
 // spans; each agent span inside another agent's is a call, and the work
 // inside an agent span belongs to that agent.
 func TestAssembleInProcessNesting(t *testing.T) {
-	store := otelmap.NewStore(otelmap.Limits{})
+	store := tracestore.NewStore(tracestore.Limits{})
 	p := newSimProc(t, store, "crew")
 	c := newClock()
 	ctx, planner := p.start(context.Background(), c, "invoke_agent planner", trace.SpanKindInternal, invokeAttrs("planner")...)
@@ -156,7 +157,7 @@ func TestAssembleInProcessNesting(t *testing.T) {
 // children before parents, assembles as if it had come all at once; and
 // the input order never changes the JSON.
 func TestAssembleSplitRoadsOutOfOrder(t *testing.T) {
-	build := func(coordStore, revStore *otelmap.Store) trace.TraceID {
+	build := func(coordStore, revStore *tracestore.Store) trace.TraceID {
 		coord := newSimProc(t, coordStore, "coordinator")
 		rev := newSimProc(t, revStore, "reviewer")
 		c := newClock()
@@ -169,7 +170,7 @@ func TestAssembleSplitRoadsOutOfOrder(t *testing.T) {
 		return root.SpanContext().TraceID()
 	}
 
-	mixed, other := otelmap.NewStore(otelmap.Limits{}), otelmap.NewStore(otelmap.Limits{})
+	mixed, other := tracestore.NewStore(tracestore.Limits{}), tracestore.NewStore(tracestore.Limits{})
 	id := build(mixed, other)
 	// The reviewer's spans arrive over OTLP: two batches, each with its own
 	// resource, children first.
@@ -217,7 +218,7 @@ func TestAssembleSplitRoadsOutOfOrder(t *testing.T) {
 // edge to the agent it names, or to a virtual node for its address; an
 // HTTP call inside an LLM call is no interaction at all.
 func TestAssembleUnpairedClients(t *testing.T) {
-	store := otelmap.NewStore(otelmap.Limits{})
+	store := tracestore.NewStore(tracestore.Limits{})
 	p := newSimProc(t, store, "coordinator")
 	c := newClock()
 	ctx, root := p.start(context.Background(), c, "invoke_agent coordinator", trace.SpanKindInternal, invokeAttrs("coordinator")...)
@@ -272,7 +273,7 @@ func TestAssembleUnpairedClients(t *testing.T) {
 // server span whose parent is missing was called by someone unknown, and
 // the trace says its caller's spans are missing.
 func TestAssembleServerOnly(t *testing.T) {
-	store := otelmap.NewStore(otelmap.Limits{})
+	store := tracestore.NewStore(tracestore.Limits{})
 	green := newSimProc(t, store, "green", otelmap.AttrRole.String(otelmap.RoleAssessor))
 	helper := newSimProc(t, store, "helper")
 	c := newClock()

@@ -16,6 +16,7 @@ import (
 
 	"github.com/coordbench/coordbench/otelmap"
 	"github.com/coordbench/coordbench/otelmap/assemble"
+	"github.com/coordbench/coordbench/otelmap/otlpdecode"
 	"github.com/coordbench/coordbench/tracedata"
 )
 
@@ -23,13 +24,13 @@ import (
 // the spans of its one trace.
 func readCapture(t *testing.T, path string) (trace.TraceID, []otelmap.Span) {
 	t.Helper()
-	batches, err := otelmap.ReadOTLPJSONFile(path)
+	batches, err := otlpdecode.ReadOTLPJSONFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var spans []otelmap.Span
 	for _, b := range batches {
-		s, _ := otelmap.SpansFromTraces(b, otelmap.SourceOTLP)
+		s, _ := otlpdecode.SpansFromTraces(b, otelmap.SourceOTLP)
 		spans = append(spans, s...)
 	}
 	if len(spans) == 0 {

@@ -18,6 +18,8 @@ import (
 
 	"github.com/coordbench/coordbench/otelmap"
 	"github.com/coordbench/coordbench/otelmap/assemble"
+	"github.com/coordbench/coordbench/otelmap/extension"
+	"github.com/coordbench/coordbench/otelmap/tracestore"
 	"github.com/coordbench/coordbench/tracedata"
 )
 
@@ -59,7 +61,7 @@ func TestAssembleExtensionSteps(t *testing.T) {
 		{"own resource", &otelmap.Resource{ServiceName: "responder"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			store := otelmap.NewStore(otelmap.Limits{})
+			store := tracestore.NewStore(tracestore.Limits{})
 			green := newSimProc(t, store, "green", otelmap.AttrRole.String(otelmap.RoleAssessor))
 			c := newClock()
 			ctx, task := green.start(context.Background(), c, "coordbench.task", trace.SpanKindInternal, otelmap.AttrCallType.String("HOST"))
@@ -221,7 +223,7 @@ func extBySpanName(t *testing.T, spans []otelmap.Span) map[string]*otelmap.Span 
 func TestAssembleExtensionPythonSample(t *testing.T) {
 	rt := extFixture(t, "python_sample.json")
 	caller := extCallerSpan(t, "Host Agent")
-	spans, err := otelmap.SpansFromResponseTrace(rt, extParent(caller), "Host Agent")
+	spans, err := extension.SpansFromResponseTrace(rt, extParent(caller), "Host Agent")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -263,7 +265,7 @@ func TestExtensionRoundTripThroughAssembly(t *testing.T) {
 		{StepID: "1000000000000005", ParentStepID: "1000000000000004", CallType: tracedata.CallTool, Agent: "booking", Name: "execute_tool search",
 			StartTime: at(340), EndTime: at(400), LatencyMS: 60, Latency: 60},
 	}
-	spans, err := otelmap.SpansFromResponseTrace(&tracedata.ResponseTrace{TraceID: caller.TraceID.String(), Steps: steps}, parent, "purple")
+	spans, err := extension.SpansFromResponseTrace(&tracedata.ResponseTrace{TraceID: caller.TraceID.String(), Steps: steps}, parent, "purple")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -299,7 +301,7 @@ func TestExtensionRoundTripThroughAssembly(t *testing.T) {
 		t.Errorf("interactions %+v", td.Interactions)
 	}
 	// And back out as the extension's payload.
-	rt := otelmap.ResponseTraceFromSteps(caller.TraceID.String(), td.Steps)
+	rt := extension.ResponseTraceFromSteps(caller.TraceID.String(), td.Steps)
 	if len(rt.Steps) != len(td.Steps) {
 		t.Errorf("%d steps from %d", len(rt.Steps), len(td.Steps))
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/coordbench/coordbench/otelmap"
 	"github.com/coordbench/coordbench/otelmap/assemble"
+	"github.com/coordbench/coordbench/otelmap/otlpdecode"
 	"github.com/coordbench/coordbench/tracedata"
 )
 
@@ -40,13 +41,13 @@ type frameworkTruth struct {
 func loadFramework(t *testing.T, name string) (trace.TraceID, []otelmap.Span, frameworkTruth) {
 	t.Helper()
 	dir := filepath.Join("testdata", "frameworks")
-	docs, err := otelmap.ReadOTLPJSONFile(filepath.Join(dir, name+".otlp.json"))
+	docs, err := otlpdecode.ReadOTLPJSONFile(filepath.Join(dir, name+".otlp.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	var spans []otelmap.Span
 	for _, d := range docs {
-		sp, warns := otelmap.SpansFromTraces(d, otelmap.SourceOTLP)
+		sp, warns := otlpdecode.SpansFromTraces(d, otelmap.SourceOTLP)
 		if len(warns) > 0 {
 			t.Fatalf("%s: %v", name, warns)
 		}

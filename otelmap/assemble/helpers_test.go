@@ -17,6 +17,8 @@ import (
 
 	"github.com/coordbench/coordbench/otelmap"
 	"github.com/coordbench/coordbench/otelmap/assemble"
+	"github.com/coordbench/coordbench/otelmap/sdkbridge"
+	"github.com/coordbench/coordbench/otelmap/tracestore"
 	"github.com/coordbench/coordbench/tracedata"
 )
 
@@ -28,7 +30,7 @@ type simProc struct {
 
 // newSimProc starts a tracer provider for service (no service.name when
 // service is "") recording into store.
-func newSimProc(t testing.TB, store *otelmap.Store, service string, extra ...attribute.KeyValue) *simProc {
+func newSimProc(t testing.TB, store *tracestore.Store, service string, extra ...attribute.KeyValue) *simProc {
 	t.Helper()
 	var attrs []attribute.KeyValue
 	if service != "" {
@@ -36,7 +38,7 @@ func newSimProc(t testing.TB, store *otelmap.Store, service string, extra ...att
 	}
 	attrs = append(attrs, extra...)
 	tp := sdktrace.NewTracerProvider(
-		sdktrace.WithSpanProcessor(otelmap.NewRecorder(store)),
+		sdktrace.WithSpanProcessor(sdkbridge.NewRecorder(store)),
 		sdktrace.WithResource(resource.NewSchemaless(attrs...)),
 		sdktrace.WithSampler(sdktrace.AlwaysSample()),
 	)

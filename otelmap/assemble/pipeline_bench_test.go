@@ -12,6 +12,8 @@ import (
 
 	"github.com/coordbench/coordbench/otelmap"
 	"github.com/coordbench/coordbench/otelmap/assemble"
+	"github.com/coordbench/coordbench/otelmap/otlpdecode"
+	"github.com/coordbench/coordbench/otelmap/tracestore"
 )
 
 // BenchmarkPipeline measures the whole path a span takes in the assessor:
@@ -28,15 +30,15 @@ func BenchmarkPipeline(b *testing.B) {
 	for _, n := range []int{1_000, 100_000, 1_000_000} {
 		b.Run(fmt.Sprintf("spans=%d", n), func(b *testing.B) {
 			bodies := pipelineBodies(b, n)
-			limits := otelmap.Limits{MaxSpansPerTrace: 100, MaxTraces: n/100 + 1, MaxAge: time.Hour}
+			limits := tracestore.Limits{MaxSpansPerTrace: 100, MaxTraces: n/100 + 1, MaxAge: time.Hour}
 			b.ReportAllocs()
 			var m0, m1 runtime.MemStats
 			var heldBytes float64
 			runtime.ReadMemStats(&m0)
 			for b.Loop() {
-				st := otelmap.NewStore(limits)
+				st := tracestore.NewStore(limits)
 				for _, body := range bodies {
-					spans, _, err := otelmap.SpansFromProto(body, otelmap.SourceOTLP)
+					spans, _, err := otlpdecode.SpansFromProto(body, otelmap.SourceOTLP)
 					if err != nil {
 						b.Fatal(err)
 					}

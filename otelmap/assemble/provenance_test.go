@@ -8,6 +8,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/coordbench/coordbench/otelmap"
+	"github.com/coordbench/coordbench/otelmap/tracestore"
 )
 
 // The framework fixtures stand for participants of other people's
@@ -34,7 +35,7 @@ func TestFrameworkFixturesUnderAnAssessorCall(t *testing.T) {
 				Attrs: []attribute.KeyValue{otelmap.AttrGenAIOperationName.String(otelmap.OpInvokeAgent)}}
 
 			loose := append([]otelmap.Span{task, call}, spans...)
-			if kept, aside := otelmap.Vouch(loose, task.SpanID); len(kept) != 2 || aside.Outside != len(spans) || aside.Impersonating != 0 {
+			if kept, aside := tracestore.Vouch(loose, task.SpanID); len(kept) != 2 || aside.Outside != len(spans) || aside.Impersonating != 0 {
 				t.Errorf("fixture not under the assessor's call: kept %d, set aside %+v; want all %d of its spans set aside", len(kept), aside, len(spans))
 			}
 
@@ -50,7 +51,7 @@ func TestFrameworkFixturesUnderAnAssessorCall(t *testing.T) {
 			if roots != 1 {
 				t.Fatalf("%d roots; the test grafts a fixture's one root", roots)
 			}
-			kept, aside := otelmap.Vouch(grafted, task.SpanID)
+			kept, aside := tracestore.Vouch(grafted, task.SpanID)
 			if len(kept) != len(grafted) || aside.Spans != 0 {
 				t.Errorf("under the assessor's call: kept %d of %d, set aside %+v", len(kept), len(grafted), aside)
 			}

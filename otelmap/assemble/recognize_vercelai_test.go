@@ -11,19 +11,20 @@ import (
 
 	"github.com/coordbench/coordbench/otelmap"
 	"github.com/coordbench/coordbench/otelmap/assemble"
+	"github.com/coordbench/coordbench/otelmap/otlpdecode"
 	"github.com/coordbench/coordbench/tracedata"
 )
 
 // loadLive reads one capture of the live corpus as spans of one trace.
 func loadLive(t *testing.T, program, file string) (trace.TraceID, []otelmap.Span) {
 	t.Helper()
-	docs, err := otelmap.ReadOTLPJSONFile(filepath.Join("testdata", "live", program, file))
+	docs, err := otlpdecode.ReadOTLPJSONFile(filepath.Join("testdata", "live", program, file))
 	if err != nil {
 		t.Fatal(err)
 	}
 	var spans []otelmap.Span
 	for _, d := range docs {
-		sp, warns := otelmap.SpansFromTraces(d, otelmap.SourceOTLP)
+		sp, warns := otlpdecode.SpansFromTraces(d, otelmap.SourceOTLP)
 		if len(warns) > 0 {
 			t.Fatalf("%s/%s: %v", program, file, warns)
 		}

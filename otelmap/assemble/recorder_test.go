@@ -14,16 +14,18 @@ import (
 
 	"github.com/coordbench/coordbench/otelmap"
 	"github.com/coordbench/coordbench/otelmap/assemble"
+	"github.com/coordbench/coordbench/otelmap/sdkbridge"
+	"github.com/coordbench/coordbench/otelmap/tracestore"
 )
 
 // TestRecorderConcurrentEnds: spans ended on many goroutines at once all
 // arrive, and assembly may read the store meanwhile (run with -race).
 func TestRecorderConcurrentEnds(t *testing.T) {
-	store := otelmap.NewStore(otelmap.Limits{})
+	store := tracestore.NewStore(tracestore.Limits{})
 	tps := make([]*sdktrace.TracerProvider, 3)
 	for i := range tps {
 		tps[i] = sdktrace.NewTracerProvider(
-			sdktrace.WithSpanProcessor(otelmap.NewRecorder(store)),
+			sdktrace.WithSpanProcessor(sdkbridge.NewRecorder(store)),
 			sdktrace.WithResource(resource.NewSchemaless(attribute.String("service.name", fmt.Sprintf("svc%d", i)))),
 		)
 		defer func() { _ = tps[i].Shutdown(context.Background()) }()

@@ -4,6 +4,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/coordbench/coordbench/otelmap"
+	"github.com/coordbench/coordbench/otelmap/extension"
 	"github.com/coordbench/coordbench/tracedata"
 )
 
@@ -36,7 +37,7 @@ func ResponseTraceForCall(traceID trace.TraceID, spans []otelmap.Span, root trac
 		}
 		steps = kept
 	}
-	return otelmap.ResponseTraceFromSteps(traceID.String(), steps)
+	return extension.ResponseTraceFromSteps(traceID.String(), steps)
 }
 
 // spansUnder returns the hex ids of root and the spans below it in the

@@ -10,6 +10,7 @@ import (
 
 	"github.com/coordbench/coordbench/otelmap"
 	"github.com/coordbench/coordbench/otelmap/assemble"
+	"github.com/coordbench/coordbench/otelmap/extension"
 	"github.com/coordbench/coordbench/tracedata"
 )
 
@@ -87,7 +88,7 @@ func TestResponseTraceForCall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	spans, err := otelmap.SpansFromResponseTrace(back, parent, "purple")
+	spans, err := extension.SpansFromResponseTrace(back, parent, "purple")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,12 +3,19 @@
 The Go runner starts this file with the chosen interpreter, in a process
 group of its own and, where the machine allows, in new user, mount,
 network, PID, IPC and UTS namespaces (as root-in-namespace). Nothing of the
-code to run has run yet. Then, by the configuration's mode:
+code to run has run yet. It first waits for one byte on the gate (gate_fd):
+the runner writes it once this process is in the run's cgroup, so nothing of
+the run runs outside it. It then closes every descriptor but stdin, stdout,
+stderr, the record channel and the setup channel, whatever the runner's
+process left open. Then, by the configuration's mode:
 
-* "root": builds a minimal root on a tmpfs (the interpreter, its standard
-  library, the packages and shared libraries it loads, bind-mounted from the
-  host; a few device nodes; a fresh /proc of the PID namespace; the run's
-  library and script under /sandbox, read-only; a size-limited tmpfs as the
+* "root": enters a cgroup namespace of its own and names its UTS namespace
+  "sandbox" (no host cgroup path or hostname shows), builds a minimal root
+  on a tmpfs (the interpreter, its standard library, the packages and shared
+  libraries it loads, bind-mounted from the host; a few device nodes; a
+  fresh /proc of the PID namespace; the run's library and script copied
+  under /sandbox, read-only, so that no mount names their host path; a
+  size-limited tmpfs as the
   work directory /sandbox/work), pivot_roots into it and detaches the host's
   tree, and makes every mount read-only except the work directory. Nothing
   else of the host (its files, its other processes) is reachable.
@@ -33,16 +40,17 @@ own failure off as the runner's.
 
 The configuration is one JSON argument: mode, argv, env, cwd, work (the
 host's work directory), scratch_bytes, limits ({"cpu": s, "as": bytes,
-"nproc": n, "fsize": bytes, "nofile": n, "core": 0}), setup_fd,
-sys_pivot_root, and with mode "root" root: {dir, binds: [[path, is_dir]],
-symlinks: [[path, target]], devices: [path], files: [[host, inside,
-is_dir]], work}.
+"nproc": n, "fsize": bytes, "nofile": n, "core": 0}), setup_fd, gate_fd,
+record_fd, sys_pivot_root, and with mode "root" root: {dir, bytes (the root
+tmpfs's size), binds: [[path, is_dir]], symlinks: [[path, target]],
+devices: [path], files: [[host, inside, is_dir]] (copied), work}.
 """
 
 import ctypes
 import json
 import os
 import resource
+import shutil
 import sys
 
 SETUP_FAILED = 120
@@ -63,6 +71,7 @@ MS_REC = 0x4000
 MS_PRIVATE = 1 << 18
 MNT_DETACH = 0x2
 CLONE_NEWNS = 0x00020000
+CLONE_NEWCGROUP = 0x02000000
 CLONE_NEWUSER = 0x10000000
 PR_SET_NO_NEW_PRIVS = 38
 
@@ -109,7 +118,7 @@ def build_root(root, scratch_bytes, sys_pivot_root):
     new = root["dir"]
     # Nothing of what follows may propagate back to the host's mounts.
     _mount(None, "/", None, MS_REC | MS_PRIVATE)
-    _mount("tmpfs", new, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,mode=0755")
+    _mount("tmpfs", new, "tmpfs", MS_NOSUID | MS_NODEV, "size=%d,mode=0755" % int(root["bytes"]))
     for path, target in root["symlinks"]:
         os.makedirs(os.path.dirname(new + path), exist_ok=True)
         os.symlink(target, new + path)
@@ -131,12 +140,15 @@ def build_root(root, scratch_bytes, sys_pivot_root):
     work = new + root["work"]
     os.makedirs(work, exist_ok=True)
     _mount("tmpfs", work, "tmpfs", MS_NOSUID | MS_NODEV, "size=%d,mode=0700" % scratch_bytes)
+    # The run's own files are copied, not bound: a bind mount would show
+    # their host path in /proc/self/mountinfo.
     for host, inside, is_dir in root["files"]:
         if is_dir:
-            os.makedirs(new + inside, exist_ok=True)
+            shutil.copytree(host, new + inside)
         else:
-            _mkfile(new + inside)
-        _mount(host, new + inside, None, MS_BIND)
+            os.makedirs(os.path.dirname(new + inside), exist_ok=True)
+            shutil.copyfile(host, new + inside)
+            os.chmod(new + inside, 0o644)
     old = new + "/.old"
     os.makedirs(old, exist_ok=True)
     os.chdir(new)
@@ -156,6 +168,35 @@ def lockdown(work, scratch_bytes):
 
 def seal():
     _check(_libc.unshare(CLONE_NEWUSER | CLONE_NEWNS), "unshare user and mount namespaces")
+
+
+def wait_gate(fd):
+    """Waits until the runner has put this process into the run's cgroup."""
+    try:
+        got = os.read(fd, 1)
+    finally:
+        os.close(fd)
+    if got != b"g":
+        raise OSError("the runner closed the gate")
+
+
+def hide_host_names():
+    """A cgroup namespace rooted at the run's cgroup (/proc/self/cgroup
+    shows "/", not the host's cgroup path) and a hostname of our own (the
+    UTS namespace starts with the host's)."""
+    _check(_libc.unshare(CLONE_NEWCGROUP), "unshare the cgroup namespace")
+    name = b"sandbox"
+    _check(_libc.sethostname(name, len(name)), "sethostname")
+
+
+def close_inherited(keep):
+    """Closes every descriptor above stderr but those in keep, whatever the
+    runner's process left open without close-on-exec."""
+    lo = 3
+    for fd in sorted(keep) + [0x7FFFFFFF]:
+        if fd > lo:
+            os.closerange(lo, fd)
+        lo = max(lo, fd + 1)
 
 
 LIMITS = {
@@ -187,8 +228,11 @@ def main():
     cfg = json.loads(sys.argv[1])
     fd = int(cfg["setup_fd"])
     try:
+        wait_gate(int(cfg["gate_fd"]))
+        close_inherited({int(cfg["record_fd"]), fd})
         mode = cfg["mode"]
         if mode == "root":
+            hide_host_names()
             build_root(cfg["root"], int(cfg["scratch_bytes"]), int(cfg["sys_pivot_root"]))
         elif mode == "lockdown":
             lockdown(cfg["work"], int(cfg["scratch_bytes"]))

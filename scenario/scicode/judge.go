@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 )
@@ -23,15 +24,23 @@ import (
 // Python process that never imports the solver's code. It rewrites each
 // step's test cases into what the sandbox runs (assertions become records
 // of the solver's values) and compares the recorded values with the targets,
-// which only it reads. One process serves the scenario, one request at a
-// time; it is started on first use, stopped after judgeIdle without work
-// and restarted after a failure.
+// which only it reads.
+//
+// One request runs in one process at a time, and each concurrent request
+// gets its own process (up to judgeProcesses; past that, requests queue in
+// arrival order, each bounded by its own deadline): one participant's
+// records, however costly, hold up only the request that carries them. A
+// process serves one request after another; it stops after judgeIdle
+// without work, and is killed when a request fails or runs past its time.
+// Each process is limited in address space (judgeMemory) and each request
+// in CPU time (judgeCPU, SIGXCPU in the process) and wall time
+// (judgeTimeout, here).
 
 // pyFS holds the Python code: py/lib is what the sandbox's code may import
 // (the harness and the scicode package), py/coordbench_judge.py and
 // py/judge_*.py the judge.
 //
-//go:embed py/coordbench_judge.py py/judge_names.py py/judge_pass.py py/judge_records.py py/lib/coordbench_harness.py py/lib/scicode/__init__.py py/lib/scicode/compare/__init__.py py/lib/scicode/compare/cmp.py py/judge_targets.py
+//go:embed py/coordbench_judge.py py/judge_names.py py/judge_pass.py py/judge_records.py py/judge_strict.py py/lib/coordbench_harness.py py/lib/scicode/__init__.py py/lib/scicode/compare/__init__.py py/lib/scicode/compare/cmp.py py/judge_targets.py
 var pyFS embed.FS
 
 // sandboxLib is the tree put on the sandbox's PYTHONPATH.
@@ -46,24 +55,48 @@ func sandboxLib() fs.FS {
 const (
 	// judgeIdle stops an idle judge process.
 	judgeIdle = 2 * time.Minute
-	// judgeTimeout bounds one request (planning runs the test cases'
-	// own setup statements; judging decodes up to the record cap).
+	// judgeTimeout bounds one request's wall time (planning runs the
+	// test cases' own setup statements; judging decodes up to the record
+	// cap). It is the backstop of judgeCPU on a starved machine.
 	judgeTimeout = 10 * time.Minute
-	// judgeMemory is the judge process's address-space limit.
-	judgeMemory = 16 << 30
+	// judgeCPU bounds one request's CPU time, in the process.
+	judgeCPU = 120 * time.Second
+	// judgeMemory is each judge process's address-space limit: the
+	// targets of a step, 64 MiB of records decoded (at most 10 M numbers)
+	// and the comparisons' temporaries, which cannot amplify (the
+	// structure rule and the broadcast bound, judge_strict.py).
+	judgeMemory = 4 << 30
+	// judgeProcesses is how many requests are judged at once.
+	judgeProcesses = 8
 )
 
-// errJudgeDied is a judge process that died or stopped answering.
-var errJudgeDied = errors.New("the judge process ended")
+var (
+	// errJudgeDied is a judge process that died or stopped answering.
+	errJudgeDied = errors.New("the judge process ended")
+	// errJudgeTime is a request that ran past the judge's own time limit
+	// (judgeTimeout) while its caller still waited.
+	errJudgeTime = errors.New("the judge did not answer within its time limit")
+)
 
-// judge runs the judge process.
+// judge runs the judge processes.
 type judge struct {
 	python func() string
 	log    *slog.Logger
 
-	mu   sync.Mutex
-	proc *judgeProc
-	idle *time.Timer
+	// slots holds one token per process at work.
+	slots chan struct{}
+	mu    sync.Mutex
+	idle  []*judgeProc
+	// gen changes on stop: a process started before goes when it is
+	// handed back.
+	gen int
+	// peakRSS is the largest peak resident memory a process reported
+	// (KiB), for the docs' measurements.
+	peakRSS int64
+}
+
+func newJudge(python func() string, log *slog.Logger) *judge {
+	return &judge{python: python, log: log, slots: make(chan struct{}, judgeProcesses)}
 }
 
 type judgeProc struct {
@@ -73,6 +106,8 @@ type judgeProc struct {
 	out    *bufio.Reader
 	stderr *tailBuffer
 	done   chan struct{}
+	gen    int
+	idle   *time.Timer
 }
 
 // plannedCase is one test case as the sandbox runs it.
@@ -97,8 +132,10 @@ type judgement struct {
 		Traceback string `json:"traceback"`
 	} `json:"failure"`
 	Malformed string `json:"malformed"`
-	// CPUMS is the judge's CPU time for this run.
-	CPUMS float64 `json:"cpu_ms"`
+	// CPUMS is the judge's CPU time for this run; PeakRSSKiB the judge
+	// process's peak resident memory so far.
+	CPUMS      float64 `json:"cpu_ms"`
+	PeakRSSKiB int64   `json:"peak_rss_kib"`
 }
 
 type judgeReply struct {
@@ -144,33 +181,39 @@ func (j *judge) judge(ctx context.Context, p *Problem, step *Step, targets strin
 	return &resp.judgement, nil
 }
 
-// call sends one request (with records for "judge") and reads the answer,
-// starting the process if need be. A process that fails is stopped; the
-// next call starts a new one.
+// call sends one request (with records for "judge") to a process of its
+// own and reads the answer. It waits for a free process at most until ctx
+// ends; a process that fails or runs past judgeTimeout is killed.
 func (j *judge) call(ctx context.Context, req map[string]any, records []byte, resp any) error {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	if j.idle != nil {
-		j.idle.Stop()
+	select {
+	case j.slots <- struct{}{}:
+	case <-ctx.Done():
+		return fmt.Errorf("judge: waited for a free judge process until the task's time ran out: %w", context.Cause(ctx))
 	}
-	p, err := j.start()
+	defer func() { <-j.slots }()
+	p, err := j.take()
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(ctx, judgeTimeout)
+	tctx, cancel := context.WithTimeoutCause(ctx, judgeTimeout, errJudgeTime)
 	defer cancel()
 	answered := make(chan error, 1)
 	go func() { answered <- exchange(p, req, records, resp) }()
 	select {
 	case err = <-answered:
-	case <-ctx.Done():
-		err = fmt.Errorf("judge: %w", context.Cause(ctx))
+	case <-tctx.Done():
+		if ctx.Err() != nil {
+			err = fmt.Errorf("judge: the task's time ran out while the judge compared its values: %w", context.Cause(ctx))
+		} else {
+			err = fmt.Errorf("judge: %w (%s)", errJudgeTime, judgeTimeout)
+		}
 	}
 	if err != nil {
-		j.stopLocked()
+		j.kill(p)
+		<-answered // the exchange ends with the process's pipes
 		return err
 	}
-	j.idle = time.AfterFunc(judgeIdle, j.stop)
+	j.handBack(p, resp)
 	return nil
 }
 
@@ -203,16 +246,69 @@ func exchange(p *judgeProc, req map[string]any, records []byte, resp any) error 
 	return nil
 }
 
-// start starts the process unless it runs (j.mu held).
-func (j *judge) start() (*judgeProc, error) {
-	if j.proc != nil {
+// take returns an idle process that still runs, or starts one.
+func (j *judge) take() (*judgeProc, error) {
+	j.mu.Lock()
+	for len(j.idle) > 0 {
+		p := j.idle[len(j.idle)-1]
+		j.idle = j.idle[:len(j.idle)-1]
+		p.idle.Stop()
 		select {
-		case <-j.proc.done:
-			j.stopLocked()
+		case <-p.done:
+			j.mu.Unlock()
+			j.kill(p)
+			j.mu.Lock()
+			continue
 		default:
-			return j.proc, nil
 		}
+		j.mu.Unlock()
+		return p, nil
 	}
+	gen := j.gen
+	j.mu.Unlock()
+	return j.start(gen)
+}
+
+// handBack makes p idle again, unless the judge was stopped since it
+// started.
+func (j *judge) handBack(p *judgeProc, resp any) {
+	if r, ok := resp.(interface{ peak() int64 }); ok {
+		j.notePeak(r.peak())
+	}
+	j.mu.Lock()
+	if p.gen != j.gen {
+		j.mu.Unlock()
+		j.kill(p)
+		return
+	}
+	p.idle = time.AfterFunc(judgeIdle, func() { j.retire(p) })
+	j.idle = append(j.idle, p)
+	j.mu.Unlock()
+}
+
+func (j *judge) notePeak(kib int64) {
+	j.mu.Lock()
+	j.peakRSS = max(j.peakRSS, kib)
+	j.mu.Unlock()
+}
+
+func (r *judgement) peak() int64 { return r.PeakRSSKiB }
+
+// retire stops p if it is still idle.
+func (j *judge) retire(p *judgeProc) {
+	j.mu.Lock()
+	i := slices.Index(j.idle, p)
+	if i < 0 {
+		j.mu.Unlock()
+		return
+	}
+	j.idle = slices.Delete(j.idle, i, i+1)
+	j.mu.Unlock()
+	j.close(p)
+}
+
+// start starts a process.
+func (j *judge) start(gen int) (*judgeProc, error) {
 	python := j.python()
 	if python == "" {
 		return nil, errors.New("judge: no Python")
@@ -228,13 +324,14 @@ func (j *judge) start() (*judgeProc, error) {
 	}
 	// The judge removes its directory once it has loaded its code, so that
 	// a judge killed with the green agent leaves nothing behind.
-	cmd := exec.Command(python, "-s", filepath.Join(dir, "coordbench_judge.py"), fmt.Sprint(judgeMemory), "--remove-own-directory")
+	cmd := exec.Command(python, "-s", filepath.Join(dir, "coordbench_judge.py"), fmt.Sprint(judgeMemory),
+		fmt.Sprint(int(judgeCPU.Seconds())), "--remove-own-directory")
 	cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8", "PYTHONDONTWRITEBYTECODE=1",
 		"PYTHONPATH=" + filepath.Join(dir, "lib"), "HOME=" + dir, "TMPDIR=" + dir,
 		"OPENBLAS_NUM_THREADS=1", "OMP_NUM_THREADS=1", "MKL_NUM_THREADS=1"}
 	cmd.Dir = dir
 	cmd.SysProcAttr = judgeProcAttr()
-	p := &judgeProc{cmd: cmd, dir: dir, stderr: &tailBuffer{max: 4096}, done: make(chan struct{})}
+	p := &judgeProc{cmd: cmd, dir: dir, stderr: &tailBuffer{max: 4096}, done: make(chan struct{}), gen: gen}
 	cmd.Stderr = p.stderr
 	in, err := cmd.StdinPipe()
 	if err != nil {
@@ -255,24 +352,27 @@ func (j *judge) start() (*judgeProc, error) {
 		close(p.done)
 	}()
 	p.in, p.out = in, bufio.NewReaderSize(out, 1<<16)
-	j.proc = p
 	j.log.Debug("scicode judge started", "pid", cmd.Process.Pid)
 	return p, nil
 }
 
-// stop ends the process; the next call starts another.
+// stop ends the idle processes; those at work end when handed back. The
+// next call starts another.
 func (j *judge) stop() {
 	j.mu.Lock()
-	defer j.mu.Unlock()
-	j.stopLocked()
+	j.gen++
+	idle := j.idle
+	j.idle = nil
+	j.mu.Unlock()
+	for _, p := range idle {
+		p.idle.Stop()
+		j.close(p)
+	}
 }
 
-func (j *judge) stopLocked() {
-	p := j.proc
-	if p == nil {
-		return
-	}
-	j.proc = nil
+// close ends an idle process: its input closes, and it is killed if it
+// does not end at once.
+func (j *judge) close(p *judgeProc) {
 	_ = p.in.Close()
 	select {
 	case <-p.done:
@@ -280,6 +380,14 @@ func (j *judge) stopLocked() {
 		_ = p.cmd.Process.Kill()
 		<-p.done
 	}
+	os.RemoveAll(p.dir)
+}
+
+// kill ends a process at work.
+func (j *judge) kill(p *judgeProc) {
+	_ = p.cmd.Process.Kill()
+	_ = p.in.Close()
+	<-p.done
 	os.RemoveAll(p.dir)
 }
 

@@ -35,7 +35,7 @@ func TestPlanEveryStep(t *testing.T) {
 	if _, err := os.Stat(python); err != nil {
 		skip(err.Error())
 	}
-	j := &judge{python: func() string { return python }, log: slog.New(slog.DiscardHandler)}
+	j := newJudge(func() string { return python }, slog.New(slog.DiscardHandler))
 	defer j.stop()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()

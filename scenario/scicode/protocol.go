@@ -117,7 +117,7 @@ func (w *walker) step(ctx context.Context, k int) StepResult {
 		res, err := w.s.Test(ctx, TestRequest{Split: w.t.Split, Problem: p, Step: k, Previous: w.context, Code: code, Timeout: w.timeout})
 		if err != nil {
 			if ctx.Err() != nil {
-				a.Reason, a.Detail = ReasonNotRun, "the test did not finish: "+context.Cause(ctx).Error()
+				a.Reason, a.Detail = ReasonNotRun, "the test did not finish: "+err.Error()
 			} else {
 				a.Reason, a.Detail = ReasonRunner, err.Error()
 				w.s.log.Error("scicode: the runner failed", "problem", p.ID, "step", step.Number, "err", err)

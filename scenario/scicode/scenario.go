@@ -140,7 +140,7 @@ func New(ctx context.Context, opts Options) (*Scenario, error) {
 		return nil, fmt.Errorf("scicode: %w", err)
 	}
 	s.runner, s.sandbox = runner, info
-	s.judge = &judge{python: runner.Python, log: s.log}
+	s.judge = newJudge(runner.Python, s.log)
 	// The judge starts now: its imports are done before the first test,
 	// and a green agent without h5py says so at start-up.
 	if err := s.judge.call(cctx, map[string]any{"op": "hello"}, nil, &judgeReply{}); err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -144,8 +145,18 @@ func TestScenarioRepair(t *testing.T) {
 		}
 		switch m.Kind {
 		case scicode.FeedbackKind:
-			if m.Turn != 2 || !strings.Contains(m.Text, "did not pass (turn 1 of 2)") || !strings.Contains(m.Text, "test case 1 of") {
+			// 29.3's first target is a boolean: its feedback names no
+			// case (see TestAttacksSandbox); the others name the first
+			// failing one.
+			where := "test case 1 of"
+			if m.Step == "29.3" {
+				where = "which one is not said"
+			}
+			if m.Turn != 2 || !strings.Contains(m.Text, "did not pass (turn 1 of 2)") || !strings.Contains(m.Text, where) {
 				t.Errorf("feedback for %s: turn %d, text:\n%s", m.Step, m.Turn, m.Text)
+			}
+			if m.Step == "29.3" && regexp.MustCompile(`test case \d`).MatchString(m.Text) {
+				t.Errorf("feedback for %s names a case:\n%s", m.Step, m.Text)
 			}
 		case scicode.StepKind:
 			if m.Step == "29.3" && !strings.Contains(m.Text, strings.TrimSpace(p29.Steps[1].Reference)) {

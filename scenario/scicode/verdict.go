@@ -79,6 +79,9 @@ type Verdict struct {
 	Run        *sandbox.Result
 	JudgeMS    float64
 	JudgeCPUMS float64
+	// JudgePeakRSSKiB is the peak resident memory of the judge process
+	// that compared the values (over its life so far).
+	JudgePeakRSSKiB int64
 }
 
 // Test runs the answer's code for one step in the sandbox, where it only
@@ -118,11 +121,18 @@ func (s *Scenario) Test(ctx context.Context, req TestRequest) (*Verdict, error) 
 				TamperProof: TamperProof(res.Sandbox), Run: res, Feedback: feedback(res.Output)}, nil
 		}
 	}
+	if errors.Is(err, errJudgeTime) && ctx.Err() == nil {
+		// The judge's own limit, not the task's: the run's values cost
+		// more than any comparison should. The solver's doing.
+		s.log.Warn("scicode: the judge ran past its time on one run's values", "step", step.Number, "err", err)
+		return &Verdict{Reason: ReasonInvalidResult, Detail: fmt.Sprintf("the recorded values could not be compared within the judge's time limit (%s)", judgeTimeout),
+			TamperProof: TamperProof(res.Sandbox), Run: res, Feedback: feedback(res.Output), JudgeMS: msSince(judged)}, nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("scicode: step %s: %w", step.Number, err)
 	}
 	v := verdictOf(j, res, len(step.TestCases))
-	v.JudgeMS, v.JudgeCPUMS = msSince(judged), j.CPUMS
+	v.JudgeMS, v.JudgeCPUMS, v.JudgePeakRSSKiB = msSince(judged), j.CPUMS, j.PeakRSSKiB
 	return v, nil
 }
 

@@ -38,9 +38,11 @@ Requests: {"op": "hello"}; {"op": "plan", "step", "dependencies", "cases"};
 """
 
 import json
+import math
 import os
 import resource
 import shutil
+import signal
 import struct
 import sys
 import traceback
@@ -50,8 +52,22 @@ import numpy as np
 import scicode.compare.cmp  # noqa: F401 - loaded before the code directory goes
 from judge_names import Unrewritable
 from judge_pass import Outcome, Pass, index_records
-from judge_records import parse_records
+from judge_records import TooLarge, parse_records
+from judge_strict import StrictPass
 from judge_targets import process_hdf5_to_tuple
+
+
+class OverBudget(BaseException):
+    """The request used up its CPU budget (SIGXCPU). A BaseException, so
+    that no handler of the comparison's own exceptions takes it."""
+
+
+def _over_budget(_signum, _frame):
+    raise OverBudget()
+
+
+def invalid(detail):
+    return {"ok": True, "passed": False, "failure": {"case": 0, "kind": "invalid", "detail": detail}}
 
 
 def op_plan(req):
@@ -65,9 +81,12 @@ def op_plan(req):
 def op_judge(req, data):
     cases = req["cases"]
     targets = process_hdf5_to_tuple(req["step"], len(cases), req["targets"])
-    records, malformed = parse_records(data)
+    try:
+        records, malformed = parse_records(data)
+    except TooLarge as e:
+        return invalid("the record channel holds %s" % e)
     idx = index_records(records)
-    p = Pass(req["step"], req.get("dependencies", ""), cases, targets=targets, records=idx)
+    p = StrictPass(req["step"], req.get("dependencies", ""), cases, targets=targets, records=idx)
     failure = None
     try:
         out = p.run()
@@ -81,7 +100,8 @@ def op_judge(req, data):
         return {"ok": False, "error": "the test cases as judged differ from the ones the sandbox ran"}
     if failure is None and not idx["done"]:
         failure = {"case": len(cases), "kind": "missing", "detail": "the run ended before it recorded its end"}
-    if failure is None and malformed:
+    if malformed and (failure is None or failure["kind"] == "missing"):
+        # A malformed record explains the values that are missing after it.
         failure = {"case": 0, "kind": "invalid", "detail": "the record channel holds a " + malformed}
     return {"ok": True, "passed": failure is None, "failure": failure, "malformed": malformed or "",
             "cases": len(cases)}
@@ -107,7 +127,10 @@ def main():
     if len(sys.argv) > 1:
         limit = int(sys.argv[1])
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-    if "--remove-own-directory" in sys.argv[2:]:
+    # The CPU budget of one request (seconds): past it the kernel sends
+    # SIGXCPU, and the request ends as over budget.
+    budget = int(sys.argv[2]) if len(sys.argv) > 2 and sys.argv[2].isdigit() else 0
+    if "--remove-own-directory" in sys.argv[1:]:
         # Everything is loaded: the temporary directory the green agent
         # wrote this code to goes now, whatever ends this process later.
         shutil.rmtree(os.path.dirname(os.path.abspath(__file__)), ignore_errors=True)
@@ -133,22 +156,46 @@ def main():
             (m,) = struct.unpack(">Q", read_exact(8))
             data = read_exact(m) if m else b""
         started = resource.getrusage(resource.RUSAGE_SELF)
+        if budget:
+            # The kernel repeats SIGXCPU each second past the soft limit;
+            # outside a request the signal is ignored.
+            signal.signal(signal.SIGXCPU, _over_budget)
+            used = started.ru_utime + started.ru_stime
+            hard = resource.getrlimit(resource.RLIMIT_CPU)[1]
+            soft = math.ceil(used) + budget
+            resource.setrlimit(resource.RLIMIT_CPU, (soft if hard == resource.RLIM_INFINITY else min(soft, hard), hard))
+        op = req.get("op")
         try:
-            if req.get("op") == "plan":
-                resp = op_plan(req)
-            elif req.get("op") == "judge":
-                resp = op_judge(req, data)
-            elif req.get("op") == "hello":
-                resp = op_hello(req)
+            try:
+                if op == "plan":
+                    resp = op_plan(req)
+                elif op == "judge":
+                    resp = op_judge(req, data)
+                elif op == "hello":
+                    resp = op_hello(req)
+                else:
+                    resp = {"ok": False, "error": "unknown op %r" % op}
+            finally:
+                if budget:
+                    hard = resource.getrlimit(resource.RLIMIT_CPU)[1]
+                    resource.setrlimit(resource.RLIMIT_CPU, (hard, hard))
+                    signal.signal(signal.SIGXCPU, signal.SIG_IGN)
+        except OverBudget:
+            if op == "judge":
+                resp = invalid("the recorded values took more than the judge's CPU budget (%d s) to compare" % budget)
             else:
-                resp = {"ok": False, "error": "unknown op %r" % req.get("op")}
+                resp = {"ok": False, "error": "judge: the request took more than its CPU budget (%d s)" % budget}
         except MemoryError:
-            resp = {"ok": True, "passed": False, "failure": {"case": 0, "kind": "invalid",
-                    "detail": "the recorded values are too large to compare"}}
+            if op == "judge":
+                resp = invalid("the recorded values are too large to compare")
+            else:
+                resp = {"ok": False, "error": "judge: out of memory"}
         except Exception as e:  # noqa: BLE001 - the judge's own failure, reported
             resp = {"ok": False, "error": "judge: %s" % "".join(traceback.format_exception_only(type(e), e)).strip()}
         ended = resource.getrusage(resource.RUSAGE_SELF)
         resp["cpu_ms"] = round(1000 * (ended.ru_utime - started.ru_utime + ended.ru_stime - started.ru_stime), 3)
+        # The process's peak resident memory so far (Linux: KiB).
+        resp["peak_rss_kib"] = ended.ru_maxrss
         body = json.dumps(resp).encode("utf-8")
         proto_out.write(struct.pack(">I", len(body)) + body)
 

@@ -7,8 +7,8 @@ import random
 
 import numpy as np
 
-from judge_names import (LEAF, RECORD, Scope, Unrewritable, _MISSING, _immutable, _import_allowed, _is_seed,
-                         _uses_global_random, contains, loads, resolve, stores, trusted)
+from judge_names import (LEAF, RECORD, Scope, Unrewritable, _MISSING, _immutable, _import_allowed, _is_global_random,
+                         _is_seed, _uses_global_random, contains, loads, resolve, stores, trusted)
 from judge_records import Decoder, Invalid, LeafRaised
 
 # Attributes and methods the judge may apply to a recorded value: after
@@ -56,6 +56,13 @@ class Pass:
         self.listed = []
         self.g = Scope({"__builtins__": builtins, "__name__": "__coordbench_judge__"})
         self.out = []
+        # Statements the judge ran itself whose values the sandbox may not
+        # need (see prune).
+        self.droppable = set()
+        # The first failure of a comparison with a target, reported only
+        # once the run is known to be complete (see judge_assertion).
+        self.deferred = None
+        self.discrete = self.judging and any(_discrete(t) for t in (targets or []))
 
     def name(self, i=None):
         return "test case %d of %d" % (i or self.case, len(self.cases))
@@ -64,6 +71,7 @@ class Pass:
 
     def run(self):
         self._dependencies()
+        bodies, listed = [], []
         for i, source in enumerate(self.cases, 1):
             self.case, self.assertions, self.listed = i, 0, []
             self.g.values["target"] = self.targets[i - 1] if self.judging else None
@@ -72,14 +80,70 @@ class Pass:
                 tree = ast.parse(source)
             except SyntaxError as e:
                 raise Unrewritable("%s is not valid Python: %s" % (self.name(), e))
-            body = self.block(tree.body, self.g, run=True)
-            module = ast.Module(body=body or [ast.Pass()], type_ignores=[])
-            ast.fix_missing_locations(module)
-            self.out.append({"filename": "<%s>" % self.name(), "source": ast.unparse(module) + "\n",
-                             "assertions": self.listed})
+            bodies.append(self.block(tree.body, self.g, run=True))
+            listed.append(self.listed)
             if self.judging:
                 self.close_case(i)
+        if self.judging:
+            if not self.records["done"]:
+                raise Outcome(len(self.cases), "missing", "the run ended before it recorded its end")
+            if self.deferred is not None:
+                raise self.deferred
+        self.prune(bodies)
+        for i, body in enumerate(bodies, 1):
+            module = ast.Module(body=body or [ast.Pass()], type_ignores=[])
+            ast.fix_missing_locations(module)
+            self.out.append({"filename": "<%s>" % self.name(i), "source": ast.unparse(module) + "\n",
+                             "assertions": listed[i - 1]})
         return self.out
+
+    # ---- what the sandbox gets
+
+    def prune(self, bodies):
+        """Takes out of the sandbox's copy every statement the judge ran
+        itself whose values nothing the sandbox runs later needs: an
+        expected value a case computes (78.1's `expected_output`), a helper
+        only the judged skeleton calls. The solver's code could read them
+        from its caller's frame; the sandbox must hold the solver's inputs
+        and nothing else. A statement stays if a later statement of any case
+        (the cases share one namespace), or any function or lambda that
+        stays, loads a name it binds; statements that draw from a random
+        stream, mutate a value or call what the judge cannot resolve are
+        never candidates (see _pure)."""
+        always = set()
+        while True:
+            dropped = self._prune_pass(bodies, always)
+            free = set()
+            for body in bodies:
+                for stmt in body:
+                    if id(stmt) in dropped:
+                        continue
+                    for n in ast.walk(stmt):
+                        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                            free |= loads(n)
+            if free <= always:
+                break
+            always |= free
+        for k, body in enumerate(bodies):
+            bodies[k] = [stmt for stmt in body if id(stmt) not in dropped]
+            for stmt in bodies[k]:
+                if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and \
+                        not contains(stmt, (ast.Global, ast.Nonlocal)):
+                    inner = [stmt.body]
+                    gone = self._prune_pass(inner, always)
+                    stmt.body = [x for x in stmt.body if id(x) not in gone] or [ast.Pass()]
+
+    def _prune_pass(self, bodies, always):
+        """The ids of the droppable statements of bodies (in order) that
+        bind no name loaded after them or in always."""
+        live, dropped = set(always), set()
+        for body in reversed(bodies):
+            for stmt in reversed(body):
+                if id(stmt) in self.droppable and not (stores(stmt) & live):
+                    dropped.add(id(stmt))
+                    continue
+                live |= loads(stmt)
+        return dropped
 
     def _dependencies(self):
         try:
@@ -150,6 +214,8 @@ class Pass:
             if self._exec(node, scope):
                 scope.trust(names)
                 self._after_trusted(node, scope)
+                if _pure(node, scope):
+                    self.droppable.add(id(node))
                 return node
         scope.depend(names)
         self._after_dependent(node, scope)
@@ -200,6 +266,8 @@ class Pass:
                         fn.__coordbench_random__ = True
                     except AttributeError:
                         pass
+                elif not node.decorator_list:
+                    self.droppable.add(id(node))
             else:
                 scope.depend([node.name])
             return node
@@ -345,18 +413,38 @@ class Pass:
             env.update(scope.locals() or {})
             env[LEAF] = leaf
             try:
-                held = bool(eval(code, env))  # noqa: S307 - the skeleton of the data set's assertion
-            except LeafRaised as e:
-                raise Outcome(a.case, "crashed", "%s: %s" % (self.name(), e), a.source)
-            except Invalid as e:
-                raise Outcome(a.case, "invalid", "%s: a value recorded for `%s` is %s" % (self.name(), a.source, e), a.source)
-            except MemoryError:
-                raise Outcome(a.case, "invalid", "%s: the values of `%s` are too large to compare" % (self.name(), a.source), a.source)
-            except Exception as e:  # noqa: BLE001 - as SciCode's own run would raise in the test case
-                # The type only: the message could describe the target.
-                raise Outcome(a.case, "crashed", "%s: the comparison `%s` raised %s" % (self.name(), a.source, type(e).__name__), a.source)
-            if not held:
-                raise Outcome(a.case, "failed", "%s failed: `%s` does not hold" % (self.name(), a.source), a.source)
+                try:
+                    held = bool(eval(code, env))  # noqa: S307 - the skeleton of the data set's assertion
+                except LeafRaised as e:
+                    raise Outcome(a.case, "crashed", "%s: %s" % (self.name(), e), a.source)
+                except Invalid as e:
+                    raise Outcome(a.case, "invalid", "%s: a value recorded for `%s` is %s" % (self.name(), a.source, e), a.source)
+                except MemoryError:
+                    raise Outcome(a.case, "invalid", "%s: the values of `%s` are too large to compare" % (self.name(), a.source), a.source)
+                except Exception as e:  # noqa: BLE001 - as SciCode's own run would raise in the test case
+                    # The type only: the message could describe the target.
+                    raise Outcome(a.case, "crashed", "%s: the comparison `%s` raised %s" % (self.name(), a.source, type(e).__name__), a.source)
+                if not held:
+                    raise Outcome(a.case, "failed", "%s failed: `%s` does not hold" % (self.name(), a.source), a.source)
+            except Outcome as o:
+                self._defer(o)
+                return
+
+    def _defer(self, o):
+        """Keeps the first comparison's failure for the end of the walk. A
+        run that did not complete (a case missing, crashed or cut short, no
+        `done`) fails as such whatever its values, so that which case the
+        solver's code stops in cannot probe which earlier comparisons held.
+        Where a target is a boolean (any case's, any part of it), the
+        failure names neither the case nor the assertion: the solver
+        learns that the step failed, not which target it missed."""
+        if self.deferred is not None:
+            return
+        if self.discrete:
+            kind = o.kind if o.kind in ("failed", "invalid") else "failed"
+            o = Outcome(0, kind, "a test case failed (which one is not said: a target of this step is a "
+                        "boolean, and naming the case would tell it)")
+        self.deferred = o
 
     def _missing(self, a):
         r = self.records
@@ -380,6 +468,57 @@ class Pass:
             raise Outcome(i, "missing", "%s did not start" % self.name(i))
         if i not in r["ends"]:
             raise Outcome(i, "missing", "%s did not run to its end" % self.name(i))
+
+
+def _pure(node, scope):
+    """Whether dropping node from the sandbox's copy changes nothing the
+    sandbox computes besides the names it binds: an assignment to plain
+    names whose value calls only functions the judge resolved, none of
+    them drawing from or seeding a random stream, none writing through
+    `out=`."""
+    if isinstance(node, ast.Assign):
+        targets, value = node.targets, node.value
+    elif isinstance(node, ast.AnnAssign) and node.value is not None:
+        targets, value = [node.target], node.value
+    else:
+        return False
+    for t in targets:
+        for sub in ast.walk(t):
+            if isinstance(sub, (ast.Subscript, ast.Attribute, ast.Starred)):
+                return False
+    for n in ast.walk(value):
+        if isinstance(n, (ast.NamedExpr, ast.Yield, ast.YieldFrom, ast.Await)):
+            return False
+        if isinstance(n, ast.Call):
+            f = resolve(n.func, scope)
+            if f is _MISSING or _is_global_random(f) or _is_seed(f) or getattr(f, "__coordbench_random__", False):
+                return False
+            if any(k.arg == "out" for k in n.keywords):
+                return False
+    return True
+
+
+def _discrete(v, depth=0):
+    """Whether a target (or a part of it) is a boolean: a value of two,
+    which a solver told which case failed learns in a turn or two. (An
+    integer or a float takes too many values to be learnt that way within
+    the turns a step has; the step's pass or fail, one bit a turn, is
+    what any target leaks, as in SciCode.)"""
+    if depth > 8:
+        return False
+    if isinstance(v, (bool, np.bool_)):
+        return True
+    if isinstance(v, np.ndarray):
+        if v.dtype.kind == "b":
+            return True
+        if v.dtype.kind == "O":
+            return any(_discrete(x, depth + 1) for x in v.ravel()[:1000])
+        return False
+    if isinstance(v, (list, tuple)):
+        return any(_discrete(x, depth + 1) for x in v[:1000])
+    if isinstance(v, dict):
+        return any(_discrete(x, depth + 1) for x in list(v.values())[:1000])
+    return False
 
 
 def _clip(s, n=200):

@@ -3,16 +3,27 @@ strictly into plain values (see coordbench_harness.py for the format)."""
 
 import io
 import json
+import math
 import struct
 
 import numpy as np
 
 MAX_DEPTH = 32
 MAX_ITEMS = 10_000_000
+# The record stream as a whole: the sandbox stops a run past 64 MiB of
+# records (limit "records"); the judge refuses more than that itself, and
+# more frames than a run's test cases could need, before decoding any.
+MAX_BYTES = 64 << 20
+MAX_FRAMES = 200_000
 
 
 class Invalid(Exception):
     """A recorded value that is malformed or not a plain value."""
+
+
+class TooLarge(Exception):
+    """A record stream past the judge's bounds: the run's values are not
+    decoded at all."""
 
 
 class LeafRaised(Exception):
@@ -21,9 +32,14 @@ class LeafRaised(Exception):
 
 def parse_records(data):
     """Splits the record stream into (header, blobs) pairs; a malformed
-    frame ends the stream and is reported."""
+    frame ends the stream and is reported; a stream past the bounds raises
+    TooLarge."""
     out, pos, n = [], 0, len(data)
+    if n > MAX_BYTES:
+        raise TooLarge("%d bytes of records, more than the judge reads (%d)" % (n, MAX_BYTES))
     while pos < n:
+        if len(out) >= MAX_FRAMES:
+            raise TooLarge("more than %d records" % MAX_FRAMES)
         try:
             if pos + 4 > n:
                 raise Invalid("a truncated frame")
@@ -50,6 +66,9 @@ def parse_records(data):
             out.append((header, blobs))
         except (Invalid, ValueError, UnicodeDecodeError, struct.error) as e:
             return out, "malformed record at byte %d: %s" % (pos, e)
+        except RecursionError:
+            # JSON nested past the interpreter's recursion limit.
+            return out, "malformed record at byte %d: nesting too deep to read" % pos
     return out, None
 
 
@@ -134,9 +153,11 @@ class Decoder:
         if key == "objarray" and isinstance(x, dict):
             shape = x.get("shape")
             items = x.get("items")
-            if not isinstance(shape, list) or not all(isinstance(d, int) and d >= 0 for d in shape) or not isinstance(items, list):
+            if not isinstance(shape, list) or len(shape) > MAX_DEPTH or \
+                    not all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape) or \
+                    not isinstance(items, list):
                 raise Invalid("a malformed object array")
-            if int(np.prod(shape, dtype=np.int64)) != len(items):
+            if math.prod(shape) != len(items):
                 raise Invalid("an object array of the wrong size")
             arr = np.empty(len(items), dtype=object)
             for i, e in enumerate(items):
@@ -148,8 +169,13 @@ class Decoder:
             if fmt not in ("coo", "csr", "csc", "bsr", "dia", "lil", "dok"):
                 raise Invalid("an unknown sparse format")
             shape = v.get("shape")
-            if not isinstance(shape, list) or len(shape) != 2 or not all(isinstance(d, int) and d >= 0 for d in shape):
+            if not isinstance(shape, list) or len(shape) != 2 or \
+                    not all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape):
                 raise Invalid("a malformed sparse shape")
+            # Comparisons make a sparse matrix dense: its dense form counts.
+            self.items += shape[0] * shape[1]
+            if self.items > MAX_ITEMS:
+                raise Invalid("a sparse matrix of more than %d elements in its dense form" % MAX_ITEMS)
             data, row, col = self._blob(v.get("data")), self._blob(v.get("row")), self._blob(v.get("col"))
             if not (data.ndim == row.ndim == col.ndim == 1 and len(data) == len(row) == len(col)):
                 raise Invalid("a malformed sparse matrix")

@@ -1,0 +1,547 @@
+package tracestore
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/coordbench/coordbench/otelmap"
+)
+
+// Settling (DESIGN §3): when is a trace complete enough to assemble? Its
+// root must be held. With SettleOptions.Await, the trace then waits for
+// evidence: every awaited call (a client chain: a CLIENT span and the
+// CLIENT spans under it in its process, as assembly counts one call) must
+// have been answered by a span of the callee's (a child of one of the
+// chain's spans that is not itself part of the chain: the callee's SERVER
+// span, an in-process agent span, spans rebuilt from the callee's
+// Traceability Extension steps). Once every awaited call is answered, the
+// spans of other roads than the in-process one must have stopped arriving
+// for Quiet. MaxWait bounds it all; its default must cover exporters that
+// batch for 5 s, the OpenTelemetry SDKs' default.
+
+// SettleOptions say when a trace is complete enough to assemble.
+type SettleOptions struct {
+	// Root is the span whose end the trace waits for; if invalid, any span
+	// without a parent will do.
+	Root trace.SpanID
+	// Quiet is how long no new span may arrive once the root is held and
+	// every awaited call was answered. With Await set it counts from the
+	// last span of another road than the in-process one (the assessor's
+	// own spans are recorded as they end and say nothing of the
+	// participants); without, from the last span.
+	Quiet time.Duration
+	// MaxWait bounds the whole wait.
+	MaxWait time.Duration
+	// Await, when set, names the calls whose answer the trace waits for.
+	Await *Await
+}
+
+// Await names the calls of a trace that someone is expected to answer with
+// spans: a call is awaited when it matches one of the rules below and did
+// not fail before anyone answered it (every span of the chain without an
+// HTTP status code, and one of them failed: a refused connection, say).
+type Await struct {
+	// Assessor awaits every agent call (a chain with an invoke_agent, a2a.*
+	// or coordbench.call_type=AGENT span) made by a process whose resource
+	// has coordbench.role=assessor: the assessor's own calls.
+	Assessor bool
+	// Agents awaits the agent calls whose callee (gen_ai.agent.name, else
+	// gen_ai.agent.id, on the chain) is one of these names: calls between
+	// participants.
+	Agents []string
+	// Addresses awaits the calls, agent calls or plain HTTP, whose
+	// server.address and server.port name one of these, as "host:port" or
+	// as a URL (whose port defaults to the scheme's).
+	Addresses []string
+	// Except names callees (agent names, or "host:port") whose calls are
+	// not awaited whatever the rules above say: participants known to
+	// export nothing, say.
+	Except []string
+}
+
+// Call is an awaited call that was not answered.
+type Call struct {
+	// Caller is the service.name of the calling process; Callee the agent
+	// name the chain gives, else its address, else "unknown".
+	Caller string `json:"caller"`
+	Callee string `json:"callee"`
+	// SpanID is the chain's top span.
+	SpanID string `json:"span_id"`
+}
+
+// Settlement is what a settle wait ended with.
+type Settlement struct {
+	// Spans are the trace's spans when the wait ended.
+	Spans []otelmap.Span
+	// Complete is true when the trace settled: root held, every awaited
+	// call answered, quiet. It is false when MaxWait ended the wait.
+	Complete bool
+	// Awaited counts the awaited calls; Unanswered lists those not
+	// answered when the wait ended (empty when Complete), and Silent names
+	// the callees (as Call.Callee) none of whose awaited calls was
+	// answered, sorted.
+	Awaited    int
+	Unanswered []Call
+	Silent     []string
+	// Waited is how long the wait took.
+	Waited time.Duration
+}
+
+// WaitSettled is Settle for callers that need only the spans and whether
+// the trace settled.
+func (s *Store) WaitSettled(ctx context.Context, id trace.TraceID, opts SettleOptions) (spans []otelmap.Span, settled bool, err error) {
+	st, err := s.Settle(ctx, id, opts)
+	return st.Spans, st.Complete, err
+}
+
+// Settle waits until trace id is complete by opts (see SettleOptions), or
+// until opts.MaxWait passed, and returns its spans and how the wait ended.
+// A trace that is not complete at MaxWait is returned all the same. Only
+// ctx ending is an error; the Settlement then holds what was there.
+func (s *Store) Settle(ctx context.Context, id trace.TraceID, opts SettleOptions) (Settlement, error) {
+	started := time.Now()
+	deadline := time.NewTimer(opts.MaxWait)
+	defer deadline.Stop()
+	rule := opts.Await.compile()
+	// The calls are checked on a copy of the spans, outside the store's
+	// lock, and at most once per checkSpacing times the last check's
+	// duration: a large trace arriving in many batches costs the wait a
+	// bounded share of a core, and never holds up the store.
+	var calls callCheck
+	checkedLen := -1
+	var notBefore time.Time
+	finish := func(complete bool) Settlement {
+		st := Settlement{Spans: s.Spans(id), Complete: complete, Waited: time.Since(started)}
+		if rule != nil {
+			c := calls
+			if len(st.Spans) != checkedLen {
+				c = rule.check(st.Spans)
+			}
+			st.Awaited = c.awaited
+			if !complete {
+				st.Unanswered, st.Silent = c.unanswered, c.silent
+			}
+		}
+		return st
+	}
+	for {
+		s.mu.Lock()
+		t := s.traces[id]
+		var changed <-chan struct{}
+		var quietLeft time.Duration
+		var snapshot *packedSpans
+		ready, throttled := false, false
+		if t != nil {
+			changed = t.changed
+			ready = t.spans.hasRoot(opts.Root)
+			if ready && rule != nil && t.spans.len() != checkedLen {
+				if time.Now().Before(notBefore) {
+					throttled = true
+				} else {
+					v := t.spans.view()
+					snapshot = &v
+				}
+			}
+			since := t.lastArrival
+			if rule != nil {
+				since = t.lastForeign
+			}
+			quietLeft = opts.Quiet - s.now().Sub(since)
+		}
+		s.mu.Unlock()
+
+		if snapshot != nil {
+			began := time.Now()
+			calls, checkedLen = rule.check(snapshot.unpackAll(id)), snapshot.len()
+			notBefore = time.Now().Add(checkSpacing * time.Since(began))
+			continue // look again: spans may have come during the check
+		}
+		if rule != nil {
+			ready = ready && !throttled && len(calls.unanswered) == 0
+		}
+		if ready && quietLeft <= 0 {
+			return finish(true), nil
+		}
+		var quiet, recheck <-chan time.Time
+		var quietTimer, recheckTimer *time.Timer
+		if ready {
+			quietTimer = time.NewTimer(quietLeft)
+			quiet = quietTimer.C
+		}
+		if throttled {
+			recheckTimer = time.NewTimer(time.Until(notBefore))
+			recheck = recheckTimer.C
+		}
+		select {
+		case <-ctx.Done():
+			stopTimer(quietTimer)
+			stopTimer(recheckTimer)
+			return finish(false), fmt.Errorf("wait for trace %s: %w", id, ctx.Err())
+		case <-deadline.C:
+			stopTimer(quietTimer)
+			stopTimer(recheckTimer)
+			return finish(false), nil
+		case <-changed: // nil channel when the trace is not held yet
+		case <-quiet:
+		case <-recheck:
+		case <-pollTick(t == nil):
+		}
+		stopTimer(quietTimer)
+		stopTimer(recheckTimer)
+	}
+}
+
+// checkSpacing: a settle wait checks a trace's calls at most once per this
+// many times the last check's duration, so checking takes at most about a
+// fifth of a core however fast batches arrive.
+const checkSpacing = 4
+
+// pollTick lets a waiter for a trace that does not exist yet look again
+// shortly, since there is no channel to wait on.
+func pollTick(absent bool) <-chan time.Time {
+	if !absent {
+		return nil
+	}
+	return time.After(20 * time.Millisecond)
+}
+
+func stopTimer(t *time.Timer) {
+	if t != nil {
+		t.Stop()
+	}
+}
+
+// hasRoot tells whether the spans hold root or, when root is not valid,
+// any span without a parent.
+func (p *packedSpans) hasRoot(root trace.SpanID) bool {
+	for i := range p.heads {
+		if root.IsValid() {
+			if p.heads[i].id == root {
+				return true
+			}
+		} else if !p.heads[i].parent.IsValid() {
+			return true
+		}
+	}
+	return false
+}
+
+// awaitRule is an Await made ready to match.
+type awaitRule struct {
+	assessor bool
+	agents   map[string]bool
+	// hostPorts holds "host:port"; hosts the hosts alone, for spans that
+	// carry no server.port.
+	hostPorts map[string]bool
+	hosts     map[string]bool
+	except    map[string]bool
+}
+
+func (a *Await) compile() *awaitRule {
+	if a == nil {
+		return nil
+	}
+	r := &awaitRule{assessor: a.Assessor, agents: map[string]bool{}, hostPorts: map[string]bool{}, hosts: map[string]bool{}, except: map[string]bool{}}
+	for _, n := range a.Except {
+		if n != "" {
+			r.except[n] = true
+		}
+	}
+	for _, n := range a.Agents {
+		if n != "" {
+			r.agents[n] = true
+		}
+	}
+	for _, addr := range a.Addresses {
+		host, port := splitAddress(addr)
+		if host == "" {
+			continue
+		}
+		r.hosts[host] = true
+		if port != "" {
+			r.hostPorts[net.JoinHostPort(host, port)] = true
+		}
+	}
+	return r
+}
+
+// splitAddress reads "host:port" or a URL; a URL's port defaults to its
+// scheme's.
+func splitAddress(addr string) (host, port string) {
+	addr = strings.TrimSpace(addr)
+	if strings.Contains(addr, "://") {
+		u, err := url.Parse(addr)
+		if err != nil {
+			return "", ""
+		}
+		port = u.Port()
+		if port == "" {
+			port = "80"
+			if u.Scheme == "https" {
+				port = "443"
+			}
+		}
+		return strings.ToLower(u.Hostname()), port
+	}
+	if h, p, err := net.SplitHostPort(addr); err == nil {
+		return strings.ToLower(h), p
+	}
+	return strings.ToLower(addr), ""
+}
+
+// callCheck is the state of a trace's awaited calls.
+type callCheck struct {
+	awaited    int
+	unanswered []Call
+	silent     []string
+}
+
+// callChain is what the spans of one client chain say about the call.
+type callChain struct {
+	top      int32
+	marker   bool
+	agent    string
+	host     string
+	port     string
+	answered bool
+	// httpAnswer: some span of the chain has an HTTP status code, so a
+	// server did answer; failed: some span failed.
+	httpAnswer bool
+	failed     bool
+}
+
+// check finds the client chains of spans and which of the awaited ones
+// were answered. It is linear in the spans.
+func (r *awaitRule) check(spans []otelmap.Span) callCheck {
+	idx := make(map[trace.SpanID]int32, len(spans))
+	for i := range spans {
+		idx[spans[i].SpanID] = int32(i)
+	}
+	parent := func(i int32) int32 {
+		if p, ok := idx[spans[i].ParentSpanID]; ok && spans[i].ParentSpanID.IsValid() {
+			return p
+		}
+		return -1
+	}
+	// top[i] is the top span of client span i's chain; -1 for spans that
+	// are not client spans, unset before it is known.
+	const unset = -2
+	top := make([]int32, len(spans))
+	for i := range top {
+		top[i] = unset
+	}
+	var path []int32
+	topOf := func(i int32) int32 {
+		if top[i] != unset {
+			return top[i]
+		}
+		if !isClientKind(spans[i].Kind) {
+			top[i] = -1
+			return -1
+		}
+		path = path[:0]
+		t := i
+		for {
+			path = append(path, t)
+			p := parent(t)
+			if p < 0 || !isClientKind(spans[p].Kind) || !sameProcess(&spans[p], &spans[t]) || len(path) > len(spans) {
+				break
+			}
+			if top[p] >= 0 {
+				t = top[p]
+				break
+			}
+			t = p
+		}
+		for _, j := range path {
+			top[j] = t
+		}
+		return t
+	}
+
+	chains := map[int32]*callChain{}
+	var order []int32
+	for i := range spans {
+		t := topOf(int32(i))
+		if t < 0 {
+			continue
+		}
+		c := chains[t]
+		if c == nil {
+			c = &callChain{top: t}
+			chains[t] = c
+			order = append(order, t)
+		}
+		c.note(&spans[i], int32(i) == t)
+	}
+	for i := range spans {
+		p := parent(int32(i))
+		if p < 0 {
+			continue
+		}
+		t := topOf(p)
+		if t < 0 {
+			continue
+		}
+		if isClientKind(spans[i].Kind) && sameProcess(&spans[i], &spans[p]) {
+			continue // part of the chain
+		}
+		chains[t].answered = true
+	}
+
+	var res callCheck
+	answered := map[string]bool{}
+	for _, t := range order {
+		c := chains[t]
+		if !r.awaits(c, &spans[t]) {
+			continue
+		}
+		res.awaited++
+		callee := c.callee()
+		if c.answered {
+			answered[callee] = true
+			continue
+		}
+		res.unanswered = append(res.unanswered, Call{
+			Caller: spanResource(&spans[t]).ServiceName, Callee: callee, SpanID: spans[t].SpanID.String(),
+		})
+	}
+	for _, u := range res.unanswered {
+		if !answered[u.Callee] && !slices.Contains(res.silent, u.Callee) {
+			res.silent = append(res.silent, u.Callee)
+		}
+	}
+	slices.Sort(res.silent)
+	return res
+}
+
+// callee names the callee of c: its agent name, else its address, else
+// "unknown".
+func (c *callChain) callee() string {
+	switch {
+	case c.agent != "":
+		return c.agent
+	case c.host != "" && c.port != "":
+		return net.JoinHostPort(c.host, c.port)
+	case c.host != "":
+		return c.host
+	}
+	return "unknown"
+}
+
+// awaits reports whether the call of chain c, whose top span is top, is
+// awaited.
+func (r *awaitRule) awaits(c *callChain, top *otelmap.Span) bool {
+	if c.failed && !c.httpAnswer {
+		return false // nobody answered: nobody will send spans for it
+	}
+	if r.except[c.callee()] {
+		return false
+	}
+	addr := false
+	if c.host != "" {
+		if c.port != "" {
+			addr = r.hostPorts[net.JoinHostPort(c.host, c.port)]
+		} else {
+			addr = r.hosts[c.host]
+		}
+	}
+	if addr {
+		return true
+	}
+	if !c.marker {
+		return false
+	}
+	// Only the in-process road speaks for the assessor (provenance.go): a
+	// chain of another road that names its resource is not its call.
+	return (c.agent != "" && r.agents[c.agent]) || (r.assessor && top.Source == otelmap.SourceInProcess && isAssessorResource(spanResource(top)))
+}
+
+// note records what span s of the chain says; top is true for the chain's
+// top span, whose callee names win.
+func (c *callChain) note(s *otelmap.Span, top bool) {
+	if s.StatusError {
+		c.failed = true
+	}
+	for _, kv := range s.Attrs {
+		switch key := string(kv.Key); {
+		case kv.Key == otelmap.AttrGenAIOperationName:
+			if kv.Value.Type() == attribute.STRING && kv.Value.AsString() == otelmap.OpInvokeAgent {
+				c.marker = true
+			}
+		case kv.Key == otelmap.AttrCallType:
+			if kv.Value.Type() == attribute.STRING && strings.EqualFold(kv.Value.AsString(), "AGENT") {
+				c.marker = true
+			}
+		case strings.HasPrefix(key, "a2a."):
+			c.marker = true
+		case kv.Key == otelmap.AttrGenAIAgentName || kv.Key == otelmap.AttrGenAIAgentID:
+			if v := kv.Value.AsString(); kv.Value.Type() == attribute.STRING && v != "" && (c.agent == "" || top && kv.Key == otelmap.AttrGenAIAgentName) {
+				c.agent = v
+			}
+		case kv.Key == otelmap.AttrServerAddress:
+			if v := kv.Value.AsString(); kv.Value.Type() == attribute.STRING && v != "" && (c.host == "" || top) {
+				c.host = strings.ToLower(v)
+			}
+		case kv.Key == otelmap.AttrServerPort:
+			if n, ok := intValue(kv.Value); ok && (c.port == "" || top) {
+				c.port = strconv.FormatInt(n, 10)
+			}
+		case kv.Key == otelmap.AttrErrorType:
+			if kv.Value.Type() == attribute.STRING && kv.Value.AsString() != "" {
+				c.failed = true
+			}
+		case key == "http.response.status_code" || key == "http.status_code":
+			c.httpAnswer = true
+		}
+	}
+}
+
+func intValue(v attribute.Value) (int64, bool) {
+	switch v.Type() {
+	case attribute.INT64:
+		return v.AsInt64(), true
+	case attribute.STRING:
+		n, err := strconv.ParseInt(v.AsString(), 10, 64)
+		return n, err == nil
+	}
+	return 0, false
+}
+
+func isClientKind(k trace.SpanKind) bool {
+	return k == trace.SpanKindClient || k == trace.SpanKindProducer
+}
+
+// sameProcess tells whether two spans come from one process, as assembly
+// decides it: one resource, or one service.name.
+func sameProcess(a, b *otelmap.Span) bool {
+	ra, rb := spanResource(a), spanResource(b)
+	return ra == rb || (ra.ServiceName != "" && ra.ServiceName == rb.ServiceName)
+}
+
+// spanResource is s's resource, never nil. (Assembly has its own copy:
+// the two may live in different packages.)
+func spanResource(s *otelmap.Span) *otelmap.Resource {
+	if s.Resource == nil {
+		return otelmap.EmptyResource()
+	}
+	return s.Resource
+}
+
+func isAssessorResource(r *otelmap.Resource) bool {
+	for _, kv := range r.Attrs {
+		if kv.Key == otelmap.AttrRole && kv.Value.Type() == attribute.STRING && kv.Value.AsString() == otelmap.RoleAssessor {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,274 @@
+package tracestore
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/coordbench/coordbench/otelmap"
+)
+
+// Settle tests build the spans of one task's trace by hand: the assessor's
+// task span (the root) and its call to a participant, then the
+// participant's side, which arrives later or never.
+
+var (
+	settleAssessorRes = &otelmap.Resource{ServiceName: "green", Attrs: []attribute.KeyValue{
+		otelmap.AttrServiceName.String("green"), otelmap.AttrRole.String(otelmap.RoleAssessor)}}
+	settleCoordRes    = &otelmap.Resource{ServiceName: "coordinator"}
+	settleReviewerRes = &otelmap.Resource{ServiceName: "reviewer"}
+)
+
+const settleTrace = 7
+
+func settleSpan(id, parent byte, kind trace.SpanKind, res *otelmap.Resource, source string, attrs ...attribute.KeyValue) otelmap.Span {
+	s := storeTestSpan(settleTrace, id, parent, source)
+	s.Kind, s.Resource, s.Attrs = kind, res, attrs
+	return s
+}
+
+// assessorCall is the root task span (1) and the assessor's call to the
+// coordinator: invoke_agent (2) -> SendMessage (3) -> POST (4), answered
+// with HTTP 200.
+func assessorCall() []otelmap.Span {
+	return []otelmap.Span{
+		settleSpan(1, 0, trace.SpanKindInternal, settleAssessorRes, otelmap.SourceInProcess, otelmap.AttrCallType.String("HOST")),
+		settleSpan(2, 1, trace.SpanKindClient, settleAssessorRes, otelmap.SourceInProcess,
+			otelmap.AttrGenAIOperationName.String(otelmap.OpInvokeAgent), otelmap.AttrGenAIAgentName.String("coordinator"),
+			otelmap.AttrServerAddress.String("127.0.0.1"), otelmap.AttrServerPort.Int(9101)),
+		settleSpan(3, 2, trace.SpanKindClient, settleAssessorRes, otelmap.SourceInProcess, otelmap.AttrA2AMethodName.String("SendMessage")),
+		settleSpan(4, 3, trace.SpanKindClient, settleAssessorRes, otelmap.SourceInProcess, attribute.Int("http.response.status_code", 200)),
+	}
+}
+
+// coordinatorSide is the coordinator's server span (10, under the POST)
+// and its own call to the reviewer (11, an invoke_agent CLIENT span).
+func coordinatorSide() []otelmap.Span {
+	return []otelmap.Span{
+		settleSpan(10, 4, trace.SpanKindServer, settleCoordRes, otelmap.SourceOTLP),
+		settleSpan(11, 10, trace.SpanKindClient, settleCoordRes, otelmap.SourceOTLP,
+			otelmap.AttrGenAIOperationName.String(otelmap.OpInvokeAgent), otelmap.AttrGenAIAgentName.String("reviewer")),
+	}
+}
+
+func reviewerSide() []otelmap.Span {
+	return []otelmap.Span{settleSpan(20, 11, trace.SpanKindServer, settleReviewerRes, otelmap.SourceOTLP)}
+}
+
+var settleAwait = &Await{Assessor: true, Agents: []string{"coordinator", "reviewer"}}
+
+// settleAsync runs Settle in the background.
+func settleAsync(st *Store, opts SettleOptions) <-chan Settlement {
+	out := make(chan Settlement, 1)
+	go func() {
+		res, err := st.Settle(context.Background(), trace.TraceID{settleTrace}, opts)
+		if err != nil {
+			panic(err)
+		}
+		out <- res
+	}()
+	return out
+}
+
+func TestSettleWaitsForEveryAwaitedCall(t *testing.T) {
+	st := NewStore(Limits{})
+	st.Add(assessorCall())
+	// Quiet is short; only evidence can hold the wait, and MaxWait is
+	// long enough that ending there would fail the test's outcome check.
+	done := settleAsync(st, SettleOptions{Root: trace.SpanID{1}, Quiet: time.Millisecond, MaxWait: time.Minute, Await: settleAwait})
+
+	// The coordinator's batch arrives: it answers the assessor's call and
+	// shows a call of its own to the reviewer, which is awaited too.
+	st.Add(coordinatorSide())
+	select {
+	case res := <-done:
+		t.Fatalf("settled before the reviewer answered: %+v", res)
+	case <-time.After(100 * time.Millisecond):
+	}
+	st.Add(reviewerSide())
+	res := <-done
+	if !res.Complete || res.Awaited != 2 || len(res.Unanswered) != 0 || len(res.Spans) != 7 {
+		t.Fatalf("got complete=%v awaited=%d unanswered=%v spans=%d, want complete, 2 awaited, 7 spans",
+			res.Complete, res.Awaited, res.Unanswered, len(res.Spans))
+	}
+}
+
+func TestSettleReportsUnansweredCallsAtMaxWait(t *testing.T) {
+	st := NewStore(Limits{})
+	st.Add(assessorCall())
+	res, err := st.Settle(t.Context(), trace.TraceID{settleTrace},
+		SettleOptions{Root: trace.SpanID{1}, Quiet: time.Millisecond, MaxWait: 50 * time.Millisecond, Await: settleAwait})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Call{Caller: "green", Callee: "coordinator", SpanID: trace.SpanID{2}.String()}
+	if res.Complete || res.Awaited != 1 || len(res.Unanswered) != 1 || res.Unanswered[0] != want ||
+		len(res.Silent) != 1 || res.Silent[0] != "coordinator" {
+		t.Fatalf("got complete=%v awaited=%d unanswered=%+v silent=%q, want the call to the coordinator unanswered",
+			res.Complete, res.Awaited, res.Unanswered, res.Silent)
+	}
+
+	// Told the coordinator exports nothing, the trace does not wait for it.
+	except := *settleAwait
+	except.Except = []string{"coordinator"}
+	res, err = st.Settle(t.Context(), trace.TraceID{settleTrace},
+		SettleOptions{Root: trace.SpanID{1}, Quiet: time.Millisecond, MaxWait: time.Minute, Await: &except})
+	if err != nil || !res.Complete || res.Awaited != 0 {
+		t.Fatalf("with Except: complete=%v awaited=%d err=%v, want complete, nothing awaited", res.Complete, res.Awaited, err)
+	}
+}
+
+func TestSettleDoesNotAwaitCallsNobodyAnswered(t *testing.T) {
+	st := NewStore(Limits{})
+	spans := assessorCall()
+	// The POST failed without an HTTP answer (a refused connection): no
+	// server saw the call, so no span of it will come.
+	spans[3].Attrs = []attribute.KeyValue{otelmap.AttrErrorType.String("connection")}
+	spans[3].StatusError = true
+	st.Add(spans)
+	res, err := st.Settle(t.Context(), trace.TraceID{settleTrace},
+		SettleOptions{Root: trace.SpanID{1}, Quiet: time.Hour, MaxWait: time.Hour, Await: settleAwait})
+	if err != nil || !res.Complete || res.Awaited != 0 {
+		t.Fatalf("got complete=%v awaited=%d err=%v, want complete with nothing awaited", res.Complete, res.Awaited, err)
+	}
+}
+
+// TestSettleQuietCountsParticipantSpans: the quiet time runs from the last
+// span of another road; the assessor's own spans, recorded as they end,
+// do not restart it. With every call answered long ago, even an hour's
+// quiet is over.
+func TestSettleQuietCountsParticipantSpans(t *testing.T) {
+	st := NewStore(Limits{})
+	now := time.Now()
+	st.now = func() time.Time { return now }
+	st.Add(append(assessorCall(), coordinatorSide()...))
+	st.Add(reviewerSide())
+	now = now.Add(2 * time.Hour)
+	st.Add([]otelmap.Span{settleSpan(30, 1, trace.SpanKindInternal, settleAssessorRes, otelmap.SourceInProcess)})
+	res, err := st.Settle(t.Context(), trace.TraceID{settleTrace},
+		SettleOptions{Root: trace.SpanID{1}, Quiet: time.Hour, MaxWait: time.Hour, Await: settleAwait})
+	if err != nil || !res.Complete {
+		t.Fatalf("got complete=%v err=%v, want complete", res.Complete, err)
+	}
+}
+
+func TestSettleAwaitsCallsToParticipantAddresses(t *testing.T) {
+	st := NewStore(Limits{})
+	// A plain HTTP call (no agent marker) from the coordinator to an
+	// address that is a participant's: awaited. One to an LLM API: not.
+	spans := append(assessorCall(),
+		settleSpan(10, 4, trace.SpanKindServer, settleCoordRes, otelmap.SourceOTLP),
+		settleSpan(12, 10, trace.SpanKindClient, settleCoordRes, otelmap.SourceOTLP,
+			otelmap.AttrServerAddress.String("Reviewer.local"), otelmap.AttrServerPort.Int(8080)),
+		settleSpan(13, 10, trace.SpanKindClient, settleCoordRes, otelmap.SourceOTLP,
+			otelmap.AttrServerAddress.String("api.openai.com"), otelmap.AttrServerPort.Int(443)),
+	)
+	st.Add(spans)
+	await := &Await{Assessor: true, Addresses: []string{"http://reviewer.local:8080/", "127.0.0.1:9101"}}
+	res, err := st.Settle(t.Context(), trace.TraceID{settleTrace},
+		SettleOptions{Root: trace.SpanID{1}, Quiet: time.Millisecond, MaxWait: 50 * time.Millisecond, Await: await})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Complete || res.Awaited != 2 || len(res.Unanswered) != 1 || res.Unanswered[0].Callee != "reviewer.local:8080" {
+		t.Fatalf("got complete=%v awaited=%d unanswered=%+v, want the call to reviewer.local:8080 unanswered",
+			res.Complete, res.Awaited, res.Unanswered)
+	}
+}
+
+// TestSettleExtensionStepsAnswer: a participant that reports its work as
+// Traceability Extension steps answers the call with them.
+func TestSettleExtensionStepsAnswer(t *testing.T) {
+	st := NewStore(Limits{})
+	ext := settleSpan(40, 2, trace.SpanKindServer, &otelmap.Resource{ServiceName: "coordinator"}, otelmap.SourceExtension)
+	st.Add(append(assessorCall(), ext))
+	res, err := st.Settle(t.Context(), trace.TraceID{settleTrace},
+		SettleOptions{Root: trace.SpanID{1}, Quiet: time.Millisecond, MaxWait: time.Minute, Await: settleAwait})
+	if err != nil || !res.Complete || res.Awaited != 1 {
+		t.Fatalf("got complete=%v awaited=%d err=%v, want complete", res.Complete, res.Awaited, err)
+	}
+}
+
+func TestLateSpansAreCountedOnce(t *testing.T) {
+	st := NewStore(Limits{})
+	id := trace.TraceID{settleTrace}
+	st.Add(append(assessorCall(), reviewerSide()...))
+	st.MarkAssessed(id)
+	if st.Spans(id) != nil {
+		t.Fatal("an assessed trace's spans are still held")
+	}
+	res := st.Add(append(coordinatorSide(),
+		coordinatorSide()[0], // sent twice
+		reviewerSide()[0],    // a span that was assessed: a retry, not late
+	))
+	if res.Late != 2 || res.LateTrace != id || res.Accepted != 0 || res.Rejected != 0 {
+		t.Fatalf("AddResult = %+v, want 2 late spans of trace %s", res, id)
+	}
+	if n := st.LateSpans(id); n != 2 {
+		t.Errorf("LateSpans = %d, want 2", n)
+	}
+	if st.Spans(id) != nil || st.Stats().Traces != 0 {
+		t.Error("late spans were stored")
+	}
+	// The assessor's own spans (an evaluator span ending after assembly)
+	// are not late: they are stored, as any in-process span.
+	if r := st.Add([]otelmap.Span{settleSpan(50, 1, trace.SpanKindInternal, settleAssessorRes, otelmap.SourceInProcess)}); r.Late != 0 || r.Accepted != 1 {
+		t.Errorf("in-process span after assessment: %+v, want stored, not late", r)
+	}
+	// Nor when the assessor's exporter sends it back through a collector;
+	// but only the in-process road speaks for the assessor, so that copy is
+	// dropped, not stored (provenance.go).
+	if r := st.Add([]otelmap.Span{settleSpan(51, 1, trace.SpanKindInternal, settleAssessorRes, otelmap.SourceOTLP)}); r.Late != 0 || r.Accepted != 0 {
+		t.Errorf("the assessor's span by OTLP after assessment: %+v, want dropped, not late", r)
+	}
+	if s := st.Stats(); s.SpansLate != 2 {
+		t.Errorf("Stats.SpansLate = %d, want 2", s.SpansLate)
+	}
+	if n := st.LateSpans(trace.TraceID{99}); n != 0 {
+		t.Errorf("LateSpans of an unknown trace = %d", n)
+	}
+}
+
+func TestAssessedTracesAreBounded(t *testing.T) {
+	st := NewStore(Limits{MaxTraces: 2, MaxAge: time.Minute})
+	now := time.Unix(1000, 0)
+	st.now = func() time.Time { return now }
+	for i := byte(1); i <= 3; i++ {
+		st.Add([]otelmap.Span{storeTestSpan(i, 1, 0, otelmap.SourceOTLP)})
+		st.MarkAssessed(trace.TraceID{i})
+	}
+	// Trace 1 was forgotten (at most 2 remembered): its span is a new
+	// trace again. Traces 2 and 3 count late spans.
+	if r := st.Add([]otelmap.Span{storeTestSpan(1, 2, 0, otelmap.SourceOTLP), storeTestSpan(3, 2, 0, otelmap.SourceOTLP)}); r.Late != 1 || r.Accepted != 1 {
+		t.Fatalf("AddResult = %+v, want 1 late (trace 3), 1 accepted (trace 1)", r)
+	}
+	now = now.Add(2 * time.Minute)
+	st.Sweep()
+	if r := st.Add([]otelmap.Span{storeTestSpan(3, 3, 0, otelmap.SourceOTLP)}); r.Late != 0 || r.Accepted != 1 {
+		t.Fatalf("after MaxAge: AddResult = %+v, want the span accepted as a new trace", r)
+	}
+}
+
+// TestSettleSilentNamesOnlyCalleesThatAnsweredNothing: a callee that
+// answered one call and not another does export; it is not silent.
+func TestSettleSilentNamesOnlyCalleesThatAnsweredNothing(t *testing.T) {
+	st := NewStore(Limits{})
+	second := []otelmap.Span{
+		settleSpan(5, 1, trace.SpanKindClient, settleAssessorRes, otelmap.SourceInProcess,
+			otelmap.AttrGenAIOperationName.String(otelmap.OpInvokeAgent), otelmap.AttrGenAIAgentName.String("coordinator")),
+		settleSpan(6, 5, trace.SpanKindClient, settleAssessorRes, otelmap.SourceInProcess, attribute.Int("http.response.status_code", 200)),
+	}
+	st.Add(append(append(assessorCall(), second...), settleSpan(10, 4, trace.SpanKindServer, settleCoordRes, otelmap.SourceOTLP)))
+	res, err := st.Settle(t.Context(), trace.TraceID{settleTrace},
+		SettleOptions{Root: trace.SpanID{1}, Quiet: time.Millisecond, MaxWait: 50 * time.Millisecond, Await: settleAwait})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Complete || res.Awaited != 2 || len(res.Unanswered) != 1 || res.Unanswered[0].SpanID != (trace.SpanID{5}).String() || len(res.Silent) != 0 {
+		t.Fatalf("got complete=%v awaited=%d unanswered=%+v silent=%q, want the second call unanswered, nobody silent",
+			res.Complete, res.Awaited, res.Unanswered, res.Silent)
+	}
+}

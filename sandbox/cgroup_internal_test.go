@@ -1,0 +1,101 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+// TestPlanCgroups: where runs' cgroups are made, from /proc/self/cgroup and
+// /proc/self/mountinfo as machines of each kind show them (a pure v2 host,
+// a hybrid host whose v2 hierarchy has no controllers, a container with a
+// cgroup namespace, a v2 hierarchy that refuses the controllers).
+func TestPlanCgroups(t *testing.T) {
+	const v1Mounts = `36 25 0:31 / /sys/fs/cgroup/memory rw,relatime shared:13 - cgroup cgroup rw,memory
+37 25 0:32 / /sys/fs/cgroup/pids rw,relatime shared:14 - cgroup cgroup rw,pids
+38 25 0:33 / /sys/fs/cgroup/cpu,cpuacct rw,relatime shared:15 - cgroup cgroup rw,cpu,cpuacct
+39 25 0:34 / /sys/fs/cgroup/unified rw,relatime shared:16 - cgroup2 cgroup2 rw
+`
+	ok := func(string) error { return nil }
+	refuse := func(dir string) error { return errors.New(dir + " offers only hugetlb") }
+	cases := []struct {
+		name, own, mounts string
+		usable            func(string) error
+		version           int
+		dirs              map[string]string
+		err               string
+	}{
+		{name: "v2", own: "0::/system.slice/green.service\n",
+			mounts:  "30 24 0:26 / /sys/fs/cgroup rw,nosuid - cgroup2 cgroup2 rw,nsdelegate\n",
+			usable:  ok,
+			version: 2, dirs: map[string]string{"": "/sys/fs/cgroup/system.slice/green.service"}},
+		{name: "hybrid, v2 without controllers", own: "9:pids:/job\n4:memory:/job/x\n2:cpu,cpuacct:/\n0::/\n",
+			mounts: v1Mounts, usable: refuse,
+			version: 1, dirs: map[string]string{"memory": "/sys/fs/cgroup/memory/job/x", "pids": "/sys/fs/cgroup/pids/job", "cpuacct": "/sys/fs/cgroup/cpu,cpuacct"}},
+		{name: "container with a cgroup namespace", own: "0::/\n",
+			mounts:  "500 400 0:26 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n",
+			usable:  ok,
+			version: 2, dirs: map[string]string{"": "/sys/fs/cgroup"}},
+		{name: "a mount of part of the tree", own: "0::/docker/abc/sub\n",
+			mounts:  "500 400 0:26 /docker/abc /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n",
+			usable:  ok,
+			version: 2, dirs: map[string]string{"": "/sys/fs/cgroup/sub"}},
+		{name: "a mount showing another part of the tree", own: "0::/elsewhere\n",
+			mounts: "500 400 0:26 /docker/abc /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n",
+			usable: ok, err: "no cgroup hierarchy"},
+		{name: "v1 without pids", own: "4:memory:/\n2:cpuacct:/\n",
+			mounts: "36 25 0:31 / /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory\n38 25 0:33 / /sys/fs/cgroup/cpuacct rw - cgroup cgroup rw,cpuacct\n",
+			usable: ok, err: "only 2 of the memory, pids and cpuacct"},
+		{name: "none", own: "0::/\n", mounts: "1 0 8:1 / / rw - ext4 /dev/sda1 rw\n", usable: ok, err: "no cgroup hierarchy"},
+		{name: "escaped mount point", own: "0::/a b\n",
+			mounts:  `30 24 0:26 / /sys/fs/my\040cgroup rw - cgroup2 cgroup2 rw` + "\n",
+			usable:  ok,
+			version: 2, dirs: map[string]string{"": "/sys/fs/my cgroup/a b"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			h, err := planCgroups(tc.own, tc.mounts, tc.usable)
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("got %+v, %v; want an error saying %q", h, err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := h.v1
+			if h.version == 2 {
+				got = map[string]string{"": h.v2}
+			}
+			if h.version != tc.version || len(got) != len(tc.dirs) {
+				t.Fatalf("got v%d %v, want v%d %v", h.version, got, tc.version, tc.dirs)
+			}
+			for k, v := range tc.dirs {
+				if got[k] != v {
+					t.Errorf("%q: %q, want %q", k, got[k], v)
+				}
+			}
+		})
+	}
+}
+
+// TestCgroupStatsOver: which counter names which limit, memory first (an
+// OOM kill may also refuse forks on the way).
+func TestCgroupStatsOver(t *testing.T) {
+	for _, tc := range []struct {
+		s    cgroupStats
+		want string
+	}{
+		{cgroupStats{cpuNS: 5e8}, ""},
+		{cgroupStats{cpuNS: 2e9 + 1}, LimitCPU},
+		{cgroupStats{pidsMax: 1, cpuNS: 3e9}, LimitProcesses},
+		{cgroupStats{oomKills: 1, pidsMax: 2}, LimitMemory},
+	} {
+		if got := tc.s.over(2e9); got != tc.want {
+			t.Errorf("%+v: %q, want %q", tc.s, got, tc.want)
+		}
+	}
+}
