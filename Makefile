@@ -11,7 +11,7 @@ STATICCHECK_VERSION := v0.8.2
 GOBIN     := $(shell $(GO) env GOPATH)/bin
 
 .PHONY: all build test test_all validate lint type_check ruff fmt-check vet race fuzz \
-	test-stack conformance bench bench-graph bench-ingest demo clean tools otelcol jaeger-build jaeger
+	test-stack conformance live bench bench-graph bench-ingest demo clean tools otelcol jaeger-build jaeger
 
 all: build
 
@@ -67,6 +67,22 @@ fuzz:
 	      { $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg; exit 1; }; \
 	  done; \
 	done
+
+# The live framework corpus (docs/trace-assembly.md, "The live corpus"):
+# the harness's own tests, then every program of
+# otelmap/assemble/testdata/live run again (`npm ci` from its lockfile,
+# LIVE_RUNS runs each, captures written under $(BIN)/live, the committed
+# ones left alone) and assessed against its truth by TestLiveCorpus. Needs
+# Node.js, npm and the npm registry; `make test` assesses the committed
+# captures only.
+LIVE_RUNS ?= 3
+live:
+	cd otelmap/assemble/testdata/live/harness && node --test
+	rm -rf $(BIN)/live
+	otelmap/assemble/testdata/live/run.sh -n $(LIVE_RUNS) -o $(BIN)/live
+	LIVE_CAPTURES=$(CURDIR)/$(BIN)/live $(GO) test -count=1 -timeout 20m -run '^TestLiveCorpus$$' -v ./otelmap/assemble >$(BIN)/live.log 2>&1; \
+	rc=$$?; grep -E -- '--- FAIL|^FAIL|^ok|live corpus:' $(BIN)/live.log; \
+	[ $$rc = 0 ] || echo "make live: TestLiveCorpus failed; the whole log is $(BIN)/live.log"; exit $$rc
 
 # The official A2A conformance suites (the a2a-tck snapshots in
 # ../shared/conformance: 0.3.x mandatory, 1.0-dev must) against the green

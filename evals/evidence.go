@@ -35,7 +35,9 @@ import (
 //     were read by no rule (Coverage.UnreadNamespaces: "14 spans carry
 //     `ai.*` attributes no rule reads"). Such spans make the evidence
 //     insufficient when no agent was named by a span of its own: nothing
-//     of the team was read.
+//     of the team was read. A trace that is a fragment of a conversation
+//     whose agents ran as separate traces (Collection.Split) is partial,
+//     and insufficient when it shows no call between agents.
 //   - complete: none of the above.
 //
 // A call from the virtual caller "user" into a root SERVER span is how
@@ -82,6 +84,22 @@ type Collection struct {
 	// so the graph may lack some of its work. Spans set aside for
 	// claiming the assessor's identity are forgeries and weigh nothing.
 	SetAsideOutside int
+	// Split, when set, says the trace holds only part of a conversation
+	// whose agents ran as separate root traces.
+	Split *SplitConversation
+}
+
+// SplitConversation says a trace is a fragment of one conversation
+// (gen_ai.conversation.id) whose agents ran in separate traces: a
+// framework that starts each agent as the root of a trace of its own
+// (Mastra's agent network) leaves no trace that shows the team.
+type SplitConversation struct {
+	Conversation string
+	// Traces counts the traces of the conversation.
+	Traces int
+	// Agents are the agents the conversation's traces name; Missing those
+	// of them not in this trace.
+	Agents, Missing []string
 }
 
 // JudgeEvidence weighs trace against in.Participants and in.Collection;
@@ -174,6 +192,16 @@ func JudgeEvidence(trace *tracedata.TraceData, in Inputs) Evidence {
 		partial = append(partial, fmt.Sprintf("%s set aside, not counted: received outside the assessor's calls (docs/provenance.md)",
 			evidencePlural(c.SetAsideOutside, "span", "spans")))
 	}
+	if c := in.Collection; c != nil && c.Split != nil {
+		s := c.Split
+		msg := fmt.Sprintf("this trace is one of %d traces of conversation %q, whose agents (%s) ran as separate traces (%s not in this one): no single trace shows how they coordinated",
+			s.Traces, s.Conversation, strings.Join(s.Agents, ", "), strings.Join(s.Missing, ", "))
+		if agentCalls(trace) == 0 {
+			insufficient = append(insufficient, msg)
+		} else {
+			partial = append(partial, msg)
+		}
+	}
 	switch {
 	case len(insufficient) > 0:
 		return Evidence{Level: EvidenceInsufficient, Reasons: evidenceSorted(append(insufficient, partial...))}
@@ -192,6 +220,18 @@ func (r *GraphResult) applyEvidence(trace *tracedata.TraceData, in Inputs) {
 		r.Label = LabelInsufficientEvidence
 	}
 	r.Evidence = &ev
+}
+
+// agentCalls counts the calls between agents, leaving out those from the
+// virtual user (how a trace a participant starts begins).
+func agentCalls(trace *tracedata.TraceData) int {
+	n := 0
+	for _, it := range trace.Interactions {
+		if it.From != tracedata.UserAgent {
+			n += it.Count
+		}
+	}
+	return n
 }
 
 // teamRead reports whether some agent of the trace was named by a span of

@@ -197,6 +197,26 @@ func TestEvidenceFromUnreadNamespaces(t *testing.T) {
 	}
 }
 
+// TestEvidenceSplitConversation: a trace that is a fragment of a
+// conversation whose agents ran as separate traces is no evidence when it
+// shows no call between agents, and partial when it shows some.
+func TestEvidenceSplitConversation(t *testing.T) {
+	split := &SplitConversation{Conversation: "net", Traces: 2, Agents: []string{"researcher", "writer"}, Missing: []string{"writer"}}
+	lone := &tracedata.TraceData{
+		Agents:   []tracedata.Agent{{Name: "researcher", IdentifiedBy: tracedata.IdentityAgentName}},
+		Coverage: tracedata.Coverage{Complete: 1},
+	}
+	res := evaluateEvidence(t, lone, Inputs{Participants: []string{}, Collection: &Collection{Settled: true, Split: split}})
+	if res.Label != LabelInsufficientEvidence || !strings.Contains(strings.Join(res.Evidence.Reasons, "\n"),
+		`this trace is one of 2 traces of conversation "net", whose agents (researcher, writer) ran as separate traces (writer not in this one)`) {
+		t.Errorf("lone fragment: label %s, evidence %+v", res.Label, res.Evidence)
+	}
+	res = evaluateEvidence(t, evidenceTrace(nil), Inputs{Collection: &Collection{Settled: true, Split: split}})
+	if res.Evidence.Level != EvidencePartial {
+		t.Errorf("fragment with calls: evidence %+v, want partial", res.Evidence)
+	}
+}
+
 // TestEvidenceRefusedSpans: spans the span store refused (span
 // admission) make a whole-looking trace partial, with the count.
 func TestEvidenceRefusedSpans(t *testing.T) {

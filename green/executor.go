@@ -20,6 +20,7 @@ import (
 	"github.com/coordbench/coordbench/evals"
 	"github.com/coordbench/coordbench/internal/textutil"
 	"github.com/coordbench/coordbench/otelmap"
+	"github.com/coordbench/coordbench/otelmap/assemble"
 	"github.com/coordbench/coordbench/report"
 	"github.com/coordbench/coordbench/scenario"
 	"github.com/coordbench/coordbench/tracedata"
@@ -89,6 +90,9 @@ type ExecutorOptions struct {
 	// Messenger is the base of each assessment's Messenger options; the
 	// request's call_timeout_seconds sets CallTimeout.
 	Messenger a2acall.Options
+	// Conventions, when set, is a user's convention map, read by trace
+	// assembly before the built-in recognizers (docs/trace-assembly.md).
+	Conventions *assemble.Conventions
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 }
@@ -142,7 +146,7 @@ func NewExecutor(opts ExecutorOptions) (*Executor, error) {
 		opts:      opts,
 		tracer:    opts.TracerProvider.Tracer(instrumentationName),
 		telemetry: telemetry,
-		assessor:  &traceAssessor{store: opts.Store, evaluators: opts.Evaluators, telemetry: telemetry, recorder: opts.Recorder, log: opts.Logger},
+		assessor:  &traceAssessor{store: opts.Store, evaluators: opts.Evaluators, telemetry: telemetry, recorder: opts.Recorder, log: opts.Logger, conventions: opts.Conventions},
 		log:       opts.Logger,
 		running:   map[a2a.TaskID]context.CancelCauseFunc{},
 	}, nil

@@ -52,6 +52,8 @@ type traceAssessor struct {
 	// recorder, when set, stops recording the trace once it is assembled.
 	recorder *TaskTraceRecorder
 	log      *slog.Logger
+	// conventions is the user's convention map, nil for none.
+	conventions *assemble.Conventions
 }
 
 // settleOptions say when a task's trace is complete (DESIGN §3, settling;
@@ -110,7 +112,7 @@ func (a *traceAssessor) assess(ctx context.Context, task trace.Span, taskID stri
 				"impersonating", aside.Impersonating, "outside", aside.Outside)
 		}
 	}
-	td := assemble.Trace(traceID, spans)
+	td := assemble.TraceWith(traceID, spans, assemble.Options{Conventions: a.conventions})
 	a.recorder.untrack(traceID)
 	a.store.MarkAssessed(traceID)
 	if a.log != nil {

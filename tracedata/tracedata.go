@@ -92,6 +92,9 @@ const (
 	// dotprompt) or agent (genkit:metadata:subtype agent) span.
 	IdentityGenkit  = "genkit:name"
 	IdentityAgentID = "gen_ai.agent.id"
+	// IdentityConventions: a rule of the user's convention map
+	// (otelmap/assemble, docs/trace-assembly.md).
+	IdentityConventions = "conventions"
 	// IdentitySpanName: the agent's name read from span names where a
 	// framework names agents nowhere else (smolagents' "<agent>.run",
 	// LangGraph's graph node runs).

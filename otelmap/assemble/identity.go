@@ -21,6 +21,7 @@ const (
 	rankVercelAI
 	rankGenkit
 	rankAgentID
+	rankConventions
 	rankSpanName
 	rankService
 	rankExtension
@@ -45,6 +46,8 @@ func rankName(rank uint8) string {
 		return tracedata.IdentityGenkit
 	case rankAgentID:
 		return tracedata.IdentityAgentID
+	case rankConventions:
+		return tracedata.IdentityConventions
 	case rankSpanName:
 		return tracedata.IdentitySpanName
 	case rankService:

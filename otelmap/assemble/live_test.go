@@ -99,7 +99,14 @@ type liveTally struct {
 // every trace instead. A run marked known_misread is compared all the same
 // and what differs is logged, not failed, until the recognizer is fixed; a
 // marker no run needs any more is an error, so it is removed with the fix.
+//
+// With LIVE_CAPTURES set to a directory (`make live`: the programs just run
+// again by run.sh -o), the captures are read from DIR/PROGRAM/run-N.otlp.json
+// instead. Fresh runs are not the committed ones, so there a marker (of the
+// program or of any run) excuses a misread run and is not required to be
+// needed.
 func TestLiveCorpus(t *testing.T) {
+	fresh := os.Getenv("LIVE_CAPTURES")
 	programs := livePrograms(t)
 	var tally liveTally
 	for _, prog := range programs {
@@ -108,19 +115,26 @@ func TestLiveCorpus(t *testing.T) {
 			dir := filepath.Join(liveDir, prog)
 			truth := loadLiveTruth(t, dir)
 			checkLivePackages(t, dir, truth)
-			runs := liveRuns(t, dir)
+			captures := filepath.Join(dir, "captures")
+			if fresh != "" {
+				captures = filepath.Join(fresh, prog)
+			}
+			runs := liveRuns(t, captures)
 			misreadRuns, programMarked := 0, false
 			for _, run := range runs {
 				t.Run(run, func(t *testing.T) {
 					tally.runs++
-					problems, summary := assessLiveRun(t, filepath.Join(dir, "captures", run+".otlp.json"), truth)
+					problems, summary := assessLiveRun(t, filepath.Join(captures, run+".otlp.json"), truth)
 					reason, wide, err := truth.misread(run)
 					if err != nil {
 						t.Fatalf("truth.json: %v", err)
 					}
+					if fresh != "" && reason == "" && len(bytes.TrimSpace(truth.KnownMisread)) > 0 {
+						reason, wide = "marked for other runs of the program", true
+					}
 					programMarked = programMarked || wide
 					switch {
-					case len(problems) == 0 && reason != "" && !wide:
+					case len(problems) == 0 && reason != "" && !wide && fresh == "":
 						t.Errorf("run is marked known_misread (%s) but comes out as its truth says: remove the marker", reason)
 					case len(problems) == 0:
 						if os.Getenv("LIVE_VERBOSE") != "" {
@@ -140,7 +154,7 @@ func TestLiveCorpus(t *testing.T) {
 					}
 				})
 			}
-			if programMarked && misreadRuns == 0 {
+			if programMarked && misreadRuns == 0 && fresh == "" {
 				t.Errorf("known_misread is set for the program but every run comes out as its truth says: remove the marker")
 			}
 		})
@@ -223,10 +237,10 @@ func checkLivePackages(t *testing.T, dir string, truth *liveTruth) {
 
 var liveRunName = regexp.MustCompile(`^run-[0-9]+$`)
 
-// liveRuns lists the program's captures, captures/run-N.otlp.json.
+// liveRuns lists the captures in dir, run-N.otlp.json.
 func liveRuns(t *testing.T, dir string) []string {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join(dir, "captures", "*.otlp.json"))
+	files, err := filepath.Glob(filepath.Join(dir, "*.otlp.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -240,7 +254,7 @@ func liveRuns(t *testing.T, dir string) []string {
 		runs = append(runs, run)
 	}
 	if len(runs) < minLiveRuns {
-		t.Fatalf("%d captures in %s/captures, want at least %d (run.sh writes them)", len(runs), dir, minLiveRuns)
+		t.Fatalf("%d captures in %s, want at least %d (run.sh writes them)", len(runs), dir, minLiveRuns)
 	}
 	return runs
 }

@@ -155,13 +155,14 @@ type unreadNamespace struct {
 // read (gen_ai.operation.name, openinference.span.kind,
 // traceloop.span.kind, coordbench.call_type, a framework's own kind:
 // reading.kindRead), or a side of a call
-// (messaging, HTTP, A2A, a span link). A span that looks like an agent's
-// but names no agent (agentLike) is the unread-agent rule's
-// (build.go, unreadAgentSpans), which weighs where it sits.
+// (messaging, HTTP, A2A, a span link). A span of no convention that only
+// looks like an agent's by its name is not read: inside a read agent the
+// unread-agent rule (build.go) takes it for that agent's work, so it is
+// counted here.
 func (r *reading) understood(n *node) bool {
 	const transport = 1<<famMessaging | 1<<famHTTP | 1<<famA2A | 1<<famLinks
-	return n.flags&fStep != 0 || r.handoff || r.agentName != "" || r.a2aAttr || r.ct != ctNone ||
-		r.agentLike || r.workflow || r.gen.op != "" || r.oi.kind != oiNone || r.tl.kind != tlNone ||
+	return n.flags&fStep != 0 || r.mapped != nil || r.handoff || r.agentName != "" || r.a2aAttr || r.ct != ctNone ||
+		r.workflow || r.gen.op != "" || r.oi.kind != oiNone || r.tl.kind != tlNone ||
 		r.kindRead || r.claimed&transport != 0
 }
 

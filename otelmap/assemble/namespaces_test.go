@@ -2,6 +2,7 @@ package assemble_test
 
 import (
 	"maps"
+	"slices"
 	"testing"
 	"time"
 
@@ -193,5 +194,46 @@ func TestFlatSpansNoAgent(t *testing.T) {
 	}
 	if !hasWarning(td, "no span names an agent") {
 		t.Errorf("warnings = %q", td.Coverage.Warnings)
+	}
+}
+
+// TestHandoffArgumentNames: a handoff tool's target is read whatever the
+// framework calls the argument (agent_name, agentName, agent_id, agentId),
+// and Strands TS's structured output hands off only when it names an
+// agent.
+func TestHandoffArgumentNames(t *testing.T) {
+	const internal = trace.SpanKindInternal
+	agent := func(name string) []attribute.KeyValue {
+		return []attribute.KeyValue{otelmap.AttrGenAIOperationName.String("invoke_agent"), otelmap.AttrGenAIAgentName.String(name)}
+	}
+	tool := func(name, args string) []attribute.KeyValue {
+		return []attribute.KeyValue{otelmap.AttrGenAIOperationName.String("execute_tool"), otelmap.AttrGenAIToolName.String(name),
+			otelmap.AttrGenAIToolCallArgs.String(args)}
+	}
+	cases := []struct {
+		tool, args string
+		want       []string
+	}{
+		{"transfer_to_agent", `{"agent_name":"billing"}`, []string{"triage->billing"}},
+		{"transfer_to_agent", `{"agentName":"billing"}`, []string{"triage->billing"}},
+		{"handoff_to_agent", `{"agent_id":"billing"}`, []string{"triage->billing"}},
+		{"strands_structured_output", `{"agentId":"billing","message":"over to you"}`, []string{"triage->billing"}},
+		{"strands_structured_output", `{"message":"the final answer"}`, nil},
+		{"transfer_to_agent", `{"agentName":""}`, []string{"triage->billing"}}, // no name: the next agent of another
+	}
+	for _, c := range cases {
+		t.Run(c.tool+" "+c.args, func(t *testing.T) {
+			id, span := nsSpans("app")
+			spans := []otelmap.Span{
+				span(1, 0, "invoke_swarm", internal, otelmap.AttrGenAIOperationName.String("invoke_swarm")),
+				span(2, 1, "invoke_agent triage", internal, agent("triage")...),
+				span(3, 2, "execute_tool "+c.tool, internal, tool(c.tool, c.args)...),
+				span(4, 1, "invoke_agent billing", internal, agent("billing")...),
+			}
+			td := assemble.Trace(id, spans)
+			if got := edges(td); !slices.Equal(got, c.want) {
+				t.Errorf("edges = %v, want %v", got, c.want)
+			}
+		})
 	}
 }

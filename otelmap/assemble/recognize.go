@@ -24,7 +24,11 @@ import (
 //
 //  1. coordbench.call_type is the span's own statement of its call type
 //     and wins for the step's call type.
-//  2. The operation: the Vercel AI SDK's ai.operationId and Genkit's
+//  2. A rule of the user's convention map (conventions.go) that matches
+//     the span says its operation, agent name and handoff target,
+//     whatever the built-in families say: the user's word on their own
+//     framework.
+//  3. The operation: the Vercel AI SDK's ai.operationId and Genkit's
 //     genkit:type / genkit:metadata:subtype, then OpenLLMetry's
 //     traceloop.span.kind, then gen_ai.operation.name, then OpenInference's
 //     openinference.span.kind, then the previous GenAI shapes (an operation
@@ -40,16 +44,16 @@ import (
 //     crew are invoke_agent spans); OpenInference comes after GenAI because
 //     its kinds are coarser (AGENT is set for any run with "agent" in its
 //     name).
-//  3. The agent's name, only on an agent span (or on the client span of
+//  4. The agent's name, only on an agent span (or on the client span of
 //     an A2A call, where it names the callee): gen_ai.agent.name, then
 //     OpenInference agent.name, then graph.node.id, then
 //     traceloop.entity.name, then the AI SDK's ai.telemetry.functionId,
 //     then Genkit's genkit:name, then gen_ai.agent.id, then a name read
 //     from the span name (smolagents). The AI SDK and Genkit copy their
-//     names onto every span of a call: read only on their agent spans. A gen_ai.agent.name on any other span
-//     (an LLM or tool span, where frameworks copy the caller's name) names
-//     nothing.
-//  4. Not a call side: an agent-card fetch (plain HTTP) and the A2A SDK's
+//     names onto every span of a call: read only on their agent spans. A
+//     gen_ai.agent.name on any other span (an LLM or tool span, where
+//     frameworks copy the caller's name) names nothing.
+//  5. Not a call side: an agent-card fetch (plain HTTP) and the A2A SDK's
 //     method spans are read as INTERNAL whatever their kind, and so is an
 //     orchestration span (a workflow, a swarm, a crew, a task).
 //
@@ -70,6 +74,7 @@ const (
 	famCoordbench
 	famVercelAI
 	famGenkit
+	famConventions
 	numFamilies
 )
 
@@ -86,6 +91,7 @@ var recognizerNames = [numFamilies]string{
 	famCoordbench:    "coordbench",
 	famVercelAI:      "vercel_ai",
 	famGenkit:        "genkit",
+	famConventions:   "conventions",
 }
 
 // reading is what the recognizers read from one span: first each family's
@@ -96,6 +102,9 @@ type reading struct {
 	tl  traceloopSlots
 	ai  aiSlots     // the Vercel AI SDK (recognize_vercelai.go)
 	gk  genkitSlots // Genkit (recognize_genkit.go)
+
+	conv   *Conventions // the user's convention map, nil for none
+	mapped *convRule    // the map's rule that matched the span
 
 	// Read by the smaller families directly.
 	ct       uint8  // coordbench.call_type: ctNone if absent
@@ -194,6 +203,11 @@ func (r *reading) read(sp *otelmap.Span) {
 				r.readOpenInference(kv, key)
 			case key == "agent_name":
 				r.gen.pydanticAgent = quiet(kv)
+			case strings.HasPrefix(key, "agent_loop."):
+				// Strands TS's execute_agent_loop_cycle: one turn of an
+				// agent's loop, its work, neither step nor call.
+				r.gen.loopCycle = true
+				r.claim(famGenAI)
 			case strings.HasPrefix(key, "asgi."):
 				r.claim(famHTTP)
 			}
@@ -246,7 +260,15 @@ func (r *reading) read(sp *otelmap.Span) {
 // in this file's comment.
 func (r *reading) decide(sp *otelmap.Span) {
 	r.readSpanName(sp)
+	if r.gen.op == "" && r.gen.loopCycle {
+		r.gen.op = "execute_agent_loop_cycle"
+	}
+	if r.mapped = r.conv.match(sp); r.mapped != nil {
+		r.claim(famConventions)
+	}
 	switch {
+	case r.mapped != nil:
+		r.op, r.workflow = r.mapped.op, r.mapped.workflow
 	case r.ai.op != aiNone:
 		r.op, r.workflow = r.ai.operation(r)
 	case r.gk.typ != gkNone:
@@ -260,9 +282,17 @@ func (r *reading) decide(sp *otelmap.Span) {
 	default:
 		r.op = r.previousOperation(sp)
 	}
-	r.handoff, r.handoffTo = r.readHandoff(sp)
+	if m := r.mapped; m != nil && m.handoff {
+		r.handoff, r.handoffTo = true, m.target.read(sp)
+	} else {
+		r.handoff, r.handoffTo = r.readHandoff(sp)
+	}
 	if r.op == opInvoke || r.ct == ctAgent {
-		r.agentName, r.agentRank = r.nameOfAgent(sp)
+		if m := r.mapped; m != nil && m.agent != nil {
+			r.agentName, r.agentRank = m.agent.read(sp), rankConventions
+		} else {
+			r.agentName, r.agentRank = r.nameOfAgent(sp)
+		}
 		r.agentID = r.gen.agentID
 		if r.agentName == "" && r.agentID != "" {
 			r.agentName, r.agentRank = r.agentID, rankAgentID
@@ -367,10 +397,16 @@ func (a *assembler) scan(i int32) {
 	n := &a.nodes[i]
 	sp := a.span(i)
 	r := &a.reading
-	*r = reading{role: spanKindRole(sp.Kind), id: n.id, warnings: &a.attrWarnings}
+	*r = reading{role: spanKindRole(sp.Kind), id: n.id, warnings: &a.attrWarnings, conv: a.conv}
 	r.read(sp)
 	r.decide(sp)
 	n.role, n.op = r.role, r.op
+	if (n.flags&fFailed != 0 || r.failed) && a.conv.controlFlow(sp) {
+		// An error status that moves control (a handoff's ParentCommand)
+		// is no failure of the span, its step or its call.
+		r.failed = false
+		n.flags = n.flags&^fFailed | fControlFlow
+	}
 	if r.marker {
 		n.flags |= fMarker
 	}

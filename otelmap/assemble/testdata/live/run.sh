@@ -1,17 +1,27 @@
 #!/usr/bin/env bash
 # Runs the live programs and writes their captures.
 #
-#   run.sh [-n RUNS] [PROGRAM...]      (default: every program, 3 runs)
+#   run.sh [-n RUNS] [-o DIR] [PROGRAM...]   (default: every program, 3 runs)
 #
 # For each program folder (one with team.mjs): `npm ci` from its
 # package-lock.json (npm's cache is used; set npm_config_cache to move it),
-# then `node team.mjs captures/run-N.otlp.json` N times. A program that
-# fails stops the script with its name; captures of earlier runs stay.
+# then `node team.mjs captures/run-N.otlp.json` N times. With -o DIR the
+# captures go to DIR/PROGRAM/run-N.otlp.json instead, leaving the committed
+# ones alone (`make live`). A program that fails stops the script with its
+# name; captures of earlier runs stay.
 # Assess the result with: go test ./otelmap/assemble -run TestLiveCorpus
+# (LIVE_CAPTURES=DIR for captures written with -o DIR).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 runs=3
-if [[ "${1:-}" == "-n" ]]; then runs="$2"; shift 2; fi
+out=""
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    -n) runs="$2"; shift 2 ;;
+    -o) out="$(mkdir -p "$2" && cd "$2" && pwd)"; shift 2 ;;
+    *) break ;;
+  esac
+done
 programs=("$@")
 if [[ ${#programs[@]} -eq 0 ]]; then
   for d in "$here"/*/; do
@@ -23,8 +33,11 @@ for p in "${programs[@]}"; do
   [[ -f "$dir/team.mjs" ]] || { echo "run.sh: $p: no team.mjs in $dir" >&2; exit 2; }
   echo "== $p: npm ci" >&2
   (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error >&2)
+  dest="$dir/captures"
+  [[ -n "$out" ]] && dest="$out/$p"
+  mkdir -p "$dest"
   for ((i = 1; i <= runs; i++)); do
     echo "== $p: run $i/$runs" >&2
-    (cd "$dir" && node team.mjs "captures/run-$i.otlp.json") || { echo "run.sh: $p run $i failed" >&2; exit 1; }
+    (cd "$dir" && node team.mjs "$dest/run-$i.otlp.json") || { echo "run.sh: $p run $i failed" >&2; exit 1; }
   done
 done
