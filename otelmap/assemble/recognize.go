@@ -50,9 +50,9 @@ import (
 //     traceloop.entity.name, then the AI SDK's ai.telemetry.functionId,
 //     then Genkit's genkit:name, then gen_ai.agent.id, then a name read
 //     from the span name (smolagents). The AI SDK and Genkit copy their
-//     names onto every span of a call: read only on their agent spans. A gen_ai.agent.name on any other span
-//     (an LLM or tool span, where frameworks copy the caller's name) names
-//     nothing.
+//     names onto every span of a call: read only on their agent spans. A
+//     gen_ai.agent.name on any other span (an LLM or tool span, where
+//     frameworks copy the caller's name) names nothing.
 //  5. Not a call side: an agent-card fetch (plain HTTP) and the A2A SDK's
 //     method spans are read as INTERNAL whatever their kind, and so is an
 //     orchestration span (a workflow, a swarm, a crew, a task).
