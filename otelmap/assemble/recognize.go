@@ -466,6 +466,11 @@ func (a *assembler) scan(i int32) {
 	if r.callerBy != "" && n.flags&fAgent != 0 {
 		a.callerNames = append(a.callerNames, namedCaller{span: i, name: r.callerBy})
 	}
+	if n.flags&fAgent != 0 && r.gen.op == otelmap.OpInvokeAgent && len(sp.Events()) > 0 {
+		for _, src := range strandsGraphSources(sp) {
+			a.callerNames = append(a.callerNames, namedCaller{span: i, name: src})
+		}
+	}
 	if r.metadata != "" {
 		a.langGraphNode(i, sp, r.metadata)
 	}
