@@ -112,6 +112,7 @@ const (
 	fAbove                            // has an agent span below it
 	fResolving                        // a segment root whose agent is being resolved (identity.go)
 	fControlFlow                      // an error status that is control flow, not a failure (recognize_conventions.go)
+	fWorkflow                         // an orchestration: a workflow, graph, swarm or crew run (recognize.go)
 	fUnnamedAgent                     // an agent by its framework's word that no attribute names (recognize.go)
 )
 

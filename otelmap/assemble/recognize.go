@@ -426,6 +426,9 @@ func (a *assembler) scan(i int32) {
 			n.flags |= fUnnamedAgent
 		}
 	}
+	if r.workflow {
+		n.flags |= fWorkflow
+	}
 	ct := r.ct
 	if n.op == opInvoke || ct == ctAgent {
 		n.flags |= fAgent | fMarker
