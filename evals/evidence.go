@@ -2,6 +2,7 @@ package evals
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -30,7 +31,13 @@ import (
 //     trace ended at its maximum with awaited calls unanswered; the span
 //     store refused spans of the trace (Collection.RefusedSpans); received
 //     spans outside the assessor's calls were set aside
-//     (Collection.SetAsideOutside).
+//     (Collection.SetAsideOutside); spans of an agent or GenAI namespace
+//     were read by no rule (Coverage.UnreadNamespaces: "14 spans carry
+//     `ai.*` attributes no rule reads"). Such spans make the evidence
+//     insufficient when no agent was named by a span of its own: nothing
+//     of the team was read. A trace that is a fragment of a conversation
+//     whose agents ran as separate traces (Collection.Split) is partial,
+//     and insufficient when it shows no call between agents.
 //   - complete: none of the above.
 //
 // A call from the virtual caller "user" into a root SERVER span is how
@@ -77,6 +84,22 @@ type Collection struct {
 	// so the graph may lack some of its work. Spans set aside for
 	// claiming the assessor's identity are forgeries and weigh nothing.
 	SetAsideOutside int
+	// Split, when set, says the trace holds only part of a conversation
+	// whose agents ran as separate root traces.
+	Split *SplitConversation
+}
+
+// SplitConversation says a trace is a fragment of one conversation
+// (gen_ai.conversation.id) whose agents ran in separate traces: a
+// framework that starts each agent as the root of a trace of its own
+// (Mastra's agent network) leaves no trace that shows the team.
+type SplitConversation struct {
+	Conversation string
+	// Traces counts the traces of the conversation.
+	Traces int
+	// Agents are the agents the conversation's traces name; Missing those
+	// of them not in this trace.
+	Agents, Missing []string
 }
 
 // JudgeEvidence weighs trace against in.Participants and in.Collection;
@@ -132,6 +155,21 @@ func JudgeEvidence(trace *tracedata.TraceData, in Inputs) Evidence {
 		partial = append(partial, fmt.Sprintf("%s that look like an agent's work could not be read (docs/trace-assembly.md, \"my framework is not listed\")",
 			evidencePlural(n, "span", "spans")))
 	}
+	// Spans of an agent or GenAI namespace no rule read (Coverage.
+	// UnreadNamespaces): the graph may lack what they did, so it is at best
+	// partial; when no agent of the trace was named by an agent's own span
+	// (only by service.name, an address or a placeholder), nothing of the
+	// team was read and no verdict on its shape stands.
+	if len(trace.Coverage.UnreadNamespaces) > 0 {
+		for _, ns := range slices.Sorted(maps.Keys(trace.Coverage.UnreadNamespaces)) {
+			n := trace.Coverage.UnreadNamespaces[ns]
+			partial = append(partial, fmt.Sprintf("%s `%s` attributes no rule reads (docs/trace-assembly.md, \"spans no rule reads\")",
+				evidencePlural(n, "span carries", "spans carry"), ns))
+		}
+		if !teamRead(trace) {
+			insufficient = append(insufficient, "no agent of the trace was named by a span of its own (only by service.name or an address) while spans of an agent namespace went unread: the team's structure could not be read")
+		}
+	}
 	if trace.Coverage.NoEvidence {
 		insufficient = append(insufficient, "the trace shows no interaction that could be read: no evidence of coordination either way")
 	}
@@ -154,6 +192,16 @@ func JudgeEvidence(trace *tracedata.TraceData, in Inputs) Evidence {
 		partial = append(partial, fmt.Sprintf("%s set aside, not counted: received outside the assessor's calls (docs/provenance.md)",
 			evidencePlural(c.SetAsideOutside, "span", "spans")))
 	}
+	if c := in.Collection; c != nil && c.Split != nil {
+		s := c.Split
+		msg := fmt.Sprintf("this trace is one of %d traces of conversation %q, whose agents (%s) ran as separate traces (%s not in this one): no single trace shows how they coordinated",
+			s.Traces, s.Conversation, strings.Join(s.Agents, ", "), strings.Join(s.Missing, ", "))
+		if agentCalls(trace) == 0 {
+			insufficient = append(insufficient, msg)
+		} else {
+			partial = append(partial, msg)
+		}
+	}
 	switch {
 	case len(insufficient) > 0:
 		return Evidence{Level: EvidenceInsufficient, Reasons: evidenceSorted(append(insufficient, partial...))}
@@ -172,6 +220,34 @@ func (r *GraphResult) applyEvidence(trace *tracedata.TraceData, in Inputs) {
 		r.Label = LabelInsufficientEvidence
 	}
 	r.Evidence = &ev
+}
+
+// agentCalls counts the calls between agents, leaving out those from the
+// virtual user (how a trace a participant starts begins).
+func agentCalls(trace *tracedata.TraceData) int {
+	n := 0
+	for _, it := range trace.Interactions {
+		if it.From != tracedata.UserAgent {
+			n += it.Count
+		}
+	}
+	return n
+}
+
+// teamRead reports whether some agent of the trace was named by a span of
+// its own (an agent span's attribute or name, or the Traceability
+// Extension), rather than only by where its spans came from.
+func teamRead(trace *tracedata.TraceData) bool {
+	for _, a := range trace.Agents {
+		switch a.IdentifiedBy {
+		case tracedata.IdentityServiceName, tracedata.IdentityServerAddr, tracedata.IdentityUser, tracedata.IdentityUnknown, "":
+		default:
+			if a.Role != tracedata.RoleAssessor {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func evidenceTimes(n int) string {

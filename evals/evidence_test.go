@@ -163,6 +163,60 @@ func TestEvidenceFromUnreadSpans(t *testing.T) {
 	}
 }
 
+// TestEvidenceFromUnreadNamespaces: spans of an agent namespace no rule
+// read make a whole-looking graph partial, the reason naming the namespace
+// and the count; when no agent was named by a span of its own, nothing of
+// the team was read and the verdict is insufficient_evidence.
+func TestEvidenceFromUnreadNamespaces(t *testing.T) {
+	tr := evidenceTrace(nil)
+	tr.Coverage.UnreadNamespaces = map[string]int{"ai.*": 14, "mastra.*": 1}
+	res := evaluateEvidence(t, tr, Inputs{})
+	reasons := strings.Join(res.Evidence.Reasons, "\n")
+	if res.Evidence.Level != EvidencePartial || res.Label == LabelInsufficientEvidence ||
+		!strings.Contains(reasons, "14 spans carry `ai.*` attributes no rule reads") ||
+		!strings.Contains(reasons, "1 span carries `mastra.*` attributes no rule reads") {
+		t.Errorf("unread namespaces: label %s, evidence %+v", res.Label, res.Evidence)
+	}
+
+	// The same edges, but every agent only a service: the team's own
+	// spans were all unread.
+	byService := evidenceTrace(nil)
+	for i := range byService.Agents {
+		byService.Agents[i].IdentifiedBy = tracedata.IdentityServiceName
+	}
+	byService.Coverage.UnreadNamespaces = map[string]int{"ai.*": 14}
+	res = evaluateEvidence(t, byService, Inputs{})
+	if res.Label != LabelInsufficientEvidence || res.Evidence.Level != EvidenceInsufficient ||
+		!strings.Contains(strings.Join(res.Evidence.Reasons, "\n"), "no agent of the trace was named by a span of its own") {
+		t.Errorf("team unread: label %s, evidence %+v", res.Label, res.Evidence)
+	}
+	// Without unread namespaces the same service-named graph stands.
+	byService.Coverage.UnreadNamespaces = nil
+	if res = evaluateEvidence(t, byService, Inputs{}); res.Evidence.Level != EvidenceComplete {
+		t.Errorf("service-named graph, all read: evidence %+v", res.Evidence)
+	}
+}
+
+// TestEvidenceSplitConversation: a trace that is a fragment of a
+// conversation whose agents ran as separate traces is no evidence when it
+// shows no call between agents, and partial when it shows some.
+func TestEvidenceSplitConversation(t *testing.T) {
+	split := &SplitConversation{Conversation: "net", Traces: 2, Agents: []string{"researcher", "writer"}, Missing: []string{"writer"}}
+	lone := &tracedata.TraceData{
+		Agents:   []tracedata.Agent{{Name: "researcher", IdentifiedBy: tracedata.IdentityAgentName}},
+		Coverage: tracedata.Coverage{Complete: 1},
+	}
+	res := evaluateEvidence(t, lone, Inputs{Participants: []string{}, Collection: &Collection{Settled: true, Split: split}})
+	if res.Label != LabelInsufficientEvidence || !strings.Contains(strings.Join(res.Evidence.Reasons, "\n"),
+		`this trace is one of 2 traces of conversation "net", whose agents (researcher, writer) ran as separate traces (writer not in this one)`) {
+		t.Errorf("lone fragment: label %s, evidence %+v", res.Label, res.Evidence)
+	}
+	res = evaluateEvidence(t, evidenceTrace(nil), Inputs{Collection: &Collection{Settled: true, Split: split}})
+	if res.Evidence.Level != EvidencePartial {
+		t.Errorf("fragment with calls: evidence %+v, want partial", res.Evidence)
+	}
+}
+
 // TestEvidenceRefusedSpans: spans the span store refused (span
 // admission) make a whole-looking trace partial, with the count.
 func TestEvidenceRefusedSpans(t *testing.T) {

@@ -20,6 +20,7 @@ import (
 	"github.com/coordbench/coordbench/evals"
 	"github.com/coordbench/coordbench/internal/textutil"
 	"github.com/coordbench/coordbench/otelmap"
+	"github.com/coordbench/coordbench/otelmap/assemble"
 	"github.com/coordbench/coordbench/otelmap/tracestore"
 	"github.com/coordbench/coordbench/report"
 	"github.com/coordbench/coordbench/scenario"
@@ -90,6 +91,9 @@ type ExecutorOptions struct {
 	// Messenger is the base of each assessment's Messenger options; the
 	// request's call_timeout_seconds sets CallTimeout.
 	Messenger a2acall.Options
+	// Conventions, when set, is a user's convention map, read by trace
+	// assembly before the built-in recognizers (docs/trace-assembly.md).
+	Conventions *assemble.Conventions
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 }
@@ -144,7 +148,7 @@ func NewExecutor(opts ExecutorOptions) (*Executor, error) {
 		opts:      opts,
 		tracer:    opts.TracerProvider.Tracer(instrumentationName),
 		telemetry: telemetry,
-		assessor:  &traceAssessor{evaluators: opts.Evaluators, telemetry: telemetry, log: opts.Logger},
+		assessor:  &traceAssessor{evaluators: opts.Evaluators, telemetry: telemetry, log: opts.Logger, conventions: opts.Conventions},
 		traces:    &taskTraces{store: opts.Store, recorder: opts.Recorder},
 		log:       opts.Logger,
 		running:   map[a2a.TaskID]context.CancelCauseFunc{},

@@ -8,7 +8,10 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
+
+	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/coordbench/coordbench/evals"
 	"github.com/coordbench/coordbench/otelmap"
@@ -16,6 +19,7 @@ import (
 	"github.com/coordbench/coordbench/otelmap/otlpdecode"
 	"github.com/coordbench/coordbench/otelmap/tracestore"
 	"github.com/coordbench/coordbench/report"
+	"github.com/coordbench/coordbench/tracedata"
 )
 
 // OfflineOptions configure AssessOTLPFiles. The zero value uses the default
@@ -33,6 +37,9 @@ type OfflineOptions struct {
 	Observe evals.Observer
 	// Logger receives the evaluators' warnings; nil discards them.
 	Logger *slog.Logger
+	// Conventions, when set, is a user's convention map, read by trace
+	// assembly before the built-in recognizers (docs/trace-assembly.md).
+	Conventions *assemble.Conventions
 }
 
 // InputError is bad input the user must fix (a file that cannot be read or
@@ -71,13 +78,92 @@ func AssessOTLPFiles(ctx context.Context, paths []string, opts OfflineOptions) (
 			}
 		}
 	}
-	for _, id := range store.TraceIDs() {
+	ids := store.TraceIDs()
+	tds := make([]*tracedata.TraceData, len(ids))
+	convs := make([][]string, len(ids))
+	for k, id := range ids {
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("assess: %w", err)
 		}
-		td := assemble.Trace(id, store.Spans(id))
-		rep := registry.Run(ctx, td, evals.Inputs{Config: opts.Config}, opts.Observe)
+		spans := store.Spans(id)
+		tds[k] = assemble.TraceWith(id, spans, assemble.Options{Conventions: opts.Conventions})
+		convs[k] = conversationsOf(spans)
+	}
+	split := splitConversations(tds, convs)
+	for k, td := range tds {
+		in := evals.Inputs{Config: opts.Config}
+		if s := split[k]; s != nil {
+			in.Collection = &evals.Collection{Settled: true, Split: s}
+		}
+		rep := registry.Run(ctx, td, in, opts.Observe)
 		res.Tasks = append(res.Tasks, newTaskResult(td, rep))
 	}
 	return res, nil
+}
+
+// conversationsOf returns the gen_ai.conversation.id values the spans
+// carry, sorted, without repeats.
+func conversationsOf(spans []otelmap.Span) []string {
+	var out []string
+	for i := range spans {
+		for _, kv := range spans[i].Attrs {
+			if kv.Key == otelmap.AttrGenAIConversationID && kv.Value.Type() == attribute.STRING && kv.Value.AsString() != "" {
+				out = append(out, kv.Value.AsString())
+			}
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// splitConversations finds the traces that hold only part of a
+// conversation's agents: a framework that runs each agent as the root of a
+// trace of its own (Mastra's agent network) leaves one agent per trace,
+// tied together only by gen_ai.conversation.id. A trace of a conversation
+// seen in several traces, lacking some agent named in another of them, is
+// a fragment: no single trace shows how the agents coordinated
+// (evals.SplitConversation). Traces of one conversation that all name the
+// same agents (one agent's turns, a trace per turn) are no fragments.
+func splitConversations(tds []*tracedata.TraceData, convs [][]string) map[int]*evals.SplitConversation {
+	byConv := map[string][]int{}
+	for k, cs := range convs {
+		for _, c := range cs {
+			byConv[c] = append(byConv[c], k)
+		}
+	}
+	agentsOf := func(td *tracedata.TraceData) []string {
+		var out []string
+		for _, a := range td.Agents {
+			if a.Measured() {
+				out = append(out, a.Name)
+			}
+		}
+		return out
+	}
+	out := map[int]*evals.SplitConversation{}
+	for _, c := range slices.Sorted(maps.Keys(byConv)) {
+		traces := byConv[c]
+		if len(traces) < 2 {
+			continue
+		}
+		var all []string
+		for _, k := range traces {
+			all = append(all, agentsOf(tds[k])...)
+		}
+		slices.Sort(all)
+		all = slices.Compact(all)
+		for _, k := range traces {
+			own := agentsOf(tds[k])
+			var missing []string
+			for _, a := range all {
+				if !slices.Contains(own, a) {
+					missing = append(missing, a)
+				}
+			}
+			if len(missing) > 0 && out[k] == nil {
+				out[k] = &evals.SplitConversation{Conversation: c, Traces: len(traces), Agents: all, Missing: missing}
+			}
+		}
+	}
+	return out
 }

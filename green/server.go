@@ -20,6 +20,7 @@ import (
 	"github.com/coordbench/coordbench/a2aserve"
 	"github.com/coordbench/coordbench/evals"
 	"github.com/coordbench/coordbench/otelmap"
+	"github.com/coordbench/coordbench/otelmap/assemble"
 	"github.com/coordbench/coordbench/otelmap/otlpreceiver"
 	"github.com/coordbench/coordbench/otelmap/sdkbridge"
 	"github.com/coordbench/coordbench/otelmap/tracestore"
@@ -103,6 +104,9 @@ type ServerOptions struct {
 	// stream this often (the working updates already come every
 	// ProgressInterval).
 	SSEKeepAlive time.Duration
+	// Conventions, when set, is a user's convention map for trace
+	// assembly (docs/trace-assembly.md).
+	Conventions *assemble.Conventions
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 }
@@ -213,6 +217,7 @@ func (s *Server) build(ctx context.Context) error {
 		Judge:            *judge,
 		ProgressInterval: opts.ProgressInterval,
 		Messenger:        opts.Messenger,
+		Conventions:      opts.Conventions,
 		Logger:           opts.Logger,
 	})
 	if err != nil {

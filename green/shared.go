@@ -51,6 +51,8 @@ type traceAssessor struct {
 	evaluators *evals.Registry
 	telemetry  *EvalTelemetry
 	log        *slog.Logger
+	// conventions is the user's convention map, nil for none.
+	conventions *assemble.Conventions
 }
 
 // settleOptions say when a task's trace is complete (DESIGN §3, settling;
@@ -106,7 +108,7 @@ func (a *traceAssessor) assess(ctx context.Context, task trace.Span, tt *openTra
 				"impersonating", aside.Impersonating, "outside", aside.Outside)
 		}
 	}
-	td := assemble.Trace(traceID, spans)
+	td := assemble.TraceWith(traceID, spans, assemble.Options{Conventions: a.conventions})
 	st.markAssessed()
 	if a.log != nil {
 		a.log.Debug("task trace settled", "task", taskID, "trace_id", traceID.String(), "complete", st.Complete,

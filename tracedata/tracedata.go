@@ -84,7 +84,17 @@ const (
 	// IdentityTraceloop: OpenLLMetry's traceloop.entity.name on an agent
 	// span.
 	IdentityTraceloop = "traceloop.entity.name"
-	IdentityAgentID   = "gen_ai.agent.id"
+	// IdentityVercelAI: the Vercel AI SDK's ai.telemetry.functionId on an
+	// ai.generateText, ai.streamText, ai.generateObject or ai.streamObject
+	// span.
+	IdentityVercelAI = "ai.telemetry.functionId"
+	// IdentityGenkit: Genkit's genkit:name on a prompt (genkit:type
+	// dotprompt) or agent (genkit:metadata:subtype agent) span.
+	IdentityGenkit  = "genkit:name"
+	IdentityAgentID = "gen_ai.agent.id"
+	// IdentityConventions: a rule of the user's convention map
+	// (otelmap/assemble, docs/trace-assembly.md).
+	IdentityConventions = "conventions"
 	// IdentitySpanName: the agent's name read from span names where a
 	// framework names agents nowhere else (smolagents' "<agent>.run",
 	// LangGraph's graph node runs).
@@ -142,8 +152,10 @@ type Coverage struct {
 	ExtensionOnly int `json:"extension_only"`
 	// Complete is the share of interactions observed in full (both sides or
 	// in process), 0..1. A trace with no interactions is complete (1) only
-	// when it has an agent and no span that looks like an agent's went
-	// unread; otherwise it is no evidence (NoEvidence) and Complete is 0.
+	// when it has an agent named by a span of its own (not only by
+	// service.name) and no span that looks like an agent's, nor any of an
+	// agent namespace (UnreadNamespaces), went unread; otherwise it is no
+	// evidence (NoEvidence) and Complete is 0.
 	Complete float64 `json:"complete"`
 	// NoEvidence says the trace shows no interaction and cannot be taken to
 	// show that there was none: it has no agent at all, or spans that look
@@ -163,6 +175,14 @@ type Coverage struct {
 	// sit neither inside nor above a span that does: whatever they did is
 	// missing from the graph. A warning names the first of them.
 	UnreadAgentSpans int `json:"unread_agent_spans"`
+	// UnreadNamespaces counts, by agent or GenAI namespace ("ai.*",
+	// "mastra.*", "genkit:*", "gen_ai.*"), the spans that carry attributes
+	// of that namespace yet that no rule could read as anything (no step,
+	// no agent, no handoff, no orchestration): agent work the graph may
+	// lack. A trace with any is never complete evidence; with no
+	// interaction it is no evidence (NoEvidence). Absent when there are
+	// none.
+	UnreadNamespaces map[string]int `json:"unread_namespaces,omitempty"`
 	// Spans counts the spans the trace was built from, by the road they came:
 	// "in_process", "otlp", "extension".
 	Spans         int            `json:"spans"`

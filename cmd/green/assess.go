@@ -9,6 +9,7 @@ import (
 	"github.com/coordbench/coordbench/evals"
 	"github.com/coordbench/coordbench/green"
 	"github.com/coordbench/coordbench/internal/cli"
+	"github.com/coordbench/coordbench/otelmap/assemble"
 )
 
 // fileList collects repeated --otlp flags.
@@ -22,6 +23,7 @@ type assessOptions struct {
 	files  []string
 	config evals.Config
 	output string
+	conv   *assemble.Conventions
 }
 
 // assess is `green assess`: OTLP JSON files assessed offline.
@@ -39,6 +41,7 @@ func assessFlags(c *cli.Command, args []string) (assessOptions, int, bool) {
 	c.Flags.Var(&files, "otlp", "an OTLP JSON file to assess (repeatable; the files may also be given as arguments)")
 	configArg := c.Flags.String("config", "", `evaluator config as JSON or @file, e.g. {"evaluators": {"judge": false}}`)
 	c.Flags.StringVar(&o.output, "output", "", "write the JSON result to this file instead of stdout")
+	registerConventionsFlag(c.Flags, &o.conv)
 	positional, code, ok := c.Parse(args)
 	if !ok {
 		return o, code, false
@@ -57,9 +60,10 @@ func assessFlags(c *cli.Command, args []string) (assessOptions, int, bool) {
 
 func runAssess(ctx context.Context, c *cli.Command, o assessOptions) int {
 	res, err := green.AssessOTLPFiles(ctx, o.files, green.OfflineOptions{
-		Judge:  judgeFromEnv(c.Name),
-		Config: o.config,
-		Logger: slog.Default(),
+		Judge:       judgeFromEnv(c.Name),
+		Config:      o.config,
+		Logger:      slog.Default(),
+		Conventions: o.conv,
 	})
 	if err != nil {
 		var inputErr *green.InputError

@@ -158,3 +158,48 @@ func TestAssessBadInput(t *testing.T) {
 		})
 	}
 }
+
+// TestAssessConventions: --conventions teaches `green assess` a framework
+// no built-in recognizer reads (VoltAgent, run for real in the live corpus):
+// without the map its capture has no agent; with it, the team and its two
+// delegations. A map with an error stops the command with the error's
+// line, before any file is assessed.
+func TestAssessConventions(t *testing.T) {
+	const capture = "../../otelmap/assemble/testdata/live/voltagent/captures/run-1.otlp.json"
+	const conv = "../../otelmap/assemble/testdata/conventions/voltagent.yaml"
+	edgesOf := func(stdout string) []string {
+		t.Helper()
+		var res assessOutput
+		if err := json.Unmarshal([]byte(stdout), &res); err != nil || len(res.Tasks) != 1 {
+			t.Fatalf("result: %v, %d tasks\n%s", err, len(res.Tasks), stdout)
+		}
+		var out []string
+		for _, in := range res.Tasks[0].Interactions {
+			out = append(out, in.From+"->"+in.To)
+		}
+		return out
+	}
+	code, stdout, stderr := assessCmd(t, "--otlp", capture)
+	if code != 0 {
+		t.Fatalf("without the map: exit %d\n%s", code, stderr)
+	}
+	if e := edgesOf(stdout); len(e) != 0 {
+		t.Errorf("without the map: interactions %v, want none", e)
+	}
+	code, stdout, stderr = assessCmd(t, "--conventions", conv, "--otlp", capture)
+	if code != 0 {
+		t.Fatalf("with the map: exit %d\n%s", code, stderr)
+	}
+	if e := strings.Join(edgesOf(stdout), " "); e != "supervisor->researcher supervisor->writer" {
+		t.Errorf("with the map: interactions %s", e)
+	}
+
+	bad := filepath.Join(t.TempDir(), "bad.yaml")
+	if err := os.WriteFile(bad, []byte("name: x\nrules:\n  - match: {span_name: a}\n    is: agnet\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr = assessCmd(t, "--conventions", bad, "--otlp", capture)
+	if code != 2 || stdout != "" || !strings.Contains(stderr, bad+`:4:9: rules[0].is: "agnet" is not one of`) {
+		t.Errorf("bad map: exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+}

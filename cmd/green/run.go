@@ -18,6 +18,7 @@ import (
 	"github.com/coordbench/coordbench/green"
 	"github.com/coordbench/coordbench/internal/cli"
 	"github.com/coordbench/coordbench/otelmap"
+	"github.com/coordbench/coordbench/otelmap/assemble"
 	"github.com/coordbench/coordbench/otelmap/otlpreceiver"
 	"github.com/coordbench/coordbench/otelmap/sdkbridge"
 	"github.com/coordbench/coordbench/otelmap/tracestore"
@@ -53,6 +54,7 @@ type runOptions struct {
 	output    string
 	auth      authConfig
 	allow     *a2acall.AllowList
+	conv      *assemble.Conventions
 }
 
 // runAssessment is `green run`: one assessment against live participants,
@@ -77,6 +79,7 @@ func runFlags(c *cli.Command, args []string) (runOptions, int, bool) {
 	c.Flags.DurationVar(&o.progress, "progress-interval", green.DefaultProgressInterval, "longest silence before a progress line")
 	o.scenarios.register(c.Flags)
 	registerAllowFlag(c.Flags, &o.allow)
+	registerConventionsFlag(c.Flags, &o.conv)
 	var af authFlags
 	af.register(c.Flags, false)
 	positional, code, ok := c.Parse(args)
@@ -195,6 +198,7 @@ func assessInProcess(ctx context.Context, c *cli.Command, o *runOptions) (*repor
 		Judge:            judgeFromEnv(c.Name),
 		ProgressInterval: o.progress,
 		Messenger:        a2acall.Options{Credentials: o.auth.participants, Allow: o.allow},
+		Conventions:      o.conv,
 	})
 	if err != nil {
 		return nil, c.Fail(cli.ExitFailure, err)

@@ -103,6 +103,7 @@ func serveFlags(c *cli.Command, args []string) (green.ServerOptions, int, bool) 
 	c.Flags.IntVar(&o.TaskLimits.MaxTasks, "max-tasks", a2aserve.DefaultMaxTasks, "finished A2A tasks (assessment results) kept for tasks/get and ListTasks; the oldest go first")
 	c.Flags.DurationVar(&o.TaskLimits.MaxAge, "task-max-age", a2aserve.DefaultTaskMaxAge, "how long a finished A2A task is kept after its last update")
 	registerAllowFlag(c.Flags, &o.Messenger.Allow)
+	registerConventionsFlag(c.Flags, &o.Conventions)
 	registerAdmissionFlags(c.Flags, &o.StoreLimits.Admission)
 	var sf scenarioFlags
 	sf.register(c.Flags)

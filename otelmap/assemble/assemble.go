@@ -12,9 +12,11 @@
 //	recognize.go   read each span through the convention recognizers, one
 //	               file per family (recognize_genai.go, _genai_previous,
 //	               _openinference, _openllmetry, _messaging, _links, _a2a,
-//	               _http, _coordbench, and _handoff across them): its role in
-//	               a call, its operation, the agent it names, whether it
-//	               failed, whether it hands off; precedence in recognize.go
+//	               _http, _coordbench, _conventions for a user's convention
+//	               map (conventions.go), and _handoff across them): its role
+//	               in a call, its operation, the agent it names, whether it
+//	               failed, whether it hands off; precedence in recognize.go;
+//	               spans of agent namespaces no rule reads (namespaces.go)
 //	calls.go       how spans sit in calls (segments, client chains, entries),
 //	               then the calls: CLIENT/SERVER pairs, in-process agent
 //	               nesting, unpaired clients, root servers; callers of agents
@@ -57,10 +59,17 @@ import (
 // little beyond the steps themselves, so that the assessor keeps up with
 // traces of a million spans.
 func Trace(traceID trace.TraceID, spans []otelmap.Span) *tracedata.TraceData {
-	a := &assembler{traceID: traceID}
+	return TraceWith(traceID, spans, Options{})
+}
+
+// TraceWith is Trace with options: a user's convention map read before the
+// built-in recognizers (conventions.go).
+func TraceWith(traceID trace.TraceID, spans []otelmap.Span, opts Options) *tracedata.TraceData {
+	a := &assembler{traceID: traceID, conv: opts.Conventions}
 	a.index(spans)       // tree.go
 	a.link()             // tree.go, recognize.go
 	a.resolveLangGraph() // recognize_openinference.go
+	a.resolveGenkit()    // recognize_genkit.go
 	a.sortParentsFirst() // tree.go
 	a.structure()        // calls.go: segments, client chains, entries
 	a.identify()         // identity.go
@@ -102,6 +111,8 @@ const (
 	fAgentLike                        // looks like an agent's work but names no agent
 	fAbove                            // has an agent span below it
 	fResolving                        // a segment root whose agent is being resolved (identity.go)
+	fUnnamedAgent                     // an agent by its framework's word that no attribute names (recognize.go)
+	fControlFlow                      // an error status that is control flow, not a failure (recognize_conventions.go)
 )
 
 // node is assembly's working record of one span. Indexes are node indexes,
@@ -160,6 +171,7 @@ func callType(ct uint8) tracedata.CallType {
 // assembler holds one assembly's working state; Trace makes one per call.
 type assembler struct {
 	traceID trace.TraceID
+	conv    *Conventions // the user's convention map, nil for none
 	spans   []otelmap.Span
 	nodes   []node
 	byID    spanindex.Index
@@ -188,6 +200,8 @@ type assembler struct {
 	handoffs    []handoff       // handoff spans (recognize_handoff.go)
 	callerNames []namedCaller   // agent spans naming their caller (graph.node.parent_id)
 	lgNodes     []int32         // candidate LangGraph agent node runs
+	gkGenerates []int32         // Genkit generate loops (recognize_genkit.go)
+	lcRuns      []lcAgentRun    // LangChain runs naming their agent (lc_agent_name)
 	linkOf      map[int32]int32 // a span's first link into the trace
 	pending     []int32         // segment roots whose agent is their cause (identity.go)
 	cause       map[int32]int32 // ... and who caused each (identity.go)
@@ -199,6 +213,7 @@ type assembler struct {
 	recognized   [numFamilies]int
 	unrecognized int
 	agentLike    int
+	unreadNS     map[string]*unreadNamespace // namespaces.go
 
 	// Counters and notes for warnings.
 	otherTrace, invalidID, dups    int

@@ -282,15 +282,30 @@ func (a *assembler) buildEvidence(td *tracedata.TraceData) {
 		cov.Warnings = append(cov.Warnings, fmt.Sprintf(
 			"%d spans look like an agent's work but name no agent any rule reads (the first: span %016x %q); what they did is not in the graph",
 			cov.UnreadAgentSpans, a.nodes[first].id, a.span(first).Name))
+		if n := a.unnamedAgents(); n > 0 {
+			cov.Warnings = append(cov.Warnings, fmt.Sprintf(
+				"%d %s an agent its framework ran with no name recorded (an AI SDK call without experimental_telemetry.functionId, a Genkit generate run by no prompt or agent): that agent and its calls are missing from the graph; give each agent a name",
+				n, plural(n, "span is", "spans are")))
+		}
 	}
+	var nsWarnings []string
+	cov.UnreadNamespaces, nsWarnings = a.unreadNamespaceWarnings()
+	cov.Warnings = append(cov.Warnings, nsWarnings...)
 	if cov.Interactions == 0 {
-		real := false
+		real, named := false, false
 		for _, ag := range td.Agents {
 			real = real || !ag.Virtual
+			named = named || !ag.Virtual && ag.IdentifiedBy != tracedata.IdentityServiceName && ag.IdentifiedBy != tracedata.IdentityUnknown
 		}
-		if real && cov.UnreadAgentSpans == 0 {
+		switch {
+		case named && cov.UnreadAgentSpans == 0 && len(cov.UnreadNamespaces) == 0:
 			cov.Complete = 1
-		} else {
+		case real && !named:
+			// Flat spans (model calls, tools) with no agent span: the
+			// process could host one agent or a team; nothing shows which.
+			cov.NoEvidence = true
+			cov.Warnings = append(cov.Warnings, "no span names an agent (agents only from service.name), so the spans cannot show a team or its absence: no evidence of coordination")
+		default:
 			cov.NoEvidence = true
 			cov.Warnings = append(cov.Warnings, "no interaction found, and the trace cannot show there was none: no evidence of coordination")
 		}
@@ -301,7 +316,9 @@ func (a *assembler) buildEvidence(td *tracedata.TraceData) {
 
 // unreadAgentSpans counts the spans that look like an agent's work
 // (fAgentLike) but are neither inside an agent span nor above one, and
-// the first of them by span id, -1 if none.
+// the first of them by span id, -1 if none. An agent its framework marks
+// as one but does not name (fUnnamedAgent) counts wherever it is: inside
+// another agent's work it is a sub-agent whose call the graph misses.
 func (a *assembler) unreadAgentSpans() (int, int32) {
 	if a.agentLike == 0 {
 		return 0, -1
@@ -316,8 +333,11 @@ func (a *assembler) unreadAgentSpans() (int, int32) {
 	count := 0
 	for i := range a.nodes {
 		n := &a.nodes[i]
-		if n.flags&fAgentLike == 0 || n.isAgentSpan() || n.agentSpan >= 0 || n.flags&fAbove != 0 {
+		if n.flags&fAgentLike == 0 || n.isAgentSpan() {
 			continue
+		}
+		if n.flags&fUnnamedAgent == 0 && (n.agentSpan >= 0 || n.flags&fAbove != 0) {
+			continue // an agent's own work, or around agents
 		}
 		count++
 		if first < 0 || n.id < a.nodes[first].id {
@@ -325,4 +345,16 @@ func (a *assembler) unreadAgentSpans() (int, int32) {
 		}
 	}
 	return count, first
+}
+
+// unnamedAgents counts the spans marked fUnnamedAgent (all of which
+// unreadAgentSpans counted).
+func (a *assembler) unnamedAgents() int {
+	count := 0
+	for i := range a.nodes {
+		if a.nodes[i].flags&(fUnnamedAgent|fAgentLike) == fUnnamedAgent|fAgentLike && !a.nodes[i].isAgentSpan() {
+			count++
+		}
+	}
+	return count
 }

@@ -14,7 +14,8 @@ import (
 //  1. a handoff span (recognize_handoff.go) in the same process that
 //     starts no later than the agent span and points at it: the first
 //     agent span after the handoff named as its target, or, when the
-//     handoff names none, the first agent span after it of another agent.
+//     handoff names none, the first agent span after it of another agent;
+//     of an agent recorded as spans nested in each other, the outermost.
 //     The caller is the agent doing the handoff's work (else the agent the
 //     handoff names as its source). A handoff whose first matching agent
 //     span already has a caller (nested in the caller's span, as Google
@@ -145,9 +146,32 @@ func (a *assembler) handoffCalls(loose, called map[int32]bool) {
 			}
 			continue
 		}
+		target = a.outermostOfAgent(target)
 		if loose[target] && !called[target] && a.looseCall(target, from, hn.agentSpan, hn.proc) {
 			called[target] = true
 		}
+	}
+}
+
+// outermostOfAgent returns the outermost of the agent spans of one agent
+// that hold span t, one directly inside the other in one process. An agent
+// may be recorded as several such spans (LangGraph: the graph's node run
+// and the agent's compiled graph run under it), and tracers that stamp
+// whole milliseconds start them at the same time, so which is "first"
+// after a handoff is a coin toss; the call is into the agent's run, the
+// outermost span.
+func (a *assembler) outermostOfAgent(t int32) int32 {
+	for {
+		n := &a.nodes[t]
+		p := n.parent
+		if p < 0 {
+			return t
+		}
+		pn := &a.nodes[p]
+		if pn.proc != n.proc || !pn.isAgentSpan() || pn.selfIdent != n.selfIdent {
+			return t
+		}
+		t = p
 	}
 }
 

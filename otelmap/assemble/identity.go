@@ -18,7 +18,10 @@ const (
 	rankAgentName uint8 = iota
 	rankOpenInference
 	rankTraceloop
+	rankVercelAI
+	rankGenkit
 	rankAgentID
+	rankConventions
 	rankSpanName
 	rankService
 	rankExtension
@@ -37,8 +40,14 @@ func rankName(rank uint8) string {
 		return tracedata.IdentityOpenInference
 	case rankTraceloop:
 		return tracedata.IdentityTraceloop
+	case rankVercelAI:
+		return tracedata.IdentityVercelAI
+	case rankGenkit:
+		return tracedata.IdentityGenkit
 	case rankAgentID:
 		return tracedata.IdentityAgentID
+	case rankConventions:
+		return tracedata.IdentityConventions
 	case rankSpanName:
 		return tracedata.IdentitySpanName
 	case rankService:

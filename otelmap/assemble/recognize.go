@@ -24,23 +24,36 @@ import (
 //
 //  1. coordbench.call_type is the span's own statement of its call type
 //     and wins for the step's call type.
-//  2. The operation: OpenLLMetry's traceloop.span.kind, then
-//     gen_ai.operation.name, then OpenInference's openinference.span.kind,
-//     then the previous GenAI shapes (an operation read from the other
-//     gen_ai.* attributes). OpenLLMetry comes first because it is the
-//     instrumentation's own word on what the span is where its
-//     gen_ai.operation.name is approximate (CrewAI's tasks and crew are
-//     invoke_agent spans); OpenInference comes after GenAI because its
-//     kinds are coarser (AGENT is set for any run with "agent" in its
+//  2. A rule of the user's convention map (conventions.go) that matches
+//     the span says its operation, agent name and handoff target,
+//     whatever the built-in families say: the user's word on their own
+//     framework.
+//  3. The operation: the Vercel AI SDK's ai.operationId and Genkit's
+//     genkit:type / genkit:metadata:subtype, then OpenLLMetry's
+//     traceloop.span.kind, then gen_ai.operation.name, then OpenInference's
+//     openinference.span.kind, then the previous GenAI shapes (an operation
+//     read from the other gen_ai.* attributes). A framework's own
+//     namespace comes first because it is the framework's own word on what
+//     its span is, where instrumentations layered on it translate it
+//     approximately (OpenInference's and OpenLLMetry's AI SDK span
+//     processors add their kinds to the ai.* spans; the AI SDK's model
+//     calls carry gen_ai.* attributes of the previous shape); the two
+//     namespaces never meet on one span. OpenLLMetry comes before GenAI
+//     because it is the instrumentation's own word on what the span is
+//     where its gen_ai.operation.name is approximate (CrewAI's tasks and
+//     crew are invoke_agent spans); OpenInference comes after GenAI because
+//     its kinds are coarser (AGENT is set for any run with "agent" in its
 //     name).
-//  3. The agent's name, only on an agent span (or on the client span of
+//  4. The agent's name, only on an agent span (or on the client span of
 //     an A2A call, where it names the callee): gen_ai.agent.name, then
 //     OpenInference agent.name, then graph.node.id, then
-//     traceloop.entity.name, then gen_ai.agent.id, then a name read from
-//     the span name (smolagents). A gen_ai.agent.name on any other span
-//     (an LLM or tool span, where frameworks copy the caller's name) names
-//     nothing.
-//  4. Not a call side: an agent-card fetch (plain HTTP) and the A2A SDK's
+//     traceloop.entity.name, then the AI SDK's ai.telemetry.functionId,
+//     then Genkit's genkit:name, then gen_ai.agent.id, then a name read
+//     from the span name (smolagents). The AI SDK and Genkit copy their
+//     names onto every span of a call: read only on their agent spans. A
+//     gen_ai.agent.name on any other span (an LLM or tool span, where
+//     frameworks copy the caller's name) names nothing.
+//  5. Not a call side: an agent-card fetch (plain HTTP) and the A2A SDK's
 //     method spans are read as INTERNAL whatever their kind, and so is an
 //     orchestration span (a workflow, a swarm, a crew, a task).
 //
@@ -59,6 +72,9 @@ const (
 	famA2A
 	famHTTP
 	famCoordbench
+	famVercelAI
+	famGenkit
+	famConventions
 	numFamilies
 )
 
@@ -73,6 +89,9 @@ var recognizerNames = [numFamilies]string{
 	famA2A:           "a2a",
 	famHTTP:          "http",
 	famCoordbench:    "coordbench",
+	famVercelAI:      "vercel_ai",
+	famGenkit:        "genkit",
+	famConventions:   "conventions",
 }
 
 // reading is what the recognizers read from one span: first each family's
@@ -81,6 +100,11 @@ type reading struct {
 	gen genaiSlots
 	oi  oiSlots
 	tl  traceloopSlots
+	ai  aiSlots     // the Vercel AI SDK (recognize_vercelai.go)
+	gk  genkitSlots // Genkit (recognize_genkit.go)
+
+	conv   *Conventions // the user's convention map, nil for none
+	mapped *convRule    // the map's rule that matched the span
 
 	// Read by the smaller families directly.
 	ct       uint8  // coordbench.call_type: ctNone if absent
@@ -101,6 +125,15 @@ type reading struct {
 	marker    bool
 	workflow  bool // an orchestration: never an agent, not a step
 	agentLike bool // looks like an agent's work but names no agent
+	// unnamedAgent: an agent run by its framework's own word whose name no
+	// attribute records (an AI SDK call without ai.telemetry.functionId, a
+	// Genkit generate no prompt or agent ran): counted as unread even
+	// inside another agent's work, where it is a sub-agent.
+	unnamedAgent bool
+	// kindRead: a framework's own family read what the span is, even if
+	// it is neither step nor call (a Genkit flowStep, the AI SDK's
+	// ai.embed): the span is understood (namespaces.go).
+	kindRead  bool
 	handoff   bool
 	handoffTo string
 	callerBy  string // a caller named on the callee's span (graph.node.parent_id)
@@ -153,6 +186,8 @@ func (r *reading) read(sp *otelmap.Span) {
 				r.readGenAI(kv, key)
 			case strings.HasPrefix(key, "graph.node."):
 				r.readOpenInference(kv, key)
+			case strings.HasPrefix(key, "genkit:"):
+				r.readGenkit(kv, key)
 			}
 		case 'c':
 			if strings.HasPrefix(key, "coordbench.") {
@@ -162,10 +197,17 @@ func (r *reading) read(sp *otelmap.Span) {
 			switch {
 			case strings.HasPrefix(key, "a2a."):
 				r.readA2A(kv)
+			case strings.HasPrefix(key, "ai."):
+				r.readVercelAI(kv, key)
 			case key == "agent.name":
 				r.readOpenInference(kv, key)
 			case key == "agent_name":
 				r.gen.pydanticAgent = quiet(kv)
+			case strings.HasPrefix(key, "agent_loop."):
+				// Strands TS's execute_agent_loop_cycle: one turn of an
+				// agent's loop, its work, neither step nor call.
+				r.gen.loopCycle = true
+				r.claim(famGenAI)
 			case strings.HasPrefix(key, "asgi."):
 				r.claim(famHTTP)
 			}
@@ -218,7 +260,19 @@ func (r *reading) read(sp *otelmap.Span) {
 // in this file's comment.
 func (r *reading) decide(sp *otelmap.Span) {
 	r.readSpanName(sp)
+	if r.gen.op == "" && r.gen.loopCycle {
+		r.gen.op = "execute_agent_loop_cycle"
+	}
+	if r.mapped = r.conv.match(sp); r.mapped != nil {
+		r.claim(famConventions)
+	}
 	switch {
+	case r.mapped != nil:
+		r.op, r.workflow = r.mapped.op, r.mapped.workflow
+	case r.ai.op != aiNone:
+		r.op, r.workflow = r.ai.operation(r)
+	case r.gk.typ != gkNone:
+		r.op, r.workflow = r.gk.operation(r)
 	case r.tl.kind != tlNone:
 		r.op, r.workflow = r.tl.operation()
 	case r.gen.op != "":
@@ -228,9 +282,17 @@ func (r *reading) decide(sp *otelmap.Span) {
 	default:
 		r.op = r.previousOperation(sp)
 	}
-	r.handoff, r.handoffTo = r.readHandoff(sp)
+	if m := r.mapped; m != nil && m.handoff {
+		r.handoff, r.handoffTo = true, m.target.read(sp)
+	} else {
+		r.handoff, r.handoffTo = r.readHandoff(sp)
+	}
 	if r.op == opInvoke || r.ct == ctAgent {
-		r.agentName, r.agentRank = r.nameOfAgent(sp)
+		if m := r.mapped; m != nil && m.agent != nil {
+			r.agentName, r.agentRank = m.agent.read(sp), rankConventions
+		} else {
+			r.agentName, r.agentRank = r.nameOfAgent(sp)
+		}
 		r.agentID = r.gen.agentID
 		if r.agentName == "" && r.agentID != "" {
 			r.agentName, r.agentRank = r.agentID, rankAgentID
@@ -295,6 +357,10 @@ func (r *reading) nameOfAgent(sp *otelmap.Span) (string, uint8) {
 		return r.oi.nodeID, rankOpenInference
 	case r.tl.kind == tlAgent && r.tl.entity != "":
 		return r.tl.entity, rankTraceloop
+	case r.ai.op == aiAgent && r.ai.functionID != "":
+		return r.ai.functionID, rankVercelAI
+	case r.gk.agent() && r.gk.name != "":
+		return r.gk.name, rankGenkit
 	case r.gen.agentID != "":
 		return "", rankNone
 	}
@@ -331,10 +397,16 @@ func (a *assembler) scan(i int32) {
 	n := &a.nodes[i]
 	sp := a.span(i)
 	r := &a.reading
-	*r = reading{role: spanKindRole(sp.Kind), id: n.id, warnings: &a.attrWarnings}
+	*r = reading{role: spanKindRole(sp.Kind), id: n.id, warnings: &a.attrWarnings, conv: a.conv}
 	r.read(sp)
 	r.decide(sp)
 	n.role, n.op = r.role, r.op
+	if (n.flags&fFailed != 0 || r.failed) && a.conv.controlFlow(sp) {
+		// An error status that moves control (a handoff's ParentCommand)
+		// is no failure of the span, its step or its call.
+		r.failed = false
+		n.flags = n.flags&^fFailed | fControlFlow
+	}
 	if r.marker {
 		n.flags |= fMarker
 	}
@@ -350,6 +422,9 @@ func (a *assembler) scan(i int32) {
 	if r.agentLike {
 		n.flags |= fAgentLike
 		a.agentLike++
+		if r.unnamedAgent {
+			n.flags |= fUnnamedAgent
+		}
 	}
 	ct := r.ct
 	if n.op == opInvoke || ct == ctAgent {
@@ -378,6 +453,9 @@ func (a *assembler) scan(i int32) {
 	if r.claimed == 0 {
 		a.unrecognized++
 	}
+	if !r.understood(n) {
+		a.noteUnreadNamespaces(i, sp)
+	}
 	for c := r.claimed; c != 0; c &= c - 1 {
 		a.recognized[bits.TrailingZeros16(c)]++
 	}
@@ -391,6 +469,9 @@ func (a *assembler) scan(i int32) {
 	if r.metadata != "" {
 		a.langGraphNode(i, sp, r.metadata)
 	}
+	if r.gk.generate {
+		a.gkGenerates = append(a.gkGenerates, i)
+	}
 	if len(sp.Links()) > 0 {
 		a.keepLink(i, sp)
 	}
@@ -403,4 +484,19 @@ func a2aFailed(state string) bool {
 		state = state[len("TASK_STATE_"):]
 	}
 	return strings.EqualFold(state, "failed") || strings.EqualFold(state, "rejected")
+}
+
+// toolName returns the tool a tool span calls, as the families name it
+// (GenAI, OpenInference, the AI SDK), else the span's name without the
+// GenAI "execute_tool " prefix.
+func (r *reading) toolName(sp *otelmap.Span) string {
+	switch {
+	case r.gen.tool != "":
+		return r.gen.tool
+	case r.oi.tool != "":
+		return r.oi.tool
+	case r.ai.tool != "":
+		return r.ai.tool
+	}
+	return strings.TrimPrefix(sp.Name, otelmap.SpanExecuteToolPrefix)
 }

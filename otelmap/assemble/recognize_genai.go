@@ -42,6 +42,9 @@ type genaiSlots struct {
 	// pydanticAgent is Pydantic AI's own agent_name attribute, which only
 	// its agent run spans carry.
 	pydanticAgent string
+	// loopCycle: an agent_loop.* attribute, Strands TS's loop cycle span
+	// (which carries no gen_ai.operation.name).
+	loopCycle bool
 }
 
 // readGenAI reads one gen_ai.* attribute.

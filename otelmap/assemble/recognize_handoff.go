@@ -21,10 +21,13 @@ import (
 //     (Microsoft Agent Framework), or with such a name after a plugin
 //     prefix ("Handoff-transfer_to_<agent>", Semantic Kernel);
 //   - the tools transfer_to_agent (Google ADK) and handoff_to_agent
-//     (Strands swarm), whose target is the agent_name argument: read from
+//     (Strands Python swarm), whose target is an argument named
+//     agent_name, agentName, agent_id or agentId: read from
 //     gen_ai.tool.call.arguments, the OpenInference input.value, or the
 //     span's events (Strands records it only in a gen_ai.tool.message
-//     event).
+//     event);
+//   - Strands TS Swarm's strands_structured_output tool when its output
+//     names an agentId (without one it is the swarm's final answer).
 //
 // transfer_back_to_<agent> is the reply of a delegation (LangGraph
 // supervisor), not a handoff. A handoff whose target is not named is
@@ -50,16 +53,17 @@ func (r *reading) readHandoff(sp *otelmap.Span) (bool, string) {
 			return true, strings.TrimSpace(to)
 		}
 	}
-	name := r.gen.tool
-	if name == "" {
-		name = r.oi.tool
-	}
-	if name == "" {
-		name = strings.TrimPrefix(sp.Name, otelmap.SpanExecuteToolPrefix)
-	}
+	name := r.toolName(sp)
 	switch name {
 	case "transfer_to_agent", "handoff_to_agent":
 		return true, handoffArgument(r, sp)
+	case "strands_structured_output":
+		// Strands TS routes a Swarm by structured output: {agentId,
+		// message} hands off, {message} alone is the final answer.
+		if to := handoffArgument(r, sp); to != "" {
+			return true, to
+		}
+		return false, ""
 	}
 	for _, verb := range [...]string{"transfer_to_", "handoff_to_"} {
 		i := strings.Index(name, verb)
@@ -101,18 +105,27 @@ func handoffArgument(r *reading, sp *otelmap.Span) string {
 	return ""
 }
 
-// agentNameArg returns the agent_name member of a JSON object, or "".
+// handoffArgNames are the members a handoff's arguments name its target
+// by, in the order read: ADK's and Strands Python's agent_name, and the
+// camelCase and id forms JS frameworks use (Strands TS Swarm's agentId).
+var handoffArgNames = [...]string{"agent_name", "agentName", "agent_id", "agentId"}
+
+// agentNameArg returns the target a handoff's JSON arguments name (the
+// first of handoffArgNames that holds a non-empty string), or "".
 func agentNameArg(s string) string {
-	if !strings.Contains(s, `"agent_name"`) {
+	if !strings.Contains(s, `"agent`) {
 		return ""
 	}
-	var args struct {
-		AgentName string `json:"agent_name"`
-	}
+	var args map[string]any
 	if json.Unmarshal([]byte(s), &args) != nil {
 		return ""
 	}
-	return args.AgentName
+	for _, k := range handoffArgNames {
+		if v, ok := args[k].(string); ok && v != "" {
+			return v
+		}
+	}
+	return ""
 }
 
 // normName folds an agent name for matching a handoff's target: ASCII

@@ -83,7 +83,7 @@ func (r *reading) readOpenInference(kv *attribute.KeyValue, key string) {
 	case "output.value":
 		o.output = quiet(kv)
 	case "metadata":
-		if v := quiet(kv); strings.Contains(v, `"langgraph_node"`) {
+		if v := quiet(kv); strings.Contains(v, `"langgraph_node"`) || strings.Contains(v, `"lc_agent_name"`) {
 			r.metadata = v
 		}
 	}
@@ -115,17 +115,32 @@ func (o *oiSlots) smolagentsName(span string) string {
 }
 
 // langGraphMeta is the part of a LangChain run's metadata that places it
-// in a LangGraph graph.
+// in a LangGraph graph, or names the LangChain agent it runs in.
 type langGraphMeta struct {
-	Node string `json:"langgraph_node"`
-	NS   string `json:"langgraph_checkpoint_ns"`
+	Node  string `json:"langgraph_node"`
+	NS    string `json:"langgraph_checkpoint_ns"`
+	Agent string `json:"lc_agent_name"`
+}
+
+// lcAgentRun is a LangChain run that names the createAgent agent it runs
+// in (metadata.lc_agent_name).
+type lcAgentRun struct {
+	span int32
+	name string
 }
 
 // langGraphNode keeps node i as a candidate LangGraph agent run when its
-// name is its node's, at the top of the graph.
+// name is its node's, at the top of the graph, and as a run of a named
+// LangChain agent when its metadata names one.
 func (a *assembler) langGraphNode(i int32, sp *otelmap.Span, metadata string) {
 	var m langGraphMeta
-	if json.Unmarshal([]byte(metadata), &m) != nil || m.Node == "" || m.Node != sp.Name || strings.Contains(m.NS, "|") {
+	if json.Unmarshal([]byte(metadata), &m) != nil {
+		return
+	}
+	if m.Agent != "" {
+		a.lcRuns = append(a.lcRuns, lcAgentRun{span: i, name: m.Agent})
+	}
+	if m.Node == "" || m.Node != sp.Name || strings.Contains(m.NS, "|") {
 		return
 	}
 	a.lgNodes = append(a.lgNodes, i)
@@ -135,6 +150,7 @@ func (a *assembler) langGraphNode(i int32, sp *otelmap.Span, metadata string) {
 // in pairs: a run directly under a run of the same node. Called once the
 // parents are known, before structure.
 func (a *assembler) resolveLangGraph() {
+	a.resolveLCAgents()
 	if len(a.lgNodes) == 0 {
 		return
 	}
@@ -158,5 +174,39 @@ func (a *assembler) resolveLangGraph() {
 			n.flags &^= fAgentLike
 			n.op, n.callType, n.role = opInvoke, ctAgent, roleInternal
 		}
+	}
+}
+
+// resolveLCAgents makes agent spans of the outermost runs of each named
+// LangChain agent (LangChain v1 createAgent({name}) puts lc_agent_name in
+// the metadata of every run inside the agent): a run whose parent in its
+// process is not a run of the same agent. Runs inside it are its work; a
+// sub-agent run from the caller's tool names itself, so its outermost run
+// sits in the caller's TOOL span, a call by nesting. The TOOL span's
+// tool.name is the tool's, not the sub-agent's.
+func (a *assembler) resolveLCAgents() {
+	if len(a.lcRuns) == 0 {
+		return
+	}
+	nameOf := make(map[int32]string, len(a.lcRuns))
+	for _, r := range a.lcRuns {
+		nameOf[r.span] = r.name
+	}
+	for _, r := range a.lcRuns {
+		n := &a.nodes[r.span]
+		if p := n.parent; p >= 0 && a.nodes[p].proc == n.proc && nameOf[p] == r.name {
+			continue
+		}
+		if n.flags&fAgent != 0 && n.selfIdent >= 0 {
+			continue // named by a rule of its own
+		}
+		if n.op == opLLM || n.op == opTool {
+			continue // a model or tool call is no agent's run, whatever its metadata
+		}
+		n.selfIdent = a.intern(r.name)
+		a.note(n.selfIdent, rankOpenInference, false)
+		n.flags |= fAgent | fMarker | fStep
+		n.flags &^= fAgentLike
+		n.op, n.callType, n.role = opInvoke, ctAgent, roleInternal
 	}
 }

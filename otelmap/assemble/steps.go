@@ -211,6 +211,8 @@ func (a *assembler) stepDetails(i int32, st *tracedata.Step) {
 		}
 	}
 	switch {
+	case a.nodes[i].flags&fControlFlow != 0:
+		// Control flow, not a failure (recognize_conventions.go).
 	case sp.StatusError:
 		st.Error = cmp.Or(sp.StatusMessage, errType, "error")
 	case errType != "":
