@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/coordbench/coordbench/evals"
+	"github.com/coordbench/coordbench/evals/judge"
 	"github.com/coordbench/coordbench/tracedata"
 )
 
@@ -42,7 +43,7 @@ func summaryFixture() *Result {
 						{Kind: "bottleneck", Agents: []string{"reviewer-1"}},
 						{Kind: "healthy_spread", Agents: []string{}},
 					}},
-					"judge": &evals.JudgeResult{Source: evals.JudgeSourceRules, FallbackReason: "no AGENTBEATS_LLM_API_KEY", OverallScore: 0.72},
+					"judge": &judge.Result{Source: judge.SourceRules, FallbackReason: "no AGENTBEATS_LLM_API_KEY", OverallScore: 0.72},
 				},
 			},
 			{
@@ -147,3 +148,4 @@ func TestSummaryEdgeCases(t *testing.T) {
 		t.Errorf("mermaidText = %q", got)
 	}
 }
+

@@ -13,6 +13,7 @@ import (
 	"github.com/coordbench/coordbench/sandbox"
 	"github.com/coordbench/coordbench/scenario"
 	"github.com/coordbench/coordbench/scenario/scicode"
+	"github.com/coordbench/coordbench/scenario/scicode/stepproto"
 )
 
 var quiet = slog.New(slog.DiscardHandler)
@@ -123,7 +124,7 @@ func TestScenarioRepair(t *testing.T) {
 		if first := st.Attempts[0].Reason; first != scicode.ReasonCrashed && first != scicode.ReasonTestFailed {
 			t.Errorf("step %s: first turn %q (%s), want a failure", st.Step, first, st.Attempts[0].Detail)
 		}
-		if st.Attempts[1].Reason != scicode.ReasonPassed || st.Attempts[1].AnswerSource != scicode.AnswerFromFence {
+		if st.Attempts[1].Reason != scicode.ReasonPassed || st.Attempts[1].AnswerSource != stepproto.AnswerFromFence {
 			t.Errorf("step %s: second turn %+v", st.Step, st.Attempts[1])
 		}
 	}
@@ -143,11 +144,11 @@ func TestScenarioRepair(t *testing.T) {
 			t.Errorf("step %s turn %d came in context %q, not %q", m.Step, m.Turn, m.ContextID, msgs[0].ContextID)
 		}
 		switch m.Kind {
-		case scicode.FeedbackKind:
+		case stepproto.FeedbackKind:
 			if m.Turn != 2 || !strings.Contains(m.Text, "did not pass (turn 1 of 2)") || !strings.Contains(m.Text, "test case 1 of") {
 				t.Errorf("feedback for %s: turn %d, text:\n%s", m.Step, m.Turn, m.Text)
 			}
-		case scicode.StepKind:
+		case stepproto.StepKind:
 			if m.Step == "29.3" && !strings.Contains(m.Text, strings.TrimSpace(p29.Steps[1].Reference)) {
 				t.Errorf("step 29.3's prompt lacks step 29.2's code:\n%s", m.Text)
 			}
