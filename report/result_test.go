@@ -14,7 +14,7 @@ import (
 	"github.com/coordbench/coordbench/tracedata"
 )
 
-var update = flag.Bool("update", false, "rewrite testdata/result.json from fullResult")
+var update = flag.Bool("update", false, "rewrite the golden files testdata/result.json and testdata/summary.md from fullResult")
 
 // goldenPath holds fullResult as coordbench.result/v2 encodes it: the
 // document a client of an earlier build may have stored.

@@ -38,7 +38,7 @@ var allowed = map[string][]string{
 	"a2aserve":              {"otelmap"},
 	"a2acall":               {"otelmap", "tracedata", "internal/textutil"},
 	"sandbox":               {},
-	"groundtruth":           {"evals"},
+	"groundtruth":           {"evals", "tracedata"},
 	"report":                {"evals", "evals/judge", "tracedata", "internal/textutil", "internal/stats"},
 	"scenario":              {"a2acall", "evals"},
 	"scenario/coordination": {"scenario", "groundtruth", "a2acall", "evals", "internal/textutil"},
