@@ -18,6 +18,8 @@ import (
 
 	"github.com/coordbench/coordbench/a2acall"
 	"github.com/coordbench/coordbench/evals"
+	"github.com/coordbench/coordbench/evals/judge"
+	"github.com/coordbench/coordbench/internal/llmconfig"
 	"github.com/coordbench/coordbench/internal/textutil"
 	"github.com/coordbench/coordbench/otelmap"
 	"github.com/coordbench/coordbench/otelmap/assemble"
@@ -83,8 +85,8 @@ type ExecutorOptions struct {
 	Evaluators *evals.Registry
 	// Judge configures the LLM judge of the standard evaluators; the zero
 	// value has no key, so the rule-based judge answers. Callers read it
-	// once, e.g. with evals.JudgeConfigFromEnv.
-	Judge evals.JudgeConfig
+	// once, e.g. with llmconfig.FromEnv.
+	Judge llmconfig.Config
 	// ProgressInterval is the longest the executor stays silent while an
 	// assessment runs (default 30 s); tests shorten it.
 	ProgressInterval time.Duration
@@ -139,9 +141,12 @@ func NewExecutor(opts ExecutorOptions) (*Executor, error) {
 		// The judge's LLM calls become chat spans of this executor's
 		// provider.
 		opts.Evaluators = evals.NewRegistry(evals.Options{
-			Judge:        opts.Judge,
-			ChatObserver: telemetry.ChatObserver(),
-			Logger:       opts.Logger,
+			Judge: judge.New(judge.Options{
+				Config:       judge.Config{LLM: opts.Judge},
+				ChatObserver: telemetry.ChatObserver(),
+				Logger:       opts.Logger,
+			}),
+			Logger: opts.Logger,
 		})
 	}
 	return &Executor{

@@ -14,6 +14,8 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/coordbench/coordbench/evals"
+	"github.com/coordbench/coordbench/evals/judge"
+	"github.com/coordbench/coordbench/internal/llmconfig"
 	"github.com/coordbench/coordbench/otelmap"
 	"github.com/coordbench/coordbench/otelmap/assemble"
 	"github.com/coordbench/coordbench/otelmap/otlpdecode"
@@ -31,7 +33,7 @@ type OfflineOptions struct {
 	Evaluators *evals.Registry
 	// Judge configures the LLM judge of the standard evaluators; the zero
 	// value has no key, so the rule-based judge answers.
-	Judge  evals.JudgeConfig
+	Judge  llmconfig.Config
 	Config evals.Config
 	// Observe, when set, wraps each evaluator run (for tracing).
 	Observe evals.Observer
@@ -59,7 +61,10 @@ func AssessOTLPFiles(ctx context.Context, paths []string, opts OfflineOptions) (
 	}
 	registry := opts.Evaluators
 	if registry == nil {
-		registry = evals.NewRegistry(evals.Options{Judge: opts.Judge, Logger: opts.Logger})
+		registry = evals.NewRegistry(evals.Options{
+			Judge:  judge.New(judge.Options{Config: judge.Config{LLM: opts.Judge}, Logger: opts.Logger}),
+			Logger: opts.Logger,
+		})
 	}
 	store := tracestore.NewStore(opts.Limits)
 	res := &report.Result{Schema: report.Schema, Domain: "otlp", Inputs: slices.Clone(paths), Tasks: []report.TaskResult{}}

@@ -19,6 +19,7 @@ import (
 	"github.com/coordbench/coordbench/a2acall"
 	"github.com/coordbench/coordbench/a2aserve"
 	"github.com/coordbench/coordbench/evals"
+	"github.com/coordbench/coordbench/internal/llmconfig"
 	"github.com/coordbench/coordbench/otelmap"
 	"github.com/coordbench/coordbench/otelmap/assemble"
 	"github.com/coordbench/coordbench/otelmap/otlpreceiver"
@@ -71,8 +72,8 @@ type ServerOptions struct {
 	Unavailable map[string]string
 	Evaluators  *evals.Registry
 	// Judge configures the LLM judge (ExecutorOptions.Judge); nil reads it
-	// once, at NewServer, through Getenv (evals.JudgeConfigFromEnv).
-	Judge            *evals.JudgeConfig
+	// once, at NewServer, through Getenv (llmconfig.FromEnv).
+	Judge            *llmconfig.Config
 	ProgressInterval time.Duration
 	Messenger        a2acall.Options
 	// StoreLimits and ReceiverLimits bound the trace store and the OTLP
@@ -203,7 +204,7 @@ func (s *Server) build(ctx context.Context) error {
 		if getenv == nil {
 			getenv = os.Getenv
 		}
-		cfg := evals.JudgeConfigFromEnv(getenv)
+		cfg := llmconfig.FromEnv(getenv)
 		judge = &cfg
 	}
 	s.executor, err = NewExecutor(ExecutorOptions{

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/coordbench/coordbench/evals"
+	"github.com/coordbench/coordbench/evals/judge"
 	"github.com/coordbench/coordbench/internal/textutil"
 	"github.com/coordbench/coordbench/tracedata"
 )
@@ -20,7 +21,7 @@ import (
 // must never be valid JSON: it always starts with a heading.
 //
 // Evaluator results are read through their Go types (*evals.GraphResult,
-// *evals.JudgeResult), as the evaluators return them and Decode restores
+// *judge.Result), as the evaluators return them and Decode restores
 // them; a result of another type under those names is not rendered.
 func Summary(r *Result) string {
 	var b strings.Builder
@@ -112,7 +113,7 @@ func writeTask(b *strings.Builder, i int, t *TaskResult, addrs map[string]string
 	if g := graphResult(t); g != nil {
 		writeGraph(b, g)
 	}
-	if j, ok := t.Evaluations[evalJudge].(*evals.JudgeResult); ok && j != nil {
+	if j, ok := t.Evaluations[evalJudge].(*judge.Result); ok && j != nil {
 		writeJudge(b, j)
 	}
 	if len(t.EvaluatorErrors) > 0 {
@@ -234,7 +235,7 @@ func describeFinding(f evals.GraphFinding) string {
 }
 
 // writeJudge writes the judge's overall score and which judge answered.
-func writeJudge(b *strings.Builder, j *evals.JudgeResult) {
+func writeJudge(b *strings.Builder, j *judge.Result) {
 	s := fmt.Sprintf("- Judge: overall score %s", textutil.Number(j.OverallScore))
 	if j.Source != "" {
 		s += " (" + j.Source
