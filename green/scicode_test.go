@@ -177,7 +177,13 @@ func TestSciCodeScenarioRepair(t *testing.T) {
 		}
 		contexts[m.Problem] = m.ContextID
 		if m.Kind == stepproto.FeedbackKind {
-			if m.Turn != 2 || !strings.Contains(m.Text, "did not pass (turn 1 of 2)") || !strings.Contains(m.Text, "test case 1 of") {
+			// 29.3's first target is a boolean: its feedback names no case
+			// (TestAttacksSandbox); the others name the first failing one.
+			where := "test case 1 of"
+			if m.Step == "29.3" {
+				where = "which one is not said"
+			}
+			if m.Turn != 2 || !strings.Contains(m.Text, "did not pass (turn 1 of 2)") || !strings.Contains(m.Text, where) {
 				t.Errorf("feedback for %s: turn %d, text:\n%s", m.Step, m.Turn, m.Text)
 			}
 		}
