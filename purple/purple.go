@@ -20,7 +20,8 @@
 // environment reader arrive through Options (cmd/purple reads the process's
 // environment and flags and passes them in).
 //
-// purple imports otelmap, a2acall and a2aserve, never green or evals.
+// purple imports otelmap (and its packages), a2acall and a2aserve, never
+// green, evals or a scenario.
 package purple
 
 import (
