@@ -29,12 +29,12 @@ import (
 	"github.com/coordbench/coordbench/tracedata"
 )
 
-// The executor (DESIGN §4): one A2A message holding an assessment request
-// becomes one A2A task that goes submitted → working → completed (or
+// The executor (docs/green-agent.md): one A2A message holding an assessment
+// request becomes one A2A task that goes submitted → working → completed (or
 // rejected, failed, canceled). While it works, the scenario's tasks run one
-// after the other, each in a trace of its own; every task's trace is
-// settled, assembled, evaluated and forgotten; and the task ends with one
-// artifact named Result.
+// after the other, each in a trace of its own; every task's trace is settled,
+// assembled, evaluated and forgotten; and the task ends with one artifact named
+// Result.
 
 // DefaultProgressInterval is the longest an assessment stays silent: the
 // AgentBeats gateway and proxy cut a stream that says nothing for 300 s.
@@ -270,7 +270,7 @@ func (e *Executor) assess(ctx context.Context, req *scenario.Request, progress f
 	participants := a.participantNames(actx, messenger)
 	// A task's trace is complete when every call the assessor made, and
 	// every call to a participant that a participant made, was answered by
-	// a span of the callee's (DESIGN §3, settling).
+	// a span of the callee's (docs/participants.md#when-a-tasks-trace-is-complete).
 	a.await = &tracestore.Await{Assessor: true, Agents: participants}
 	a.silent = map[string]bool{}
 	for _, role := range sortedKeys(req.Participants) {

@@ -1,7 +1,12 @@
 // Package green is the assessor ("green agent"): it turns spans into
-// assessed tasks. Today it assesses OTLP span files offline (spans exported
-// by agents that know nothing of coordbench); the A2A server, the executor
-// and the scenarios build on the same path.
+// assessed tasks. It serves A2A assessments (Server, with the OTLP/HTTP
+// receiver on the same listener), whose Executor runs a scenario's tasks,
+// each in a trace of its own that goes through one lifecycle (tasktrace.go:
+// reserved and recorded, settled, marked assessed, closed); once the trace
+// has settled its spans are vouched for, assembled and evaluated, and the
+// assessment answers with one Result artifact. It also assesses OTLP span
+// files offline (AssessOTLPFiles, `green assess`) through the same assembly
+// and evaluators. docs/green-agent.md describes it from outside.
 package green
 
 import (

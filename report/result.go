@@ -24,9 +24,10 @@ import (
 // "evaluations" (v1 spread them over the task's own keys).
 const Schema = "coordbench.result/v2"
 
-// Result is the assessment's JSON result (DESIGN §4), encoded as is by
-// encoding/json. The offline `assess` command fills Tasks only; an A2A
-// assessment also fills the leaderboard-friendly top-level fields.
+// Result is the assessment's JSON result
+// (docs/green-agent.md#the-result-artifact), encoded as is by encoding/json. The
+// offline `assess` command fills Tasks only; an A2A assessment also fills the
+// leaderboard-friendly top-level fields.
 type Result struct {
 	Schema string `json:"schema"`
 	// Domain is the scenario: "coordination", "scicode", or "otlp" for an

@@ -12,13 +12,14 @@ import (
 	"github.com/coordbench/coordbench/tracedata"
 )
 
-// Summary renders r as Markdown for people: the score, and per task its
-// trace id, outcome, how much of the trace was observed, the graph's label
-// and findings, the judge's score, the participants that took no part (one
-// that could not be reached with the full cause), and the coordination
-// graph as a Mermaid flowchart; then one line per number saying what it
-// means. It is the text part of the A2A result artifact (DESIGN §4), so it
-// must never be valid JSON: it always starts with a heading.
+// Summary renders r as Markdown for people: the score, and per task its trace
+// id, outcome, how much of the trace was observed, the graph's label and
+// findings, the judge's score, the participants that took no part (one that
+// could not be reached with the full cause), and the coordination graph as a
+// Mermaid flowchart; then one line per number saying what it means. It is the
+// text part of the A2A result artifact
+// (docs/green-agent.md#the-result-artifact), so it must never be valid JSON: it
+// always starts with a heading.
 //
 // Evaluator results are read through their Go types (*evals.GraphResult,
 // *judge.Result), as the evaluators return them and Decode restores
@@ -154,7 +155,7 @@ func graphResult(t *TaskResult) *evals.GraphResult {
 }
 
 // coverageLine says how much of the trace's interactions was observed, so
-// a reader knows how far to trust the graph (DESIGN §3).
+// a reader knows how far to trust the graph (docs/trace-assembly.md#coverage).
 func coverageLine(c tracedata.Coverage) string {
 	var s string
 	if c.Interactions == 0 {

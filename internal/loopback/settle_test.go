@@ -20,11 +20,12 @@ import (
 	"github.com/coordbench/coordbench/scenario"
 )
 
-// Settling on evidence (DESIGN §3), end to end: a green agent on loopback,
-// a purple team (a coordinator fanning out to two reviewers) exporting
-// real OTLP to its receiver through the OpenTelemetry Go SDK's batch span
-// processor, and the result read back from the Result artifact. The tests
-// assert outcomes only; how long a wait took is never checked.
+// Settling on evidence (docs/participants.md#when-a-tasks-trace-is-complete),
+// end to end: a green agent on loopback, a purple team (a coordinator fanning
+// out to two reviewers) exporting real OTLP to its receiver through the
+// OpenTelemetry Go SDK's batch span processor, and the result read back from the
+// Result artifact. The tests assert outcomes only; how long a wait took is never
+// checked.
 
 // sdkDefaultBatch is the batch span processor's default schedule delay in
 // the OpenTelemetry SDKs (Go, Python, JS): 5 s.
