@@ -357,10 +357,10 @@ func (p *testAgent) intercept(w http.ResponseWriter, _ *http.Request, _ []byte) 
 	return false
 }
 
-// agentExecutor is the agent's work, as an a2a-go executor. Its spans
-// follow DESIGN §3's figure for the callee: the A2A method's SERVER span
-// (under a2aserve's POST), and the agent's own INTERNAL invoke_agent span
-// with its delegations and chat inside.
+// agentExecutor is the agent's work, as an a2a-go executor. Its spans follow the
+// callee's half of the call figure (docs/design.md#one-call-in-spans): the A2A
+// method's SERVER span (under a2aserve's POST), and the agent's own INTERNAL
+// invoke_agent span with its delegations and chat inside.
 type agentExecutor struct{ p *testAgent }
 
 func (e *agentExecutor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {

@@ -1,7 +1,8 @@
 // Package a2acall is coordbench's instrumented A2A client: the Messenger
 // that the green agent drives participants with and that the base purple
 // agent calls its peers with. It lives apart from both so that their calls
-// have one span shape (DESIGN §3) and purple need not import green.
+// have one span shape (docs/design.md#one-call-in-spans) and purple need
+// not import green.
 //
 // A Messenger keeps one a2a-go client per participant URL, made from the
 // agent's card on first use. Send delivers one message and waits for the

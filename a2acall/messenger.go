@@ -56,7 +56,7 @@ type Options struct {
 	DisableStreaming bool
 	// DisableContentCapture leaves message text off the invoke_agent spans
 	// (gen_ai.input.messages, gen_ai.output.messages). Capture is on by
-	// default for the green agent (DESIGN §3).
+	// default; neither the green agent nor the base purple agent turns it off.
 	DisableContentCapture bool
 	// UseParticipantURL sends every call to the participant URL itself
 	// rather than to the URL the agent's card names. By default the card's

@@ -97,10 +97,10 @@ func TestMessengerWireHeaders(t *testing.T) {
 	}
 }
 
-// TestMessengerSpans checks the figure of DESIGN §3 on the caller's side
-// (invoke_agent -> SendMessage -> POST, all CLIENT, with their attributes)
-// and that trace assembly reads it as one interaction green -> agent:
-// client-only when the agent's spans are missing, both sides when they
+// TestMessengerSpans checks the call figure (docs/design.md#one-call-in-spans)
+// on the caller's side (invoke_agent -> SendMessage -> POST, all CLIENT, with
+// their attributes) and that trace assembly reads it as one interaction green ->
+// agent: client-only when the agent's spans are missing, both sides when they
 // arrive.
 func TestMessengerSpans(t *testing.T) {
 	for _, withServer := range []bool{false, true} {

@@ -37,8 +37,10 @@ import (
 
 	"github.com/coordbench/coordbench/a2acall"
 	"github.com/coordbench/coordbench/evals"
+	"github.com/coordbench/coordbench/evals/judge"
 	"github.com/coordbench/coordbench/green"
 	"github.com/coordbench/coordbench/groundtruth"
+	"github.com/coordbench/coordbench/internal/llmconfig"
 	"github.com/coordbench/coordbench/internal/loopback"
 	"github.com/coordbench/coordbench/otelmap"
 	"github.com/coordbench/coordbench/purple"
@@ -342,7 +344,7 @@ func runScenario(ctx context.Context, h *loopback.Harness, opts *Options, sc gro
 // LLM, spans flushed before each response.
 func baseOptions(opts *Options) purple.Options {
 	return purple.Options{Getenv: opts.Getenv, Logger: opts.Logger, PeerTimeout: opts.CallTimeout,
-		LLM: &purple.LLMConfig{}, FlushOnResponse: true}
+		LLM: &llmconfig.Config{}, FlushOnResponse: true}
 }
 
 // runCase starts the team of specs, asks the green agent to assess the
@@ -371,7 +373,7 @@ func runCase(ctx context.Context, h *loopback.Harness, opts *Options, sc groundt
 		"settle_quiet_ms":      opts.SettleQuiet.Milliseconds(),
 		"settle_max_wait_ms":   settleMaxWait.Milliseconds(),
 		"call_timeout_seconds": opts.CallTimeout.Seconds(),
-		"evaluators":           map[string]bool{evals.JudgeName: opts.Judge},
+		"evaluators":           map[string]bool{judge.Name: opts.Judge},
 	}
 	res, err := assess(ctx, h, sys.URLs(), config)
 	if err != nil {

@@ -7,7 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/coordbench/coordbench/evals"
+	"github.com/coordbench/coordbench/evals/judge"
+	"github.com/coordbench/coordbench/internal/llmconfig"
 	"github.com/coordbench/coordbench/otelmap"
 	"github.com/coordbench/coordbench/purple"
 	"github.com/coordbench/coordbench/scenario/coordination"
@@ -20,7 +21,7 @@ import (
 // green agent recovered from the spans alone checked against the ground
 // truth. It also checks that every road of spans was used.
 func TestBenchmark(t *testing.T) {
-	t.Setenv(evals.EnvLLMAPIKey, "")
+	t.Setenv(llmconfig.EnvAPIKey, "")
 	before := runtime.NumGoroutine()
 	rep, err := Run(t.Context(), Options{})
 	if err != nil {
@@ -90,7 +91,7 @@ func TestBenchmark(t *testing.T) {
 // its own task what it should, and the assessment completes with every
 // task recorded.
 func TestFaultsCostOneTask(t *testing.T) {
-	t.Setenv(evals.EnvLLMAPIKey, "")
+	t.Setenv(llmconfig.EnvAPIKey, "")
 	tasks := []string{"iclr2017-305", "iclr2017-749", "iclr2017-767", "acl2017-49", "iclr2017-304", "iclr2017-306"}
 	opts := Options{}
 	opts.withDefaults()
@@ -103,7 +104,7 @@ func TestFaultsCostOneTask(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer stopGreen(h, &opts)
-	base := purple.Options{Getenv: opts.Getenv, Logger: opts.Logger, LLM: &purple.LLMConfig{},
+	base := purple.Options{Getenv: opts.Getenv, Logger: opts.Logger, LLM: &llmconfig.Config{},
 		OTLPEndpoint: h.URL(), NoExtension: true, PeerTimeout: 3 * time.Second, FlushOnResponse: true}
 	spec := func(name, role string, f purple.Faults, peers ...string) purple.AgentSpec {
 		o := base
@@ -133,7 +134,7 @@ func TestFaultsCostOneTask(t *testing.T) {
 		"call_timeout_seconds": 30, // far above PeerTimeout: only the hung coordinator reaches it
 		"settle_quiet_ms":      400,
 		"settle_max_wait_ms":   opts.SettleMaxWait.Milliseconds(), // reviewer-4 exports nothing
-		"evaluators":           map[string]bool{evals.JudgeName: false},
+		"evaluators":           map[string]bool{judge.Name: false},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -17,7 +17,6 @@ import (
 	"github.com/coordbench/coordbench/evals"
 	"github.com/coordbench/coordbench/groundtruth"
 	"github.com/coordbench/coordbench/internal/testenv"
-	"github.com/coordbench/coordbench/tracedata"
 )
 
 // The ground truth's expected metrics are networkx's values for each
@@ -32,24 +31,6 @@ func loadGroundTruth(t *testing.T) *groundtruth.GroundTruth {
 		t.Fatal(err)
 	}
 	return gt
-}
-
-// topologyTrace is the trace in which each agent calls each of its peers
-// once, after the assessor's hand-off to the entry agent.
-func topologyTrace(sc *groundtruth.Entry) (*tracedata.TraceData, []string) {
-	const assessor = "coordbench-green"
-	td := &tracedata.TraceData{TraceID: sc.ID}
-	td.Agents = append(td.Agents, tracedata.Agent{Name: assessor, Role: tracedata.RoleAssessor})
-	td.Interactions = append(td.Interactions, tracedata.Interaction{From: assessor, To: sc.Topology.Entry, Count: 1, BothSides: 1})
-	var names []string
-	for _, a := range sc.Topology.Agents {
-		names = append(names, a.Name)
-		for _, p := range a.Peers {
-			td.Interactions = append(td.Interactions, tracedata.Interaction{From: a.Name, To: p, Count: 1, BothSides: 1})
-		}
-	}
-	sort.Strings(names)
-	return td, names
 }
 
 // TestGroundTruthCoverage: one scenario per paper of the data set, every
@@ -113,7 +94,7 @@ func TestGroundTruthMetricsGoEvaluator(t *testing.T) {
 	gt := loadGroundTruth(t)
 	for i := range gt.Scenarios {
 		sc := &gt.Scenarios[i]
-		td, names := topologyTrace(sc)
+		td, names := sc.Topology.Trace(sc.ID, "coordbench-green")
 		res, err := evals.EvaluateGraph(context.Background(), td, evals.Inputs{Participants: names})
 		if err != nil {
 			t.Fatalf("%s: %v", sc.ID, err)
@@ -153,9 +134,9 @@ func TestGroundTruthMetricsNetworkx(t *testing.T) {
 		g := graphIn{ID: sc.ID, Edges: [][3]any{}}
 		for _, a := range sc.Topology.Agents {
 			g.Nodes = append(g.Nodes, a.Name)
-			for _, p := range a.Peers {
-				g.Edges = append(g.Edges, [3]any{a.Name, p, 1})
-			}
+		}
+		for _, c := range sc.Topology.Calls() {
+			g.Edges = append(g.Edges, [3]any{c.From, c.To, 1})
 		}
 		sort.Strings(g.Nodes)
 		req.Graphs = append(req.Graphs, g)

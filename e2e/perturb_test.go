@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/coordbench/coordbench/evals"
+	"github.com/coordbench/coordbench/internal/llmconfig"
 )
 
 // TestPerturbShort runs a corner of the validity benchmark over real
@@ -14,7 +14,7 @@ import (
 // failure). Every expected verdict must hold. `make e2e-perturb` runs the
 // whole matrix.
 func TestPerturbShort(t *testing.T) {
-	t.Setenv(evals.EnvLLMAPIKey, "")
+	t.Setenv(llmconfig.EnvAPIKey, "")
 	perts := []string{"silent_entry", "silent_reviewer", "clock_skew_+90s", "failing_all_peers"}
 	rep, err := RunPerturb(t.Context(), PerturbOptions{
 		Options:       Options{TaskIDs: []string{"iclr2017-305", "iclr2017-304"}},

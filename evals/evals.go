@@ -1,13 +1,14 @@
 // Package evals scores one interaction trace: an Evaluator reads a
 // tracedata.TraceData (plus the results of evaluators that ran before it and
 // the task's outcome) and returns a typed, JSON-encodable result. The graph,
-// latency, judge and text evaluators live here; NewRegistry builds a
-// registry of them for one executor, with the judge's configuration, chat
-// observer and logger passed in, and the caller picks evaluators per
-// request with Config. The package holds no mutable state of its own.
+// latency and text evaluators live here, the LLM judge in evals/judge (the
+// one package that speaks to an LLM); NewRegistry builds a registry of them
+// for one executor, with the judge and the logger passed in, and the caller
+// picks evaluators per request with Config. The package holds no mutable
+// state of its own.
 //
-// evals imports tracedata only: no OpenTelemetry, no A2A. Whoever runs the
-// evaluators wraps them in spans through an Observer.
+// evals imports tracedata only: no OpenTelemetry, no A2A, no LLM client.
+// Whoever runs the evaluators wraps them in spans through an Observer.
 package evals
 
 import (
@@ -91,17 +92,14 @@ func (c Config) MetricEnabled(name string) bool {
 	return !listed || on
 }
 
-// Options configure NewRegistry and NewJudge.
+// Options configure NewRegistry.
 type Options struct {
-	// Judge configures the judge's LLM; the zero value has no API key, so
-	// the rule-based judge answers. JudgeConfigFromEnv reads it from the
-	// environment.
-	Judge JudgeConfig
-	// ChatObserver, when set, wraps each chat call of the judge (the green
-	// agent records each as a span).
-	ChatObserver ChatObserver
-	// Logger receives the warnings of evaluator runs (a failed evaluator,
-	// the rule-based judge answering instead of the LLM); nil discards them.
+	// Judge is the tier-3 judge evaluator (evals/judge.New builds it, with
+	// its LLM configuration and chat observer); nil leaves the registry
+	// without a judge.
+	Judge Evaluator
+	// Logger receives the warnings of evaluator runs (a failed evaluator);
+	// nil discards them.
 	Logger *slog.Logger
 }
 
@@ -122,13 +120,17 @@ type Registry struct {
 }
 
 // NewRegistry returns a registry of the standard evaluators, in run order:
-// graph (tier 1), latency (tier 2), judge and text (tier 3; the judge
+// graph (tier 1), latency (tier 2), opts.Judge and text (tier 3; the judge
 // first). The judge sees the graph and latency results. Each executor
 // builds its own, so two in one process share nothing.
 func NewRegistry(opts Options) *Registry {
+	evaluators := []Evaluator{GraphEvaluator{}, latencyEvaluator{}}
+	if opts.Judge != nil {
+		evaluators = append(evaluators, opts.Judge)
+	}
 	return &Registry{
 		log:        opts.logger(),
-		evaluators: []Evaluator{GraphEvaluator{}, latencyEvaluator{}, NewJudge(opts), textEvaluator{}},
+		evaluators: append(evaluators, textEvaluator{}),
 	}
 }
 

@@ -9,9 +9,10 @@ import (
 	"github.com/coordbench/coordbench/tracedata"
 )
 
-// Evidence (DESIGN §3, §6): a graph built from part of a trace must not
-// speak as if it had seen it all. JudgeEvidence weighs what the trace shows
-// against what the assessor knows it did, and gives one of three levels:
+// Evidence (docs/participants.md#no-confident-label-without-evidence): a graph
+// built from part of a trace must not speak as if it had seen it all.
+// JudgeEvidence weighs what the trace shows against what the assessor knows it
+// did, and gives one of three levels:
 //
 //   - insufficient: the verdict would rest on missing spans, so the graph
 //     evaluator's label becomes insufficient_evidence (the label the graph

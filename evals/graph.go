@@ -1,9 +1,9 @@
 package evals
 
-// The graph evaluator (DESIGN §6, tier 1): the agent graph of a trace, the
-// networkx metrics on it, the findings and a label. The metric computations
-// live in graph_metrics.go; this file builds the graph from the trace, holds
-// the result types and turns the metrics into findings.
+// The graph evaluator (docs/evaluators.md, tier 1): the agent graph of a trace,
+// the networkx metrics on it, the findings and a label. The metric computations
+// live in graph_metrics.go; this file builds the graph from the trace, holds the
+// result types and turns the metrics into findings.
 
 import (
 	"context"
@@ -94,8 +94,8 @@ var Labels = []string{
 	LabelSingleAgent, LabelInsufficientEvidence,
 }
 
-// Thresholds of the findings (DESIGN §6; the rules are in
-// docs/evaluators.md).
+// Thresholds of the findings (the rules are in
+// docs/evaluators.md#3-findings-n--2).
 const (
 	// BottleneckBetweenness: an agent with a larger normalised betweenness
 	// lies on more than half of all shortest paths between other agents.

@@ -9,11 +9,11 @@ import (
 	"github.com/coordbench/coordbench/report"
 )
 
-// The result artifact (DESIGN §4): one artifact named Result, added before
-// the final completed status, with a text part (the Markdown summary, for
-// people; never valid JSON, so a client that parses the first part that
-// decodes as JSON finds the data part) and a data part (the JSON result,
-// for programs and leaderboards).
+// The result artifact (docs/green-agent.md#the-result-artifact): one artifact
+// named Result, added before the final completed status, with a text part (the
+// Markdown summary, for people; never valid JSON, so a client that parses the
+// first part that decodes as JSON finds the data part) and a data part (the JSON
+// result, for programs and leaderboards).
 
 // ResultArtifactName is the name of the artifact an assessment ends with.
 const ResultArtifactName = "Result"

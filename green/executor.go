@@ -18,6 +18,8 @@ import (
 
 	"github.com/coordbench/coordbench/a2acall"
 	"github.com/coordbench/coordbench/evals"
+	"github.com/coordbench/coordbench/evals/judge"
+	"github.com/coordbench/coordbench/internal/llmconfig"
 	"github.com/coordbench/coordbench/internal/textutil"
 	"github.com/coordbench/coordbench/otelmap"
 	"github.com/coordbench/coordbench/otelmap/assemble"
@@ -27,12 +29,12 @@ import (
 	"github.com/coordbench/coordbench/tracedata"
 )
 
-// The executor (DESIGN §4): one A2A message holding an assessment request
-// becomes one A2A task that goes submitted → working → completed (or
+// The executor (docs/green-agent.md): one A2A message holding an assessment
+// request becomes one A2A task that goes submitted → working → completed (or
 // rejected, failed, canceled). While it works, the scenario's tasks run one
-// after the other, each in a trace of its own; every task's trace is
-// settled, assembled, evaluated and forgotten; and the task ends with one
-// artifact named Result.
+// after the other, each in a trace of its own; every task's trace is settled,
+// assembled, evaluated and forgotten; and the task ends with one artifact named
+// Result.
 
 // DefaultProgressInterval is the longest an assessment stays silent: the
 // AgentBeats gateway and proxy cut a stream that says nothing for 300 s.
@@ -83,8 +85,8 @@ type ExecutorOptions struct {
 	Evaluators *evals.Registry
 	// Judge configures the LLM judge of the standard evaluators; the zero
 	// value has no key, so the rule-based judge answers. Callers read it
-	// once, e.g. with evals.JudgeConfigFromEnv.
-	Judge evals.JudgeConfig
+	// once, e.g. with llmconfig.FromEnv.
+	Judge llmconfig.Config
 	// ProgressInterval is the longest the executor stays silent while an
 	// assessment runs (default 30 s); tests shorten it.
 	ProgressInterval time.Duration
@@ -139,9 +141,12 @@ func NewExecutor(opts ExecutorOptions) (*Executor, error) {
 		// The judge's LLM calls become chat spans of this executor's
 		// provider.
 		opts.Evaluators = evals.NewRegistry(evals.Options{
-			Judge:        opts.Judge,
-			ChatObserver: telemetry.ChatObserver(),
-			Logger:       opts.Logger,
+			Judge: judge.New(judge.Options{
+				Config:       judge.Config{LLM: opts.Judge},
+				ChatObserver: telemetry.ChatObserver(),
+				Logger:       opts.Logger,
+			}),
+			Logger: opts.Logger,
 		})
 	}
 	return &Executor{
@@ -265,7 +270,7 @@ func (e *Executor) assess(ctx context.Context, req *scenario.Request, progress f
 	participants := a.participantNames(actx, messenger)
 	// A task's trace is complete when every call the assessor made, and
 	// every call to a participant that a participant made, was answered by
-	// a span of the callee's (DESIGN §3, settling).
+	// a span of the callee's (docs/participants.md#when-a-tasks-trace-is-complete).
 	a.await = &tracestore.Await{Assessor: true, Agents: participants}
 	a.silent = map[string]bool{}
 	for _, role := range sortedKeys(req.Participants) {

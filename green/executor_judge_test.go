@@ -11,7 +11,8 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/coordbench/coordbench/a2acall"
-	"github.com/coordbench/coordbench/evals"
+	"github.com/coordbench/coordbench/evals/judge"
+	"github.com/coordbench/coordbench/internal/llmconfig"
 	"github.com/coordbench/coordbench/otelmap"
 	"github.com/coordbench/coordbench/otelmap/sdkbridge"
 	"github.com/coordbench/coordbench/otelmap/tracestore"
@@ -43,7 +44,7 @@ func TestExecutorJudgeChatSpans(t *testing.T) {
 			Scenarios:      map[string]scenario.Scenario{"route": routeScenario{}},
 			Store:          store,
 			TracerProvider: tp,
-			Judge:          evals.JudgeConfig{APIKey: "test-key", BaseURL: llm.URL, Model: model, Timeout: 30 * time.Second},
+			Judge:          llmconfig.Config{APIKey: "test-key", BaseURL: llm.URL, Model: model, Timeout: 30 * time.Second},
 			Messenger:      a2acall.Options{Logger: quietLogger},
 			Logger:         quietLogger,
 		})
@@ -71,9 +72,9 @@ func TestExecutorJudgeChatSpans(t *testing.T) {
 		if err != nil {
 			t.Fatalf("executor %s: Assess: %v", name, err)
 		}
-		jr, ok := res.Tasks[0].Evaluations[evals.JudgeName].(*evals.JudgeResult)
-		if !ok || jr.Source != evals.JudgeSourceRules || jr.Attempts != 1 || jr.Model != "model-"+name {
-			t.Errorf("executor %s: judge result %+v", name, res.Tasks[0].Evaluations[evals.JudgeName])
+		jr, ok := res.Tasks[0].Evaluations[judge.Name].(*judge.Result)
+		if !ok || jr.Source != judge.SourceRules || jr.Attempts != 1 || jr.Model != "model-"+name {
+			t.Errorf("executor %s: judge result %+v", name, res.Tasks[0].Evaluations[judge.Name])
 		}
 	}
 	if n := requests.Load(); n != 2 {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/coordbench/coordbench/a2acall"
 	"github.com/coordbench/coordbench/evals"
+	"github.com/coordbench/coordbench/internal/llmconfig"
 	"github.com/coordbench/coordbench/internal/testenv"
 	"github.com/coordbench/coordbench/otelmap"
 	"github.com/coordbench/coordbench/otelmap/sdkbridge"
@@ -30,7 +31,7 @@ import (
 // agent's spans recorded into its store), without a server.
 func newExecutorForTest(t *testing.T, scenarios map[string]scenario.Scenario, progress time.Duration) (*Executor, *tracestore.Store) {
 	t.Helper()
-	t.Setenv(evals.EnvLLMAPIKey, "")
+	t.Setenv(llmconfig.EnvAPIKey, "")
 	store := tracestore.NewStore(tracestore.Limits{})
 	tp := sdktrace.NewTracerProvider(
 		sdktrace.WithResource(resource.NewSchemaless(

@@ -1,7 +1,12 @@
 // Package green is the assessor ("green agent"): it turns spans into
-// assessed tasks. Today it assesses OTLP span files offline (spans exported
-// by agents that know nothing of coordbench); the A2A server, the executor
-// and the scenarios build on the same path.
+// assessed tasks. It serves A2A assessments (Server, with the OTLP/HTTP
+// receiver on the same listener), whose Executor runs a scenario's tasks,
+// each in a trace of its own that goes through one lifecycle (tasktrace.go:
+// reserved and recorded, settled, marked assessed, closed); once the trace
+// has settled its spans are vouched for, assembled and evaluated, and the
+// assessment answers with one Result artifact. It also assesses OTLP span
+// files offline (AssessOTLPFiles, `green assess`) through the same assembly
+// and evaluators. docs/green-agent.md describes it from outside.
 package green
 
 import (
@@ -14,6 +19,8 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/coordbench/coordbench/evals"
+	"github.com/coordbench/coordbench/evals/judge"
+	"github.com/coordbench/coordbench/internal/llmconfig"
 	"github.com/coordbench/coordbench/otelmap"
 	"github.com/coordbench/coordbench/otelmap/assemble"
 	"github.com/coordbench/coordbench/otelmap/otlpdecode"
@@ -31,7 +38,7 @@ type OfflineOptions struct {
 	Evaluators *evals.Registry
 	// Judge configures the LLM judge of the standard evaluators; the zero
 	// value has no key, so the rule-based judge answers.
-	Judge  evals.JudgeConfig
+	Judge  llmconfig.Config
 	Config evals.Config
 	// Observe, when set, wraps each evaluator run (for tracing).
 	Observe evals.Observer
@@ -59,7 +66,10 @@ func AssessOTLPFiles(ctx context.Context, paths []string, opts OfflineOptions) (
 	}
 	registry := opts.Evaluators
 	if registry == nil {
-		registry = evals.NewRegistry(evals.Options{Judge: opts.Judge, Logger: opts.Logger})
+		registry = evals.NewRegistry(evals.Options{
+			Judge:  judge.New(judge.Options{Config: judge.Config{LLM: opts.Judge}, Logger: opts.Logger}),
+			Logger: opts.Logger,
+		})
 	}
 	store := tracestore.NewStore(opts.Limits)
 	res := &report.Result{Schema: report.Schema, Domain: "otlp", Inputs: slices.Clone(paths), Tasks: []report.TaskResult{}}

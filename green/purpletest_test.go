@@ -385,10 +385,10 @@ func (p *testPurple) a2aHandler() http.Handler {
 	return a2asrv.NewJSONRPCHandler(handler)
 }
 
-// purpleExecutor is the agent's work, as an a2a-go executor. Its spans
-// follow DESIGN §3's figure for the callee: the A2A method's SERVER span
-// (under otelhttp's POST), and the agent's own INTERNAL invoke_agent span
-// with its delegations and chat inside.
+// purpleExecutor is the agent's work, as an a2a-go executor. Its spans follow
+// the callee's half of the call figure (docs/design.md#one-call-in-spans): the
+// A2A method's SERVER span (under otelhttp's POST), and the agent's own INTERNAL
+// invoke_agent span with its delegations and chat inside.
 type purpleExecutor struct{ p *testPurple }
 
 func (e *purpleExecutor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {

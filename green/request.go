@@ -15,11 +15,11 @@ import (
 	"github.com/coordbench/coordbench/scenario"
 )
 
-// Request parsing (DESIGN §4). An assessment request is the text of the
-// first message an A2A client sends: the AgentBeats JSON, or the legacy tag
-// format that tau-bench and SciCode green agents take. Anything else is
-// rejected with scenario.RequestFormatHelp, so a person who typed "Hello" learns
-// what to send.
+// Request parsing (docs/green-agent.md#the-request). An assessment request is
+// the text of the first message an A2A client sends: the AgentBeats JSON, or the
+// legacy tag format that tau-bench and SciCode green agents take. Anything else
+// is rejected with scenario.RequestFormatHelp, so a person who typed "Hello"
+// learns what to send.
 
 const maxRequestParticipants = 64
 

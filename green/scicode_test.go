@@ -18,6 +18,7 @@ import (
 	"github.com/coordbench/coordbench/sandbox"
 	"github.com/coordbench/coordbench/scenario"
 	"github.com/coordbench/coordbench/scenario/scicode"
+	"github.com/coordbench/coordbench/scenario/scicode/stepproto"
 	"github.com/coordbench/coordbench/tracedata"
 )
 
@@ -67,7 +68,7 @@ func sciCodeTestSolver(t *testing.T, split *scicode.Split, mode string, log *sci
 	return func(_ context.Context, in testPurpleInput) (string, error) {
 		var d map[string]any
 		for _, m := range in.Data {
-			if k, _ := m["kind"].(string); k == scicode.StepKind || k == scicode.FeedbackKind {
+			if k, _ := m["kind"].(string); k == stepproto.StepKind || k == stepproto.FeedbackKind {
 				d = m
 			}
 		}
@@ -97,7 +98,7 @@ func sciCodeTestSolver(t *testing.T, split *scicode.Split, mode string, log *sci
 		switch {
 		case mode == "prose":
 			return "I would approach this by thinking hard about the physics.", nil
-		case mode == "repair" && kind == scicode.StepKind:
+		case mode == "repair" && kind == stepproto.StepKind:
 			return "Here is a first draft.\n```python\n" + step.FunctionHeader + "\n    return None\n```\n", nil
 		}
 		return "```python\n" + step.Reference + "\n```", nil
@@ -137,7 +138,7 @@ func TestSciCodeScenarioRepair(t *testing.T) {
 			if first := st.Attempts[0].Reason; first != scicode.ReasonCrashed && first != scicode.ReasonTestFailed {
 				t.Errorf("step %s: first turn %q (%s), want a failure", st.Step, first, st.Attempts[0].Detail)
 			}
-			if st.Attempts[1].Reason != scicode.ReasonPassed || st.Attempts[1].AnswerSource != scicode.AnswerFromFence {
+			if st.Attempts[1].Reason != scicode.ReasonPassed || st.Attempts[1].AnswerSource != stepproto.AnswerFromFence {
 				t.Errorf("step %s: second turn %+v", st.Step, st.Attempts[1])
 			}
 		}
@@ -162,7 +163,7 @@ func TestSciCodeScenarioRepair(t *testing.T) {
 	// One context per problem: the first message starts it, every later
 	// message of the problem (the feedback turns too) continues it.
 	msgs := log.all()
-	if i := slices.IndexFunc(msgs, func(m sciMessage) bool { return m.Kind == scicode.FeedbackKind }); i >= 0 {
+	if i := slices.IndexFunc(msgs, func(m sciMessage) bool { return m.Kind == stepproto.FeedbackKind }); i >= 0 {
 		t.Logf("a feedback message:\n%s", msgs[i].Text)
 	}
 	for _, tr := range res.Tasks {
@@ -175,8 +176,14 @@ func TestSciCodeScenarioRepair(t *testing.T) {
 			t.Errorf("problem %s step %s turn %d came in context %s, not %s", m.Problem, m.Step, m.Turn, m.ContextID, c)
 		}
 		contexts[m.Problem] = m.ContextID
-		if m.Kind == scicode.FeedbackKind {
-			if m.Turn != 2 || !strings.Contains(m.Text, "did not pass (turn 1 of 2)") || !strings.Contains(m.Text, "test case 1 of") {
+		if m.Kind == stepproto.FeedbackKind {
+			// 29.3's first target is a boolean: its feedback names no case
+			// (TestAttacksSandbox); the others name the first failing one.
+			where := "test case 1 of"
+			if m.Step == "29.3" {
+				where = "which one is not said"
+			}
+			if m.Turn != 2 || !strings.Contains(m.Text, "did not pass (turn 1 of 2)") || !strings.Contains(m.Text, where) {
 				t.Errorf("feedback for %s: turn %d, text:\n%s", m.Step, m.Turn, m.Text)
 			}
 		}
@@ -191,7 +198,7 @@ func TestSciCodeScenarioRepair(t *testing.T) {
 	// earlier ones.
 	p29, _ := split.Problem("29")
 	for _, m := range msgs {
-		if m.Step == "29.3" && m.Kind == scicode.StepKind && !strings.Contains(m.Text, strings.TrimSpace(p29.Steps[1].Reference)) {
+		if m.Step == "29.3" && m.Kind == stepproto.StepKind && !strings.Contains(m.Text, strings.TrimSpace(p29.Steps[1].Reference)) {
 			t.Errorf("step 29.3's prompt lacks step 29.2's code:\n%s", m.Text)
 		}
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/coordbench/coordbench/a2acall"
 	"github.com/coordbench/coordbench/a2aserve"
 	"github.com/coordbench/coordbench/evals"
+	"github.com/coordbench/coordbench/internal/llmconfig"
 	"github.com/coordbench/coordbench/otelmap"
 	"github.com/coordbench/coordbench/otelmap/assemble"
 	"github.com/coordbench/coordbench/otelmap/otlpreceiver"
@@ -29,10 +30,10 @@ import (
 	"github.com/coordbench/coordbench/scenario/scicode"
 )
 
-// The A2A server (DESIGN §7): one listener serves the agent card, JSON-RPC
-// in both A2A 1.0 and 0.3 (told apart by the method name each request
-// carries: "SendMessage" is 1.0, "message/send" is 0.3), and the OTLP/HTTP
-// receiver at /v1/traces. The green agent's own spans are recorded in
+// The A2A server (docs/green-agent.md#running-it): one listener serves the agent
+// card, JSON-RPC in both A2A 1.0 and 0.3 (told apart by the method name each
+// request carries: "SendMessage" is 1.0, "message/send" is 0.3), and the
+// OTLP/HTTP receiver at /v1/traces. The green agent's own spans are recorded in
 // process into the same store the receiver fills.
 
 // Server defaults.
@@ -71,8 +72,8 @@ type ServerOptions struct {
 	Unavailable map[string]string
 	Evaluators  *evals.Registry
 	// Judge configures the LLM judge (ExecutorOptions.Judge); nil reads it
-	// once, at NewServer, through Getenv (evals.JudgeConfigFromEnv).
-	Judge            *evals.JudgeConfig
+	// once, at NewServer, through Getenv (llmconfig.FromEnv).
+	Judge            *llmconfig.Config
 	ProgressInterval time.Duration
 	Messenger        a2acall.Options
 	// StoreLimits and ReceiverLimits bound the trace store and the OTLP
@@ -203,7 +204,7 @@ func (s *Server) build(ctx context.Context) error {
 		if getenv == nil {
 			getenv = os.Getenv
 		}
-		cfg := evals.JudgeConfigFromEnv(getenv)
+		cfg := llmconfig.FromEnv(getenv)
 		judge = &cfg
 	}
 	s.executor, err = NewExecutor(ExecutorOptions{
@@ -245,9 +246,10 @@ func (s *Server) build(ctx context.Context) error {
 }
 
 // newHandler serves the card, a health check and JSON-RPC of both protocol
-// versions (a2aserve), the receiver's and store's counters (StatsPath),
-// and the OTLP receiver, each behind its token when one is set (auth.go). Only the JSON-RPC requests are traced: a span per
-// OTLP export would be a trace per export.
+// versions (a2aserve), the receiver's and store's counters (StatsPath), and the
+// OTLP receiver, each behind its token when one is set (auth.go). Only the
+// JSON-RPC requests are traced: a span per OTLP export would be a trace per
+// export.
 func (s *Server) newHandler() (http.Handler, error) {
 	mux, err := a2aserve.NewHandler(a2aserve.Options{
 		Card:           s.card,

@@ -19,7 +19,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
 	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
 
-	"github.com/coordbench/coordbench/evals"
+	"github.com/coordbench/coordbench/internal/llmconfig"
 	"github.com/coordbench/coordbench/report"
 	"github.com/coordbench/coordbench/tracedata"
 )
@@ -41,7 +41,7 @@ type greenUnderTest struct {
 // answers by rule; the OpenTelemetry environment is ignored.
 func startGreen(t *testing.T, opts ServerOptions) *greenUnderTest {
 	t.Helper()
-	t.Setenv(evals.EnvLLMAPIKey, "")
+	t.Setenv(llmconfig.EnvAPIKey, "")
 	opts.Port = 0
 	if opts.Getenv == nil {
 		opts.Getenv = func(string) string { return "" }

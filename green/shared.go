@@ -55,8 +55,9 @@ type traceAssessor struct {
 	conventions *assemble.Conventions
 }
 
-// settleOptions say when a task's trace is complete (DESIGN §3, settling;
-// tracestore.SettleOptions): every call Await names answered, then Quiet
+// settleOptions say when a task's trace is complete
+// (docs/participants.md#when-a-tasks-trace-is-complete;
+// [tracestore.SettleOptions]): every call Await names answered, then Quiet
 // without new spans, at most MaxWait.
 type settleOptions struct {
 	Quiet   time.Duration
@@ -194,15 +195,15 @@ func round(x float64, n int) float64 {
 	return math.Round(x*p) / p
 }
 
-// TaskTraceRecorder is the in-process road of spans (DESIGN §3) for a
-// green agent that runs for long: a span processor that records into the
-// store only the spans of task traces an assessment is collecting. Every
-// other span of the green agent's provider (the server spans of A2A
-// requests, the assessment span, card look-ups, evaluator spans that end
-// after their task's trace was assembled) would otherwise become a trace
-// in the store that nobody assesses or removes, and crowd out the traces
-// that matter under the store's MaxTraces limit. Those spans still reach
-// an OTLP backend through the provider's exporters.
+// TaskTraceRecorder is the in-process road of spans
+// (docs/design.md#three-roads-into-one-store) for a green agent that runs for
+// long: a span processor that records into the store only the spans of task
+// traces an assessment is collecting. Every other span of the green agent's
+// provider (the server spans of A2A requests, the assessment span, card
+// look-ups, evaluator spans that end after their task's trace was assembled)
+// would otherwise become a trace in the store that nobody assesses or removes,
+// and crowd out the traces that matter under the store's MaxTraces limit. Those
+// spans still reach an OTLP backend through the provider's exporters.
 type TaskTraceRecorder struct {
 	rec *sdkbridge.Recorder
 

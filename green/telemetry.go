@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/coordbench/coordbench/evals"
+	"github.com/coordbench/coordbench/evals/judge"
 	"github.com/coordbench/coordbench/otelmap"
 	"github.com/coordbench/coordbench/tracedata"
 )
@@ -94,11 +95,11 @@ func (t *EvalTelemetry) Observer(taskID string) evals.Observer {
 
 // ChatObserver records each LLM call of the judge as a `chat {model}` TOOL
 // span with the GenAI token-usage attributes.
-func (t *EvalTelemetry) ChatObserver() evals.ChatObserver { return chatObserver{t.tracer} }
+func (t *EvalTelemetry) ChatObserver() judge.ChatObserver { return chatObserver{t.tracer} }
 
 type chatObserver struct{ tracer trace.Tracer }
 
-func (c chatObserver) StartChat(ctx context.Context, model string) (context.Context, func(evals.ChatUsage, error)) {
+func (c chatObserver) StartChat(ctx context.Context, model string) (context.Context, func(judge.ChatUsage, error)) {
 	ctx, span := c.tracer.Start(ctx, otelmap.SpanChatPrefix+model,
 		trace.WithSpanKind(trace.SpanKindClient),
 		trace.WithAttributes(
@@ -106,7 +107,7 @@ func (c chatObserver) StartChat(ctx context.Context, model string) (context.Cont
 			otelmap.AttrGenAIOperationName.String(otelmap.OpChat),
 			otelmap.AttrGenAIRequestModel.String(model),
 		))
-	return ctx, func(u evals.ChatUsage, err error) {
+	return ctx, func(u judge.ChatUsage, err error) {
 		defer span.End()
 		span.SetAttributes(
 			otelmap.AttrGenAIInputTokens.Int64(u.InputTokens),

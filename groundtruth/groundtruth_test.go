@@ -26,7 +26,7 @@ func TestGroundTruthTopologyLabels(t *testing.T) {
 	labels := map[string]bool{}
 	for i := range gt.Scenarios {
 		sc := &gt.Scenarios[i]
-		td, names := topologyTrace(sc)
+		td, names := sc.Topology.Trace(sc.ID, assessor)
 		res, err := evals.EvaluateGraph(context.Background(), td, evals.Inputs{Participants: names})
 		if err != nil {
 			t.Fatalf("%s: %v", sc.ID, err)

@@ -12,7 +12,6 @@ import (
 	"github.com/coordbench/coordbench/evals"
 	"github.com/coordbench/coordbench/groundtruth"
 	"github.com/coordbench/coordbench/internal/testenv"
-	"github.com/coordbench/coordbench/tracedata"
 )
 
 // The ground truth's labels come from the label oracle
@@ -22,29 +21,10 @@ import (
 
 const assessor = "coordbench-green"
 
-// topologyTrace is the trace in which the assessor sends the task to the
-// entry agent and each agent calls each of its peers once; participants are
-// all the topology's agents.
-func topologyTrace(sc *groundtruth.Entry) (*tracedata.TraceData, []string) {
-	td := &tracedata.TraceData{TraceID: sc.ID}
-	td.Agents = append(td.Agents, tracedata.Agent{Name: assessor, Role: tracedata.RoleAssessor})
-	td.Interactions = append(td.Interactions, tracedata.Interaction{From: assessor, To: sc.Topology.Entry, Count: 1, BothSides: 1})
-	var names []string
-	for _, a := range sc.Topology.Agents {
-		names = append(names, a.Name)
-		if a.ExportsSpans || a.ReturnsExtensionSteps {
-			td.Agents = append(td.Agents, tracedata.Agent{Name: a.Name})
-		}
-		for _, peer := range a.Peers {
-			td.Interactions = append(td.Interactions, tracedata.Interaction{From: a.Name, To: peer, Count: 1, BothSides: 1})
-		}
-	}
-	return td, names
-}
-
 // TestGroundTruthLabelOracle: the label oracle, given each topology's graph
-// (built here, in Go, independently of the derivation script), gives the
-// file's label and findings, and so does the Go evaluator, agent for agent.
+// (Topology.Calls, in Go, independently of the derivation script), gives the
+// file's label and findings, and so does the Go evaluator, agent for agent,
+// on the topology's trace (Topology.Trace).
 func TestGroundTruthLabelOracle(t *testing.T) {
 	py := testenv.NeedPython(t, "networkx")
 	script := testenv.RepoFile(t, "scripts/label_oracle.py")
@@ -68,9 +48,9 @@ func TestGroundTruthLabelOracle(t *testing.T) {
 		g := graph{ID: sc.ID, Nodes: []node{{Name: assessor, Assessor: true}}, Edges: [][3]any{{assessor, sc.Topology.Entry, 1}}}
 		for _, a := range sc.Topology.Agents {
 			g.Nodes = append(g.Nodes, node{Name: a.Name})
-			for _, p := range a.Peers {
-				g.Edges = append(g.Edges, [3]any{a.Name, p, 1})
-			}
+		}
+		for _, c := range sc.Topology.Calls() {
+			g.Edges = append(g.Edges, [3]any{c.From, c.To, 1})
 		}
 		req.Graphs = append(req.Graphs, g)
 	}
@@ -117,7 +97,7 @@ func TestGroundTruthLabelOracle(t *testing.T) {
 			t.Errorf("%s: the oracle gives %s %v, the file %s %v (run scripts/derive_ground_truth_labels.py)",
 				sc.ID, want.Label, kinds, sc.Expected.Label, sc.Expected.Findings)
 		}
-		td, names := topologyTrace(sc)
+		td, names := sc.Topology.Trace(sc.ID, assessor)
 		res, err := evals.EvaluateGraph(context.Background(), td, evals.Inputs{Participants: names})
 		if err != nil {
 			t.Fatalf("%s: %v", sc.ID, err)

@@ -16,9 +16,9 @@ import (
 	"github.com/coordbench/coordbench/tracedata"
 )
 
-// Env is what a role may use while answering one request: the agent's
-// identity, its peers, its LLM and its tracer. Every method records the
-// spans DESIGN §3 asks for, so a role written against Env is visible to
+// Env is what a role may use while answering one request: the agent's identity,
+// its peers, its LLM and its tracer. Every method records the spans of
+// docs/design.md#one-call-in-spans, so a role written against Env is visible to
 // coordbench without instrumenting anything itself.
 type Env struct {
 	// Name is the agent's name (its card's, and its spans' gen_ai.agent.name).

@@ -21,7 +21,7 @@ import (
 )
 
 // executor is the agent's a2asrv.AgentExecutor. One request is the callee's
-// half of DESIGN §3's figure:
+// half of the call figure (docs/design.md#one-call-in-spans):
 //
 //	POST                    SERVER    otelhttp (a2aserve adds a2a.method.name)
 //	  SendMessage           SERVER    the A2A method, a2a.* attributes

@@ -4,11 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
-	"net/url"
-	"os"
-	"strings"
-	"time"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
@@ -16,60 +11,20 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/coordbench/coordbench/a2acall"
+	"github.com/coordbench/coordbench/internal/llmconfig"
 	"github.com/coordbench/coordbench/otelmap"
 	"github.com/coordbench/coordbench/tracedata"
 )
 
 // The agent's LLM: any OpenAI-compatible chat-completions endpoint, named
-// by the same variables as the green agent's judge (evals/judge.go), so
-// one key configures both. Kept small on purpose: one call per question,
-// temperature 0, a JSON object asked for, and the rule answers whenever
-// the LLM does not.
-
-// The environment variables LLMConfigFromEnv reads.
-const (
-	EnvLLMAPIKey  = "AGENTBEATS_LLM_API_KEY"
-	EnvLLMBaseURL = "AGENTBEATS_LLM_BASE_URL"
-	EnvLLMModel   = "AGENTBEATS_LLM_MODEL"
-)
-
-// LLM defaults.
-const (
-	DefaultLLMBaseURL = "https://api.openai.com/v1/"
-	DefaultLLMModel   = "gpt-4o-mini"
-	DefaultLLMTimeout = 60 * time.Second
-)
-
-// LLMConfig says which endpoint an agent asks. An empty APIKey means no
-// LLM.
-type LLMConfig struct {
-	APIKey  string
-	BaseURL string
-	Model   string
-	// Timeout bounds one call (default 60 s).
-	Timeout time.Duration
-	// HTTPClient carries the calls; nil means a plain client. It is not
-	// traced: the chat span is the step, and a traceparent has no business
-	// going to an LLM provider.
-	HTTPClient *http.Client
-}
-
-// LLMConfigFromEnv reads AGENTBEATS_LLM_API_KEY, AGENTBEATS_LLM_BASE_URL
-// and AGENTBEATS_LLM_MODEL through getenv (nil: os.Getenv).
-func LLMConfigFromEnv(getenv func(string) string) LLMConfig {
-	if getenv == nil {
-		getenv = os.Getenv
-	}
-	return LLMConfig{
-		APIKey:  strings.TrimSpace(getenv(EnvLLMAPIKey)),
-		BaseURL: strings.TrimSpace(getenv(EnvLLMBaseURL)),
-		Model:   strings.TrimSpace(getenv(EnvLLMModel)),
-	}
-}
+// by the same configuration as the green agent's judge (internal/llmconfig,
+// AGENTBEATS_LLM_*), so one key configures both. Kept small on purpose:
+// one call per question, temperature 0, a JSON object asked for, and the
+// rule answers whenever the LLM does not.
 
 // LLM asks one model, each call a `chat <model>` span.
 type LLM struct {
-	cfg    LLMConfig
+	cfg    llmconfig.Config // with the defaults filled
 	chat   openai.ChatCompletionService
 	tracer trace.Tracer
 }
@@ -77,22 +32,14 @@ type LLM struct {
 // newLLM returns nil without a key; a malformed base URL is an error, so
 // a misconfigured agent does not start rather than answer by rule while
 // its operator believes an LLM answers.
-func newLLM(cfg LLMConfig, tracer trace.Tracer) (*LLM, error) {
-	if cfg.APIKey == "" {
+func newLLM(cfg llmconfig.Config, tracer trace.Tracer) (*LLM, error) {
+	if !cfg.Enabled() {
 		return nil, nil
 	}
-	if cfg.BaseURL == "" {
-		cfg.BaseURL = DefaultLLMBaseURL
+	if err := cfg.Validate(); err != nil {
+		return nil, err
 	}
-	if cfg.Model == "" {
-		cfg.Model = DefaultLLMModel
-	}
-	if cfg.Timeout <= 0 {
-		cfg.Timeout = DefaultLLMTimeout
-	}
-	if u, err := url.Parse(cfg.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("invalid %s %q: want an http(s) URL", EnvLLMBaseURL, cfg.BaseURL)
-	}
+	cfg = cfg.WithDefaults()
 	opts := []option.RequestOption{
 		option.WithAPIKey(cfg.APIKey),
 		option.WithBaseURL(cfg.BaseURL),

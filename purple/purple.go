@@ -1,10 +1,10 @@
-// Package purple is coordbench's base purple agent: an A2A agent (1.0 and
-// the 0.3 wire format, on one URL) that answers review requests alone or
-// by delegating to peers, instrumented as DESIGN §3 describes, so that a
-// green agent can rebuild who called whom from its spans. It serves as the
-// test fixture of coordbench's end-to-end benchmark and the demo, and as a
-// starting point for participants: docs/purple-agent.md explains how to
-// write an agent that coordbench can see fully.
+// Package purple is coordbench's base purple agent: an A2A agent (1.0 and the
+// 0.3 wire format, on one URL) that answers review requests alone or by
+// delegating to peers, instrumented as docs/design.md#one-call-in-spans
+// describes, so that a green agent can rebuild who called whom from its spans.
+// It serves as the test fixture of coordbench's end-to-end benchmark and the
+// demo, and as a starting point for participants: docs/purple-agent.md explains
+// how to write an agent that coordbench can see fully.
 //
 // An agent has a role (what it does with a request: "coordinator",
 // "reviewer", a solver, or any role the program passes in Options.Roles),
@@ -20,7 +20,8 @@
 // environment reader arrive through Options (cmd/purple reads the process's
 // environment and flags and passes them in).
 //
-// purple imports otelmap, a2acall and a2aserve, never green or evals.
+// purple imports otelmap (and its packages), a2acall and a2aserve, never
+// green, evals or a scenario.
 package purple
 
 import (

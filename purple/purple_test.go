@@ -20,6 +20,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/coordbench/coordbench/a2acall"
+	"github.com/coordbench/coordbench/internal/llmconfig"
 	"github.com/coordbench/coordbench/otelmap"
 	"github.com/coordbench/coordbench/otelmap/assemble"
 	"github.com/coordbench/coordbench/otelmap/otlpreceiver"
@@ -396,7 +397,7 @@ func checkNoLeak(t *testing.T, before int) {
 // still names its spans after itself (OTEL_SERVICE_NAME would rename every
 // agent of a process alike), and OTEL_RESOURCE_ATTRIBUTES is honoured.
 func TestServiceNameIsTheAgent(t *testing.T) {
-	for _, k := range []string{"OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", EnvLLMAPIKey} {
+	for _, k := range []string{"OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", llmconfig.EnvAPIKey} {
 		t.Setenv(k, "")
 	}
 	t.Setenv("OTEL_SERVICE_NAME", "everyone")

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/coordbench/coordbench/internal/llmconfig"
 	"github.com/coordbench/coordbench/otelmap"
 	"github.com/coordbench/coordbench/tracedata"
 )
@@ -177,7 +178,7 @@ func fakeLLM(t *testing.T, contents ...string) (*httptest.Server, *atomic.Int32,
 func TestLLMReviewer(t *testing.T) {
 	llm, calls, bodies := fakeLLM(t, `{"decision": "reject", "recommendation": 2, "rationale": "thin evidence"}`, "I cannot decide.")
 	env := func(k string) string {
-		return map[string]string{EnvLLMAPIKey: "test-key", EnvLLMBaseURL: llm.URL + "/v1/", EnvLLMModel: "fake-model"}[k]
+		return map[string]string{llmconfig.EnvAPIKey: "test-key", llmconfig.EnvBaseURL: llm.URL + "/v1/", llmconfig.EnvModel: "fake-model"}[k]
 	}
 	h := newHarness(t)
 	sys := startSystem(t, h, AgentSpec{Options: Options{Name: "llm-reviewer", Getenv: env}})
@@ -214,7 +215,7 @@ func TestLLMReviewer(t *testing.T) {
 	if r, _ := ParseReview(reply); r == nil || !strings.HasPrefix(r.Rationale, "rule-based") || calls.Load() != 2 {
 		t.Errorf("fallback review %+v after %d calls", r, calls.Load())
 	}
-	if _, err := NewServer(t.Context(), Options{Port: 0, Getenv: noEnv, LLM: &LLMConfig{APIKey: "k", BaseURL: "not a url"}}); err == nil {
+	if _, err := NewServer(t.Context(), Options{Port: 0, Getenv: noEnv, LLM: &llmconfig.Config{APIKey: "k", BaseURL: "not a url"}}); err == nil {
 		t.Error("a malformed LLM base URL was accepted")
 	}
 }

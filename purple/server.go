@@ -19,6 +19,7 @@ import (
 
 	"github.com/coordbench/coordbench/a2acall"
 	"github.com/coordbench/coordbench/a2aserve"
+	"github.com/coordbench/coordbench/internal/llmconfig"
 	"github.com/coordbench/coordbench/otelmap"
 	"github.com/coordbench/coordbench/tracedata"
 )
@@ -90,7 +91,7 @@ type Options struct {
 	NoExtension bool
 	// LLM configures the agent's LLM; nil reads AGENTBEATS_LLM_* through
 	// Getenv. An empty APIKey means the rule answers.
-	LLM *LLMConfig
+	LLM *llmconfig.Config
 	// Getenv reads the OpenTelemetry and LLM environment; nil means the
 	// process's own (os.Getenv, and OTEL_RESOURCE_ATTRIBUTES on the
 	// resource). Tests and in-process systems set it.
@@ -252,7 +253,7 @@ func (s *Server) build(ctx context.Context) error {
 	}
 	s.tel = tel
 	s.tracer = tel.tp.Tracer(instrumentationName)
-	llmCfg := LLMConfigFromEnv(opts.getenv())
+	llmCfg := llmconfig.FromEnv(opts.getenv())
 	if opts.LLM != nil {
 		llmCfg = *opts.LLM
 	}

@@ -4,16 +4,14 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
-	"strconv"
 	"strings"
 	"sync"
 
-	"github.com/coordbench/coordbench/internal/textutil"
+	"github.com/coordbench/coordbench/internal/llmconfig"
+	"github.com/coordbench/coordbench/scenario/scicode/stepproto"
 )
 
 // The solver role answers the green agent's SciCode scenario
@@ -61,12 +59,6 @@ const (
 	// agent (SolverOptions.DataDir); the oracle reads problems_dev.jsonl
 	// from it.
 	EnvSciCodeDir = "COORDBENCH_SCICODE_DIR"
-)
-
-// Kinds of the green agent's SciCode data parts.
-const (
-	SciCodeStepKind     = "coordbench.scicode_step/v1"
-	SciCodeFeedbackKind = "coordbench.scicode_feedback/v1"
 )
 
 const (
@@ -130,64 +122,20 @@ func NewSolver(opts SolverOptions) *Solver {
 	return &Solver{opts: opts, history: map[string][]solverTurn{}}
 }
 
-// StepRequest is one SciCode message as the solver reads it.
+// StepRequest is one SciCode message as the solver reads it: what the step
+// protocol (scenario/scicode/stepproto) says of the step, and the A2A
+// context grouping the turns of one problem.
 type StepRequest struct {
-	ProblemID string
-	Step      string // "10.3"
-	Turn      int
-	// Feedback is true for a message that reports a failed turn.
-	Feedback bool
-	Header   string
-	// ContextID groups the turns of one problem.
+	stepproto.Request
 	ContextID string
 	Text      string
 }
 
-// Patterns of the green agent's SciCode messages, for requests that come
-// without the data part.
-var (
-	solverPromptRE   = regexp.MustCompile(`SciCode problem (\S+) \(.*?\), sub-step (\S+) \(`)
-	solverFeedbackRE = regexp.MustCompile(`Your answer for sub-step (\S+) did not pass \(turn (\d+) of`)
-)
-
-// ParseStepRequest reads a SciCode request: the data part when present,
-// else the text.
+// ParseStepRequest reads a SciCode request (stepproto.ParseRequest): the
+// data part when present, else the text.
 func ParseStepRequest(text string, data []map[string]any, contextID string) (StepRequest, error) {
-	sr := StepRequest{ContextID: contextID, Text: text}
-	for _, d := range data {
-		kind, _ := d["kind"].(string)
-		if kind != SciCodeStepKind && kind != SciCodeFeedbackKind {
-			continue
-		}
-		sr.ProblemID, _ = d["problem_id"].(string)
-		sr.Step, _ = d["step_number"].(string)
-		sr.Header, _ = d["function_header"].(string)
-		if t, ok := d["turn"].(float64); ok {
-			sr.Turn = int(t)
-		}
-		fb, _ := d["feedback"].(bool)
-		sr.Feedback = fb || kind == SciCodeFeedbackKind
-	}
-	if sr.Step == "" {
-		if m := solverFeedbackRE.FindStringSubmatch(text); m != nil {
-			n, _ := strconv.Atoi(m[2])
-			sr.Step, sr.Turn, sr.Feedback = m[1], n+1, true
-		} else if m := solverPromptRE.FindStringSubmatch(text); m != nil {
-			sr.ProblemID, sr.Step, sr.Turn = m[1], m[2], 1
-		}
-	}
-	if sr.Step == "" {
-		return sr, errors.New("not a SciCode step request: no data part of kind " + SciCodeStepKind + " and no step named in the text")
-	}
-	if sr.ProblemID == "" {
-		if i := strings.LastIndexByte(sr.Step, '.'); i > 0 {
-			sr.ProblemID = sr.Step[:i]
-		}
-	}
-	if sr.Turn == 0 {
-		sr.Turn = 1
-	}
-	return sr, nil
+	r, err := stepproto.ParseRequest(text, data)
+	return StepRequest{Request: r, ContextID: contextID, Text: text}, err
 }
 
 // Answer implements Role.
@@ -207,7 +155,7 @@ func (s *Solver) Answer(ctx context.Context, env *Env, req *Request) (*Answer, e
 	}
 	return &Answer{
 		Text: "```python\n" + strings.TrimRight(code, "\n") + "\n```",
-		Data: map[string]any{"code": code, "solver_mode": string(mode), "step_number": sr.Step},
+		Data: map[string]any{stepproto.CodeKey: code, "solver_mode": string(mode), "step_number": sr.Step},
 	}, nil
 }
 
@@ -251,7 +199,7 @@ func (s *Solver) solve(ctx context.Context, llm *LLM, mode SolverMode, sr StepRe
 		return s.reference(sr)
 	case SolverLLM:
 		if llm == nil {
-			return "", fmt.Errorf("no LLM configured (set %s)", EnvLLMAPIKey)
+			return "", fmt.Errorf("no LLM configured (set %s)", llmconfig.EnvAPIKey)
 		}
 		return s.ask(ctx, llm, sr)
 	}
@@ -386,21 +334,11 @@ func (s *Solver) ask(ctx context.Context, llm *LLM, sr StepRequest) (string, err
 	return code, nil
 }
 
-// solverCode reads {"code": ...}, else a fenced block, else nothing.
+// solverCode reads the code of the LLM's answer in any of the forms the
+// green agent reads (stepproto.ExtractAnswer); "" when there is none.
 func solverCode(answer string) string {
-	a := strings.TrimSpace(answer)
-	var v struct {
-		Code string `json:"code"`
-	}
-	if json.Unmarshal([]byte(a), &v) == nil && strings.TrimSpace(v.Code) != "" {
-		return v.Code
-	}
-	for _, fc := range textutil.Fences(a) {
-		if strings.TrimSpace(fc.Body) != "" {
-			return fc.Body
-		}
-	}
-	return ""
+	code, _ := stepproto.ExtractAnswer(answer, nil)
+	return code
 }
 
 // remember keeps the turn; a new step (not feedback) starts the context's

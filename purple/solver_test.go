@@ -14,7 +14,9 @@ import (
 	"testing"
 
 	"github.com/coordbench/coordbench/a2acall"
+	"github.com/coordbench/coordbench/internal/llmconfig"
 	"github.com/coordbench/coordbench/internal/testenv"
+	"github.com/coordbench/coordbench/scenario/scicode/stepproto"
 )
 
 // solverTestRefs reads the reference code of the validation split, skipping
@@ -50,9 +52,9 @@ func solverTestRefs(t *testing.T) map[string]solverRef {
 
 // stepRequest is a SciCode message as the green agent sends it.
 func stepRequest(url, contextID, problem, step string, turn int, feedback bool, text string) a2acall.SendRequest {
-	kind := SciCodeStepKind
+	kind := stepproto.StepKind
 	if feedback {
-		kind = SciCodeFeedbackKind
+		kind = stepproto.FeedbackKind
 	}
 	if text == "" {
 		text = fmt.Sprintf("SciCode problem %s (test), sub-step %s (1 of 3).\n\nWrite the code.", problem, step)
@@ -165,7 +167,7 @@ func TestSolverLLM(t *testing.T) {
 
 	h := newHarness(t)
 	sys := startSystem(t, h, AgentSpec{Options: Options{Name: "llm-solver", Role: RoleSolverLLM,
-		LLM: &LLMConfig{APIKey: "test-key", BaseURL: fake.URL + "/v1/", Model: "fake-model"}}})
+		LLM: &llmconfig.Config{APIKey: "test-key", BaseURL: fake.URL + "/v1/", Model: "fake-model"}}})
 	url := sys.Agent("llm-solver").URL()
 
 	first, td, err := h.call(t, stepRequest(url, "", "1", "1.1", 1, false, "SciCode problem 1 (CG), sub-step 1.1 (1 of 1). Write f."))
@@ -207,34 +209,17 @@ func TestSolverLLM(t *testing.T) {
 	}
 }
 
-// TestParseStepRequest: the data part wins; without it the green agent's
-// wording is enough.
+// TestParseStepRequest: the solver reads the step protocol and keeps the
+// A2A context and the text (the protocol's own cases are stepproto's).
 func TestParseStepRequest(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		text string
-		data []map[string]any
-		want StepRequest
-	}{
-		{"data", "", []map[string]any{{"kind": SciCodeStepKind, "problem_id": "10", "step_number": "10.3", "turn": 1.0, "function_header": "def f():"}},
-			StepRequest{ProblemID: "10", Step: "10.3", Turn: 1, Header: "def f():"}},
-		{"feedback data", "", []map[string]any{{"kind": SciCodeFeedbackKind, "problem_id": "10", "step_number": "10.3", "turn": 2.0}},
-			StepRequest{ProblemID: "10", Step: "10.3", Turn: 2, Feedback: true}},
-		{"prompt text", "SciCode problem 78 (Chaotic_Dynamics_Pendulum), sub-step 78.2 (2 of 3).\n...", nil,
-			StepRequest{ProblemID: "78", Step: "78.2", Turn: 1}},
-		{"feedback text", "Your answer for sub-step 78.2 did not pass (turn 2 of 3): ...", nil,
-			StepRequest{ProblemID: "78", Step: "78.2", Turn: 3, Feedback: true}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			got, err := ParseStepRequest(tc.text, tc.data, "")
-			if err != nil {
-				t.Fatal(err)
-			}
-			got.Text = ""
-			if got != tc.want {
-				t.Errorf("got %+v, want %+v", got, tc.want)
-			}
-		})
+	text := "SciCode problem 78 (Chaotic_Dynamics_Pendulum), sub-step 78.2 (2 of 3).\n..."
+	got, err := ParseStepRequest(text, nil, "ctx-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := StepRequest{Request: stepproto.Request{ProblemID: "78", Step: "78.2", Turn: 1}, ContextID: "ctx-1", Text: text}
+	if got != want {
+		t.Errorf("got %+v, want %+v", got, want)
 	}
 	if _, err := ParseStepRequest("Review this paper.", nil, ""); err == nil {
 		t.Error("a review request read as a SciCode step")
@@ -253,7 +238,7 @@ func TestSolveStep(t *testing.T) {
 	if err != nil || !strings.Contains(code, "NotImplementedError") {
 		t.Errorf("repair, first turn: %q, %v", code, err)
 	}
-	if _, err := s.SolveStep(t.Context(), "SciCode problem 44 (x), sub-step 44.3 (3 of 3).", SolverLLM); err == nil || !strings.Contains(err.Error(), EnvLLMAPIKey) {
+	if _, err := s.SolveStep(t.Context(), "SciCode problem 44 (x), sub-step 44.3 (3 of 3).", SolverLLM); err == nil || !strings.Contains(err.Error(), llmconfig.EnvAPIKey) {
 		t.Errorf("llm without an LLM: %v", err)
 	}
 }

@@ -5,12 +5,13 @@ import (
 	"testing"
 
 	"github.com/coordbench/coordbench/a2aserve"
+	"github.com/coordbench/coordbench/internal/llmconfig"
 )
 
 // TestTaskLimits: the purple agent keeps at most TaskLimits.MaxTasks
 // finished tasks however many requests it answers.
 func TestTaskLimits(t *testing.T) {
-	t.Setenv(EnvLLMAPIKey, "")
+	t.Setenv(llmconfig.EnvAPIKey, "")
 	h := newHarness(t)
 	s, err := NewServer(t.Context(), Options{Port: 0, Logger: quiet, Getenv: noEnv,
 		TaskLimits: a2aserve.TaskStoreLimits{MaxTasks: 2}})

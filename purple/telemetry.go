@@ -25,7 +25,7 @@ import (
 )
 
 // An agent's spans: its own tracer provider, whose spans leave by the
-// roads its options open (DESIGN §3):
+// roads its options open (docs/design.md#three-roads-into-one-store):
 //
 //   - OTLP/HTTP to Options.OTLPEndpoint (in the benchmark and the demo, the
 //     green agent's receiver), and to the endpoint the standard

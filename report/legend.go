@@ -3,7 +3,7 @@ package report
 import (
 	"strings"
 
-	"github.com/coordbench/coordbench/evals"
+	"github.com/coordbench/coordbench/evals/judge"
 	"github.com/coordbench/coordbench/internal/textutil"
 )
 
@@ -23,7 +23,7 @@ func writeLegend(b *strings.Builder, r *Result) {
 	var judged, graphed bool
 	for i := range r.Tasks {
 		t := &r.Tasks[i]
-		if j, ok := t.Evaluations[evalJudge].(*evals.JudgeResult); ok && j != nil {
+		if j, ok := t.Evaluations[evalJudge].(*judge.Result); ok && j != nil {
 			judged = true
 		}
 		if graphResult(t) != nil {

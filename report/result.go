@@ -15,6 +15,7 @@ import (
 	"fmt"
 
 	"github.com/coordbench/coordbench/evals"
+	"github.com/coordbench/coordbench/evals/judge"
 	"github.com/coordbench/coordbench/tracedata"
 )
 
@@ -23,9 +24,10 @@ import (
 // "evaluations" (v1 spread them over the task's own keys).
 const Schema = "coordbench.result/v2"
 
-// Result is the assessment's JSON result (DESIGN §4), encoded as is by
-// encoding/json. The offline `assess` command fills Tasks only; an A2A
-// assessment also fills the leaderboard-friendly top-level fields.
+// Result is the assessment's JSON result
+// (docs/green-agent.md#the-result-artifact), encoded as is by encoding/json. The
+// offline `assess` command fills Tasks only; an A2A assessment also fills the
+// leaderboard-friendly top-level fields.
 type Result struct {
 	Schema string `json:"schema"`
 	// Domain is the scenario: "coordination", "scicode", or "otlp" for an
@@ -82,7 +84,7 @@ type TaskResult struct {
 // plain JSON object (encoding/json sorts the keys, so the same results
 // always encode to the same bytes). Decoding gives the built-in
 // evaluators' results their types (*evals.GraphResult, *evals.LatencyResult,
-// *evals.JudgeResult, *evals.TextResult) and keeps any other as
+// *judge.Result, *evals.TextResult) and keeps any other as
 // RawEvaluation.
 type Evaluations map[string]evals.Result
 
@@ -90,7 +92,7 @@ type Evaluations map[string]evals.Result
 const (
 	evalGraph   = evals.GraphEvaluatorName
 	evalLatency = "latency"
-	evalJudge   = evals.JudgeName
+	evalJudge   = judge.Name
 	evalText    = "text"
 )
 
@@ -130,7 +132,7 @@ func decodeEvaluation(name string, raw json.RawMessage) (evals.Result, error) {
 	case evalLatency:
 		return decodeAs[evals.LatencyResult](raw)
 	case evalJudge:
-		return decodeAs[evals.JudgeResult](raw)
+		return decodeAs[judge.Result](raw)
 	case evalText:
 		return decodeAs[evals.TextResult](raw)
 	}

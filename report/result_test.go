@@ -10,10 +10,11 @@ import (
 	"time"
 
 	"github.com/coordbench/coordbench/evals"
+	"github.com/coordbench/coordbench/evals/judge"
 	"github.com/coordbench/coordbench/tracedata"
 )
 
-var update = flag.Bool("update", false, "rewrite testdata/result.json from fullResult")
+var update = flag.Bool("update", false, "rewrite the golden files testdata/result.json and testdata/summary.md from fullResult")
 
 // goldenPath holds fullResult as coordbench.result/v2 encodes it: the
 // document a client of an earlier build may have stored.
@@ -65,14 +66,14 @@ func fullResult() *Result {
 		CriticalPath: &evals.CriticalPath{DurationMS: p95, Steps: []evals.CriticalStep{{StepID: "s1", Agent: "reviewer-1", DurationMS: p95, SelfMS: p95}},
 			AgentShare: map[string]float64{"reviewer-1": 1}},
 	}
-	judge := t.Evaluations[evalJudge].(*evals.JudgeResult)
-	judge.Model, judge.Attempts, judge.AttemptErrors = "gpt-4o-mini", 2, []string{"timeout after 1m0s", "HTTP 500"}
-	judge.Usage = &evals.JudgeUsage{InputTokens: 900, OutputTokens: 120}
-	judge.Prompt = &evals.JudgePromptInfo{Bytes: 4096, StepsIncluded: 7, StepsOmitted: 2, Truncated: true}
-	judge.CoordinationQuality, judge.Reasoning = "fair", "one coordinator"
-	judge.Strengths, judge.Weaknesses = []string{"fast"}, []string{"central"}
-	judge.FailureModes = []evals.FailureMode{{Mode: "FM-2.4", Evidence: "reviewer-1 withheld"}}
-	judge.Adjustments = []evals.ScoreAdjustment{{Rule: "errors", Delta: -0.1, Detail: "1 failed call"}}
+	jr := t.Evaluations[evalJudge].(*judge.Result)
+	jr.Model, jr.Attempts, jr.AttemptErrors = "gpt-4o-mini", 2, []string{"timeout after 1m0s", "HTTP 500"}
+	jr.Usage = &judge.Usage{InputTokens: 900, OutputTokens: 120}
+	jr.Prompt = &judge.PromptInfo{Bytes: 4096, StepsIncluded: 7, StepsOmitted: 2, Truncated: true}
+	jr.CoordinationQuality, jr.Reasoning = "fair", "one coordinator"
+	jr.Strengths, jr.Weaknesses = []string{"fast"}, []string{"central"}
+	jr.FailureModes = []judge.FailureMode{{Mode: "FM-2.4", Evidence: "reviewer-1 withheld"}}
+	jr.Adjustments = []judge.ScoreAdjustment{{Rule: "errors", Delta: -0.1, Detail: "1 failed call"}}
 	t.Evaluations[evalText] = &evals.TextResult{
 		Available: true, Method: evals.TextMethod,
 		Content:    evals.TextContent{StepsWithContent: 4, StepsWithoutContent: 1},
@@ -115,7 +116,7 @@ func TestDecodeRoundTrip(t *testing.T) {
 	if _, ok := ev[evalLatency].(*evals.LatencyResult); !ok {
 		t.Errorf("latency decoded as %T", ev[evalLatency])
 	}
-	if _, ok := ev[evalJudge].(*evals.JudgeResult); !ok {
+	if _, ok := ev[evalJudge].(*judge.Result); !ok {
 		t.Errorf("judge decoded as %T", ev[evalJudge])
 	}
 	if _, ok := ev[evalText].(*evals.TextResult); !ok {

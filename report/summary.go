@@ -7,20 +7,22 @@ import (
 	"strings"
 
 	"github.com/coordbench/coordbench/evals"
+	"github.com/coordbench/coordbench/evals/judge"
 	"github.com/coordbench/coordbench/internal/textutil"
 	"github.com/coordbench/coordbench/tracedata"
 )
 
-// Summary renders r as Markdown for people: the score, and per task its
-// trace id, outcome, how much of the trace was observed, the graph's label
-// and findings, the judge's score, the participants that took no part (one
-// that could not be reached with the full cause), and the coordination
-// graph as a Mermaid flowchart; then one line per number saying what it
-// means. It is the text part of the A2A result artifact (DESIGN §4), so it
-// must never be valid JSON: it always starts with a heading.
+// Summary renders r as Markdown for people: the score, and per task its trace
+// id, outcome, how much of the trace was observed, the graph's label and
+// findings, the judge's score, the participants that took no part (one that
+// could not be reached with the full cause), and the coordination graph as a
+// Mermaid flowchart; then one line per number saying what it means. It is the
+// text part of the A2A result artifact
+// (docs/green-agent.md#the-result-artifact), so it must never be valid JSON: it
+// always starts with a heading.
 //
 // Evaluator results are read through their Go types (*evals.GraphResult,
-// *evals.JudgeResult), as the evaluators return them and Decode restores
+// *judge.Result), as the evaluators return them and Decode restores
 // them; a result of another type under those names is not rendered.
 func Summary(r *Result) string {
 	var b strings.Builder
@@ -112,7 +114,7 @@ func writeTask(b *strings.Builder, i int, t *TaskResult, addrs map[string]string
 	if g := graphResult(t); g != nil {
 		writeGraph(b, g)
 	}
-	if j, ok := t.Evaluations[evalJudge].(*evals.JudgeResult); ok && j != nil {
+	if j, ok := t.Evaluations[evalJudge].(*judge.Result); ok && j != nil {
 		writeJudge(b, j)
 	}
 	if len(t.EvaluatorErrors) > 0 {
@@ -153,7 +155,7 @@ func graphResult(t *TaskResult) *evals.GraphResult {
 }
 
 // coverageLine says how much of the trace's interactions was observed, so
-// a reader knows how far to trust the graph (DESIGN §3).
+// a reader knows how far to trust the graph (docs/trace-assembly.md#coverage).
 func coverageLine(c tracedata.Coverage) string {
 	var s string
 	if c.Interactions == 0 {
@@ -234,7 +236,7 @@ func describeFinding(f evals.GraphFinding) string {
 }
 
 // writeJudge writes the judge's overall score and which judge answered.
-func writeJudge(b *strings.Builder, j *evals.JudgeResult) {
+func writeJudge(b *strings.Builder, j *judge.Result) {
 	s := fmt.Sprintf("- Judge: overall score %s", textutil.Number(j.OverallScore))
 	if j.Source != "" {
 		s += " (" + j.Source

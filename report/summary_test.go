@@ -2,10 +2,13 @@ package report
 
 import (
 	"encoding/json"
+	"fmt"
+	"os"
 	"strings"
 	"testing"
 
 	"github.com/coordbench/coordbench/evals"
+	"github.com/coordbench/coordbench/evals/judge"
 	"github.com/coordbench/coordbench/tracedata"
 )
 
@@ -42,7 +45,7 @@ func summaryFixture() *Result {
 						{Kind: "bottleneck", Agents: []string{"reviewer-1"}},
 						{Kind: "healthy_spread", Agents: []string{}},
 					}},
-					"judge": &evals.JudgeResult{Source: evals.JudgeSourceRules, FallbackReason: "no AGENTBEATS_LLM_API_KEY", OverallScore: 0.72},
+					"judge": &judge.Result{Source: judge.SourceRules, FallbackReason: "no AGENTBEATS_LLM_API_KEY", OverallScore: 0.72},
 				},
 			},
 			{
@@ -146,4 +149,45 @@ func TestSummaryEdgeCases(t *testing.T) {
 	if got := mermaidText(`a "b" <c>`); got != "a #quot;b#quot; #lt;c#gt;" {
 		t.Errorf("mermaidText = %q", got)
 	}
+}
+
+// summaryGoldenPath is the Markdown summary of fullResult, every section of
+// it: a change to the summary shows as a diff of this file in review.
+const summaryGoldenPath = "testdata/summary.md"
+
+// TestSummaryGolden: the summary of fullResult is testdata/summary.md, byte
+// for byte (`go test ./report -update` rewrites it after a deliberate
+// change; read the diff before committing it).
+func TestSummaryGolden(t *testing.T) {
+	got := Summary(fullResult())
+	if *update {
+		if err := os.WriteFile(summaryGoldenPath, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(summaryGoldenPath)
+	if err != nil {
+		t.Fatalf("%v (run `go test ./report -update` to write it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("the summary of fullResult is not %s (run `go test ./report -update` after a deliberate change):\n%s", summaryGoldenPath, lineDiff(string(want), got))
+	}
+}
+
+// lineDiff names the first line where got leaves want, with both lines.
+func lineDiff(want, got string) string {
+	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
+	for i := range max(len(w), len(g)) {
+		var wl, gl string
+		if i < len(w) {
+			wl = w[i]
+		}
+		if i < len(g) {
+			gl = g[i]
+		}
+		if wl != gl || i >= len(w) || i >= len(g) {
+			return fmt.Sprintf("line %d:\n  want %q\n  got  %q", i+1, wl, gl)
+		}
+	}
+	return "(same lines)"
 }

@@ -9,9 +9,9 @@ import (
 	"github.com/coordbench/coordbench/a2acall"
 )
 
-// The assessment request's contract (DESIGN §4): the config keys every
-// scenario shares, their defaults, and the error a request that cannot be
-// assessed gets. Parsing the request's text is the green agent's.
+// The assessment request's contract (docs/green-agent.md#the-request): the
+// config keys every scenario shares, their defaults, and the error a request
+// that cannot be assessed gets. Parsing the request's text is the green agent's.
 
 // Scenario names a request may ask for in config.scenario.
 const (

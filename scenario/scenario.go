@@ -1,8 +1,8 @@
-// Package scenario defines what a kind of assessment is (DESIGN §5): the
-// Scenario interface, the tasks it runs, the environment a task runs in, and
-// the parsed assessment request every scenario reads. The green agent's
-// executor runs scenarios; the scenarios themselves live in
-// scenario/coordination and scenario/scicode.
+// Package scenario defines what a kind of assessment is
+// (docs/design.md#scenarios): the Scenario interface, the tasks it runs, the
+// environment a task runs in, and the parsed assessment request every scenario
+// reads. The green agent's executor runs scenarios; the scenarios themselves
+// live in scenario/coordination and scenario/scicode.
 package scenario
 
 import (
@@ -15,8 +15,8 @@ import (
 	"github.com/coordbench/coordbench/evals"
 )
 
-// Scenario is one kind of assessment (DESIGN §5): it picks the tasks a
-// request asks for and drives the participants through one task. The
+// Scenario is one kind of assessment (docs/design.md#scenarios): it picks the
+// tasks a request asks for and drives the participants through one task. The
 // executor does everything around it: the task's span and trace, progress,
 // timeouts, settling the trace, assembly, evaluators and the result.
 type Scenario interface {
@@ -49,7 +49,7 @@ type TaskEnv struct {
 	Progress func(text string)
 }
 
-// Request is a parsed assessment request (DESIGN §4).
+// Request is a parsed assessment request (docs/green-agent.md#the-request).
 type Request struct {
 	// Participants maps a role to the participant's A2A URL (which may carry
 	// a path).
@@ -84,9 +84,9 @@ type RequestConfig struct {
 	// DeadlineSeconds bounds the whole assessment (default 3600).
 	DeadlineSeconds float64 `json:"deadline_seconds,omitempty"`
 	// SettleQuietMS and SettleMaxWaitMS say when a task's trace is complete
-	// (DESIGN §3, settling): every awaited call answered and no participant
-	// span for SettleQuietMS, at most SettleMaxWaitMS; defaults 500 and
-	// 15000.
+	// (docs/participants.md#when-a-tasks-trace-is-complete): every awaited call
+	// answered and no participant span for SettleQuietMS, at most
+	// SettleMaxWaitMS; defaults 500 and 15000.
 	SettleQuietMS   int `json:"settle_quiet_ms,omitempty"`
 	SettleMaxWaitMS int `json:"settle_max_wait_ms,omitempty"`
 	// Repeats runs each task this many times (default 1, at most

@@ -1,5 +1,6 @@
 // Command conformance runs the official A2A conformance suites (the
-// a2aproject/a2a-tck snapshots in ../shared/conformance) against the green
+// a2aproject/a2a-tck snapshots in the -tck folder, by default
+// ../shared/conformance beside the checkout) against the green
 // agent and the base purple agent over JSON-RPC, and compares the outcome
 // with the checked-in list of expected failures: an unexpected failure, an
 // expected failure that passed, or a listed test that did not run fails

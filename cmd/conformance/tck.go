@@ -40,8 +40,8 @@ type Suite struct {
 	env []string
 }
 
-// suites are the two snapshots /work/shared/conformance/README.md
-// describes, run over JSON-RPC: the 0.3.x suite's mandatory tests with the
+// suites are the two a2a-tck snapshots of the -tck folder
+// (docs/conformance.md), run over JSON-RPC: the 0.3.x suite's mandatory tests with the
 // arguments its run_tck.py would pass, and the 1.0-dev suite's must level.
 func suites() []Suite {
 	return []Suite{

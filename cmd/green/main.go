@@ -32,6 +32,7 @@ import (
 
 	"github.com/coordbench/coordbench/evals"
 	"github.com/coordbench/coordbench/internal/cli"
+	"github.com/coordbench/coordbench/internal/llmconfig"
 )
 
 func main() {
@@ -165,9 +166,9 @@ func isHelp(arg string) bool { return arg == "-h" || arg == "-help" || arg == "-
 // judgeFromEnv reads the judge's AGENTBEATS_LLM_* variables, once. A
 // configuration the judge cannot use is reported now; the command still
 // runs, and every verdict says the rule-based judge answered and why.
-func judgeFromEnv(cmd string) evals.JudgeConfig {
-	cfg := evals.JudgeConfigFromEnv(os.Getenv)
-	if err := cfg.Validate(); err != nil && cfg.APIKey != "" {
+func judgeFromEnv(cmd string) llmconfig.Config {
+	cfg := llmconfig.FromEnv(os.Getenv)
+	if err := cfg.Validate(); err != nil && cfg.Enabled() {
 		slog.Warn(cmd+": the LLM judge cannot be used; the rule-based judge answers", "err", err)
 	}
 	return cfg

@@ -18,7 +18,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
-	"github.com/coordbench/coordbench/evals"
+	"github.com/coordbench/coordbench/internal/llmconfig"
 	"github.com/coordbench/coordbench/purple"
 )
 
@@ -65,7 +65,7 @@ func reviewerMux(url string) *http.ServeMux {
 
 func runGreen(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
-	t.Setenv(evals.EnvLLMAPIKey, "")
+	t.Setenv(llmconfig.EnvAPIKey, "")
 	var stdout, stderr bytes.Buffer
 	code := run(args, &stdout, &stderr)
 	return code, stdout.String(), stderr.String()
@@ -136,7 +136,7 @@ func TestRunCommandWaitsForBatchedSpans(t *testing.T) {
 	sys, err := purple.StartSystem(t.Context(), "127.0.0.1", []purple.AgentSpec{{Options: purple.Options{
 		Name: "batcher", Role: purple.RoleReviewer, OTLPEndpoint: "http://" + otlpAddr, NoExtension: true,
 		ExportInterval: sdktrace.DefaultScheduleDelay * time.Millisecond,
-		LLM:            &purple.LLMConfig{}, Getenv: func(string) string { return "" },
+		LLM:            &llmconfig.Config{}, Getenv: func(string) string { return "" },
 	}}})
 	if err != nil {
 		t.Fatal(err)

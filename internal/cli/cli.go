@@ -1,5 +1,6 @@
 // Package cli is the command line every coordbench command shares (green and
-// its subcommands, purple, e2e, bench-graph), so they all behave alike:
+// its subcommands, purple, e2e, bench-graph, bench-ingest), so they all
+// behave alike:
 //
 //   - flags may come anywhere among the arguments, before or after the
 //     positional ones (`green assess FILE --output x` and `green assess

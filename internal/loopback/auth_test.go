@@ -9,7 +9,9 @@ import (
 
 	"github.com/coordbench/coordbench/a2acall"
 	"github.com/coordbench/coordbench/evals"
+	"github.com/coordbench/coordbench/evals/judge"
 	"github.com/coordbench/coordbench/green"
+	"github.com/coordbench/coordbench/internal/llmconfig"
 	"github.com/coordbench/coordbench/scenario"
 )
 
@@ -21,7 +23,7 @@ import (
 // demo sees: every call from both sides, spans by all three roads; no
 // request of the agents was refused, and a client without the token is.
 func TestAuthenticatedAssessment(t *testing.T) {
-	t.Setenv(evals.EnvLLMAPIKey, "")
+	t.Setenv(llmconfig.EnvAPIKey, "")
 	const greenToken, otlpToken, teamToken = "green-Token", "otlp-Token", "team-Token"
 	sc, err := stubCoordinationScenario()
 	if err != nil {
@@ -48,7 +50,7 @@ func TestAuthenticatedAssessment(t *testing.T) {
 		}
 	}()
 	opts := DemoOptions{Getenv: noDemoEnv, Logger: quietLogger,
-		Config: evals.Config{Evaluators: map[string]bool{evals.JudgeName: false}}}.withDefaults()
+		Config: evals.Config{Evaluators: map[string]bool{judge.Name: false}}}.withDefaults()
 	specs := demoTeam(h.URL(), opts, quietLogger)
 	for i := range specs {
 		specs[i].A2AToken = teamToken

@@ -14,7 +14,9 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/coordbench/coordbench/evals"
+	"github.com/coordbench/coordbench/evals/judge"
 	"github.com/coordbench/coordbench/groundtruth"
+	"github.com/coordbench/coordbench/internal/llmconfig"
 	"github.com/coordbench/coordbench/internal/testenv"
 	"github.com/coordbench/coordbench/otelmap"
 	"github.com/coordbench/coordbench/otelmap/assemble"
@@ -42,7 +44,7 @@ func noDemoEnv(string) string { return "" }
 func TestRunDemo(t *testing.T) {
 	// The judge answers by rule without a key; a developer's key must not
 	// turn this test into paid, networked calls.
-	t.Setenv(evals.EnvLLMAPIKey, "")
+	t.Setenv(llmconfig.EnvAPIKey, "")
 	peerRead := testenv.SharedData(t, "peerread")
 	before := runtime.NumGoroutine()
 	started := time.Now()
@@ -92,9 +94,9 @@ func TestRunDemo(t *testing.T) {
 // TestRunDemoStubPapers runs the demo on the built-in paper stubs (what it
 // does without the data set): the rule-based team gets the trap wrong.
 func TestRunDemoStubPapers(t *testing.T) {
-	t.Setenv(evals.EnvLLMAPIKey, "")
+	t.Setenv(llmconfig.EnvAPIKey, "")
 	res, err := RunDemo(t.Context(), DemoOptions{StubPapers: true, Getenv: noDemoEnv, Logger: quietLogger,
-		Config: evals.Config{Evaluators: map[string]bool{evals.JudgeName: false}}})
+		Config: evals.Config{Evaluators: map[string]bool{judge.Name: false}}})
 	if err != nil {
 		t.Fatalf("RunDemo: %v", err)
 	}
@@ -107,7 +109,7 @@ func TestRunDemoStubPapers(t *testing.T) {
 		if task.Outcome.Success != wantSuccess[task.TaskID] {
 			t.Errorf("task %s: success = %v, want %v (%s)", task.TaskID, task.Outcome.Success, wantSuccess[task.TaskID], task.Outcome.Summary)
 		}
-		if _, ok := task.Evaluations[evals.JudgeName]; ok {
+		if _, ok := task.Evaluations[judge.Name]; ok {
 			t.Errorf("task %s: the judge ran although the config switched it off", task.TaskID)
 		}
 	}
@@ -259,7 +261,7 @@ func deref(p *float64) any {
 // receiver standing in for Jaeger), whole: the green agent's spans and
 // every purple agent's, reviewer-2's forwarded by the coordinator.
 func TestRunDemoExportsToBackend(t *testing.T) {
-	t.Setenv(evals.EnvLLMAPIKey, "")
+	t.Setenv(llmconfig.EnvAPIKey, "")
 	backend := tracestore.NewStore(tracestore.Limits{})
 	srv := httptest.NewServer(otlpreceiver.NewReceiver(backend, otlpreceiver.ReceiverLimits{}))
 	defer srv.Close()
@@ -268,7 +270,7 @@ func TestRunDemoExportsToBackend(t *testing.T) {
 	t.Setenv("OTEL_SERVICE_NAME", "")
 	t.Setenv("OTEL_RESOURCE_ATTRIBUTES", "")
 	res, err := RunDemo(t.Context(), DemoOptions{StubPapers: true, Logger: quietLogger,
-		Config: evals.Config{Evaluators: map[string]bool{evals.JudgeName: false}}})
+		Config: evals.Config{Evaluators: map[string]bool{judge.Name: false}}})
 	if err != nil {
 		t.Fatal(err)
 	}

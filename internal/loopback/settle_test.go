@@ -13,17 +13,19 @@ import (
 
 	"github.com/coordbench/coordbench/evals"
 	"github.com/coordbench/coordbench/green"
+	"github.com/coordbench/coordbench/internal/llmconfig"
 	"github.com/coordbench/coordbench/otelmap/tracestore"
 	"github.com/coordbench/coordbench/purple"
 	"github.com/coordbench/coordbench/report"
 	"github.com/coordbench/coordbench/scenario"
 )
 
-// Settling on evidence (DESIGN §3), end to end: a green agent on loopback,
-// a purple team (a coordinator fanning out to two reviewers) exporting
-// real OTLP to its receiver through the OpenTelemetry Go SDK's batch span
-// processor, and the result read back from the Result artifact. The tests
-// assert outcomes only; how long a wait took is never checked.
+// Settling on evidence (docs/participants.md#when-a-tasks-trace-is-complete),
+// end to end: a green agent on loopback, a purple team (a coordinator fanning
+// out to two reviewers) exporting real OTLP to its receiver through the
+// OpenTelemetry Go SDK's batch span processor, and the result read back from the
+// Result artifact. The tests assert outcomes only; how long a wait took is never
+// checked.
 
 // sdkDefaultBatch is the batch span processor's default schedule delay in
 // the OpenTelemetry SDKs (Go, Python, JS): 5 s.
@@ -39,7 +41,7 @@ func settleHarness(t *testing.T, before func(ctx context.Context, task scenario.
 // testHarness is settleHarness with the span store's limits.
 func testHarness(t *testing.T, before func(ctx context.Context, task scenario.Task), limits tracestore.Limits) *Harness {
 	t.Helper()
-	t.Setenv(evals.EnvLLMAPIKey, "")
+	t.Setenv(llmconfig.EnvAPIKey, "")
 	sc, err := stubCoordinationScenario()
 	if err != nil {
 		t.Fatal(err)
@@ -92,7 +94,7 @@ func fanOutTeam(t *testing.T, h *Harness, edit func(o *purple.Options)) *Team {
 		{DemoCoordinator, purple.RoleCoordinator, []string{DemoReviewer1, DemoReviewer2}},
 	} {
 		o := purple.Options{Name: a.name, Role: a.role, Getenv: noDemoEnv, Logger: quietLogger,
-			LLM: &purple.LLMConfig{}, OTLPEndpoint: h.URL(), NoExtension: true}
+			LLM: &llmconfig.Config{}, OTLPEndpoint: h.URL(), NoExtension: true}
 		edit(&o)
 		specs = append(specs, purple.AgentSpec{Options: o, PeerNames: a.peers})
 	}

@@ -2,8 +2,8 @@
 // the steps, the agents (graph nodes), the interactions between them (graph
 // edges, each call counted once however many spans record it) and the
 // coverage that says how much of each call was seen. It is the one place
-// where coordbench interprets OpenTelemetry data; the rules are DESIGN §3
-// and docs/trace-assembly.md.
+// where coordbench interprets OpenTelemetry data; the rules are in
+// docs/trace-assembly.md (docs/design.md#from-spans-to-a-trace sums them up).
 //
 // Trace does the work in phases, one file each:
 //
@@ -43,8 +43,8 @@ import (
 
 // Trace rebuilds one trace from its spans: the steps, the agents (graph
 // nodes), the interactions between them (graph edges, each call counted
-// once however many spans record it) and the coverage, following DESIGN §3
-// and docs/trace-assembly.md.
+// once however many spans record it) and the coverage, following
+// docs/trace-assembly.md.
 //
 // The spans may come in any order, from any of the three roads, and may be
 // broken: duplicate span ids, parents missing from the trace, cycles in the

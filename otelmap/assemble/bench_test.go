@@ -18,15 +18,15 @@ import (
 	"github.com/coordbench/coordbench/otelmap/assemble"
 )
 
-// synthTrace builds a trace of about n spans shaped like a real assessment:
-// the assessor's task span calls an entry agent, and agents in their own
-// processes call each other over A2A (the six-span figure of DESIGN §3),
-// make LLM calls (a chat span with the HTTP call to the API below it), run
-// tools, and now and then run a sub-agent in-process. The assessor's spans
-// come in-process, the agents' by OTLP; the spans are laid out as they
-// would arrive and be decoded: each process exports its spans as they end
-// (children before parents) in batches of 512, each batch with its own
-// resource, batches from all processes interleaved, and each span's
+// synthTrace builds a trace of about n spans shaped like a real assessment: the
+// assessor's task span calls an entry agent, and agents in their own processes
+// call each other over A2A (the six-span figure of
+// docs/design.md#one-call-in-spans), make LLM calls (a chat span with the HTTP
+// call to the API below it), run tools, and now and then run a sub-agent
+// in-process. The assessor's spans come in-process, the agents' by OTLP; the
+// spans are laid out as they would arrive and be decoded: each process exports
+// its spans as they end (children before parents) in batches of 512, each batch
+// with its own resource, batches from all processes interleaved, and each span's
 // attributes allocated in arrival order, as the OTLP decoder does.
 func synthTrace(n int, seed uint64) (trace.TraceID, []otelmap.Span) {
 	rng := rand.New(rand.NewPCG(seed, seed))

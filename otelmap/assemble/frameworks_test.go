@@ -36,7 +36,7 @@ type frameworkTruth struct {
 	NotAgents []string `json:"not_agents"`
 }
 
-// loadFramework reads testdata/frameworks/NAME.otlp.json with otelmap's
+// loadFramework reads testdata/frameworks/NAME.otlp.json with otlpdecode's
 // OTLP file reader, as a user's exported file is read, and its truth.
 func loadFramework(t *testing.T, name string) (trace.TraceID, []otelmap.Span, frameworkTruth) {
 	t.Helper()

@@ -78,11 +78,11 @@ func invokeAttrs(agent string) []attribute.KeyValue {
 	}
 }
 
-// remoteCall records the figure of DESIGN §3 for one call from the process
-// `from` to agent `to` served by process `srv`: invoke_agent CLIENT ->
-// SendMessage CLIENT -> POST CLIENT there, POST SERVER -> SendMessage
-// SERVER -> invoke_agent INTERNAL here, with work run inside the callee's
-// agent span. It returns the client invoke_agent span's context.
+// remoteCall records the call figure (docs/design.md#one-call-in-spans) for one
+// call from the process `from` to agent `to` served by process `srv`:
+// invoke_agent CLIENT -> SendMessage CLIENT -> POST CLIENT there, POST SERVER ->
+// SendMessage SERVER -> invoke_agent INTERNAL here, with work run inside the
+// callee's agent span. It returns the client invoke_agent span's context.
 func remoteCall(ctx context.Context, c *clock, from, srv *simProc, to string, work func(ctx context.Context)) trace.SpanContext {
 	ctx, inv := from.start(ctx, c, otelmap.SpanInvokeAgentPrefix+to, trace.SpanKindClient,
 		append(invokeAttrs(to), otelmap.AttrServerAddress.String("127.0.0.1"), otelmap.AttrServerPort.Int(9100))...)

@@ -12,8 +12,9 @@ import (
 // This file names agents: the identities (candidate graph nodes), the rank
 // by which each was identified, and the agent doing the work of every span.
 
-// Identity ranks, in DESIGN §3's order: the lowest rank an identity was
-// seen with says how it was identified.
+// Identity ranks, best first, in the order docs/trace-assembly.md gives for
+// identified_by: the lowest rank an identity was seen with says how it was
+// identified.
 const (
 	rankAgentName uint8 = iota
 	rankOpenInference

@@ -79,7 +79,7 @@ func liveHeapPerSpan(n int) float64 {
 
 // pipelineBodies encodes n spans (traces of 100 spans over 2 resources, 6
 // attributes each) as protobuf ExportTraceServiceRequests of 10,000 spans,
-// the requests otelmap's BenchmarkIngestProtobuf decodes.
+// the requests otlpreceiver's BenchmarkIngestProtobuf decodes.
 func pipelineBodies(b *testing.B, n int) [][]byte {
 	b.Helper()
 	const batch = 10_000
@@ -97,7 +97,8 @@ func pipelineBodies(b *testing.B, n int) [][]byte {
 // pipelineTraces builds spans first to first+n-1 of a set of traces of
 // perTrace spans each (the first span of a trace its root, the rest its
 // children), split over the given number of resources, each span with 6
-// attributes. Ids are deterministic. It is otelmap's otlpTestTracesFrom.
+// attributes. Ids are deterministic. It builds what otlptest.TracesFrom
+// builds.
 func pipelineTraces(first, n, perTrace, resources int) ptrace.Traces {
 	td := ptrace.NewTraces()
 	services := []string{"coordinator", "reviewer", "planner", "coder"}

@@ -13,7 +13,7 @@ import (
 
 // The framework fixtures stand for participants of other people's
 // software. Under an assessor's call (their root's parent the assessor's
-// CLIENT span, as W3C trace context makes it), provenance (otelmap.Vouch)
+// CLIENT span, as W3C trace context makes it), provenance (tracestore.Vouch)
 // keeps every span of every fixture; their trees are whole, and their span
 // links point inside them. Without that parent, as a participant whose
 // context propagation broke would send them in the task's trace, every

@@ -10,11 +10,11 @@ import (
 	"github.com/coordbench/coordbench/tracedata"
 )
 
-// coordbench's own attributes (DESIGN §3): coordbench.call_type (AGENT,
-// TOOL or HOST) makes a span a step of that call type whatever else it
-// carries, and coordbench.source=extension marks a span rebuilt from the
-// Traceability Extension. The rest of coordbench's conventions are the
-// GenAI, A2A and HTTP ones, read by those families.
+// coordbench's own attributes (docs/design.md#one-call-in-spans):
+// coordbench.call_type (AGENT, TOOL or HOST) makes a span a step of that call
+// type whatever else it carries, and coordbench.source=extension marks a span
+// rebuilt from the Traceability Extension. The rest of coordbench's conventions
+// are the GenAI, A2A and HTTP ones, read by those families.
 
 // readCoordbench reads one coordbench.* attribute.
 func (r *reading) readCoordbench(kv *attribute.KeyValue) {

@@ -28,12 +28,12 @@ const maxStepDuration = 100 * 365 * 24 * time.Hour
 
 // SpansFromResponseTrace turns the steps a participant returned through the
 // Traceability Extension into spans of the caller's trace, the third road of
-// DESIGN §3. responder is the participant's agent name (from its card);
-// parent is the caller-side span of the call (the caller's CLIENT
-// invoke_agent span), under which the steps' roots are attached. The spans
-// take parent's trace id whatever trace id the steps carry, and their Source
-// is SourceExtension, so that the same span arriving later by OTLP replaces
-// them in the store.
+// spans (docs/design.md#three-roads-into-one-store). responder is the
+// participant's agent name (from its card); parent is the caller-side span of
+// the call (the caller's CLIENT invoke_agent span), under which the steps' roots
+// are attached. The spans take parent's trace id whatever trace id the steps
+// carry, and their Source is SourceExtension, so that the same span arriving
+// later by OTLP replaces them in the store.
 //
 // The spans are shaped as trace assembly reads spans its participants
 // recorded themselves: an AGENT step that is the participant's own handling

@@ -14,9 +14,11 @@ import (
 	"github.com/coordbench/coordbench/otelmap/tracestore"
 )
 
-// BenchmarkIngestProtobuf measures the receiver's work per span after the
-// body is read: protobuf decoding (pdata), SpansFromTraces and Store.Add,
-// into a fresh store each round. It reports spans/s, allocations and bytes
+// BenchmarkIngestProtobuf measures ingest per span after the body is read
+// by the pdata road: protobuf decoding with pdata, SpansFromTraces and
+// Store.Add, into a fresh store each round. The receiver decodes protobuf
+// with otlpdecode's wire decoder instead (BenchmarkIngestWire measures
+// that road); this one is the reference it is compared with. It reports spans/s, allocations and bytes
 // per span; B/op and allocs/op are per round of all n spans.
 //
 //	go test ./otelmap/otlpreceiver -run '^$' -bench IngestProtobuf -benchmem

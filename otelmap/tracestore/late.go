@@ -10,14 +10,14 @@ import (
 	"github.com/coordbench/coordbench/otelmap"
 )
 
-// Late spans (DESIGN §3): once a trace has been assessed, the store
-// forgets its spans but remembers which span ids it held, so that spans
-// arriving for it afterwards (an exporter that batches longer than the
-// assessor waited) are counted, per trace and in total, instead of
-// becoming a trace nobody assesses. A span id that was assessed already
-// (an exporter's retry) is not late; neither is a late span sent twice.
-// The assessor's own spans are never late (assessorsOwn), nor are spans
-// of other roads that carry its resource (lateSpan).
+// Late spans (docs/participants.md#late-spans): once a trace has been assessed,
+// the store forgets its spans but remembers which span ids it held, so that
+// spans arriving for it afterwards (an exporter that batches longer than the
+// assessor waited) are counted, per trace and in total, instead of becoming a
+// trace nobody assesses. A span id that was assessed already (an exporter's
+// retry) is not late; neither is a late span sent twice. The assessor's own
+// spans are never late (assessorsOwn), nor are spans of other roads that carry
+// its resource (lateSpan).
 
 // assessedTrace is what the store remembers of an assessed trace.
 type assessedTrace struct {

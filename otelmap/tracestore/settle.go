@@ -16,17 +16,17 @@ import (
 	"github.com/coordbench/coordbench/otelmap"
 )
 
-// Settling (DESIGN §3): when is a trace complete enough to assemble? Its
-// root must be held. With SettleOptions.Await, the trace then waits for
-// evidence: every awaited call (a client chain: a CLIENT span and the
-// CLIENT spans under it in its process, as assembly counts one call) must
-// have been answered by a span of the callee's (a child of one of the
-// chain's spans that is not itself part of the chain: the callee's SERVER
-// span, an in-process agent span, spans rebuilt from the callee's
-// Traceability Extension steps). Once every awaited call is answered, the
-// spans of other roads than the in-process one must have stopped arriving
-// for Quiet. MaxWait bounds it all; its default must cover exporters that
-// batch for 5 s, the OpenTelemetry SDKs' default.
+// Settling (docs/participants.md#when-a-tasks-trace-is-complete): when is a
+// trace complete enough to assemble? Its root must be held. With
+// SettleOptions.Await, the trace then waits for evidence: every awaited call (a
+// client chain: a CLIENT span and the CLIENT spans under it in its process, as
+// assembly counts one call) must have been answered by a span of the callee's (a
+// child of one of the chain's spans that is not itself part of the chain: the
+// callee's SERVER span, an in-process agent span, spans rebuilt from the
+// callee's Traceability Extension steps). Once every awaited call is answered,
+// the spans of other roads than the in-process one must have stopped arriving
+// for Quiet. MaxWait bounds it all; its default must cover exporters that batch
+// for 5 s, the OpenTelemetry SDKs' default.
 
 // SettleOptions say when a trace is complete enough to assemble.
 type SettleOptions struct {

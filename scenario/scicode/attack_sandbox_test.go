@@ -11,6 +11,7 @@ import (
 
 	"github.com/coordbench/coordbench/sandbox"
 	"github.com/coordbench/coordbench/scenario/scicode"
+	"github.com/coordbench/coordbench/scenario/scicode/stepproto"
 )
 
 // The sandbox's red team (issue 21, docs/scicode.md "Threat model: the
@@ -444,7 +445,7 @@ func TestAttacksSandbox(t *testing.T) {
 				}
 			}
 			for _, m := range log.all() {
-				if m.Kind != scicode.FeedbackKind {
+				if m.Kind != stepproto.FeedbackKind {
 					continue
 				}
 				out, _ := m.Data["output"].(string)

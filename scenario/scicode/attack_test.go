@@ -12,6 +12,7 @@ import (
 
 	"github.com/coordbench/coordbench/sandbox"
 	"github.com/coordbench/coordbench/scenario/scicode"
+	"github.com/coordbench/coordbench/scenario/scicode/stepproto"
 )
 
 // An attack is a hostile solver's answer for a step: module-level code run
@@ -283,7 +284,7 @@ func TestAttacks(t *testing.T) {
 				}
 			}
 			for _, m := range log.all() {
-				if m.Kind != scicode.FeedbackKind {
+				if m.Kind != stepproto.FeedbackKind {
 					continue
 				}
 				out, _ := m.Data["output"].(string)

@@ -1,4 +1,4 @@
-// Package scicode is the SciCode scenario (DESIGN §5, docs/scicode.md): each
+// Package scicode is the SciCode scenario (docs/scicode.md): each
 // task is one SciCode problem. The green agent walks the participant through
 // every sub-step in order, in one A2A context per problem; each answer's code
 // runs in the sandbox (package sandbox), where it only computes: the test

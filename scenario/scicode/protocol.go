@@ -11,6 +11,7 @@ import (
 	"github.com/coordbench/coordbench/a2acall"
 	"github.com/coordbench/coordbench/sandbox"
 	"github.com/coordbench/coordbench/scenario"
+	"github.com/coordbench/coordbench/scenario/scicode/stepproto"
 )
 
 // walker is one problem under way.
@@ -99,7 +100,7 @@ func (w *walker) step(ctx context.Context, k int) StepResult {
 			r.Attempts = append(r.Attempts, a)
 			break
 		}
-		code, source := ExtractAnswer(reply.Text, reply.Data)
+		code, source := stepproto.ExtractAnswer(reply.Text, reply.Data)
 		a.AnswerSource = source
 		if code == "" {
 			a.Reason, a.Detail = ReasonNoCode, "no code in <code>…</code>, a fenced block, or JSON {\"code\": …}"
@@ -166,7 +167,7 @@ func (w *walker) step(ctx context.Context, k int) StepResult {
 func (w *walker) prompt(k int) string {
 	p, step, bg := w.t.Problem, &w.t.Problem.Steps[k], w.t.Config.WithBackground
 	var b strings.Builder
-	fmt.Fprintf(&b, "SciCode problem %s (%s), sub-step %s (%d of %d).\n\n", p.ID, p.Name, step.Number, k+1, len(p.Steps))
+	b.WriteString(stepproto.PromptHeading(w.stepInfo(k, 1)) + "\n\n")
 	b.WriteString("You will write the Python code of one step of a scientific computing problem. ")
 	b.WriteString("The steps build on each other: the code of the previous steps is given and will run before yours.\n\n")
 	b.WriteString("PROBLEM\n")
@@ -200,27 +201,30 @@ func (w *walker) prompt(k int) string {
 	return b.String()
 }
 
+// stepInfo is what the messages of step k's turn say of the step.
+func (w *walker) stepInfo(k, turn int) stepproto.Step {
+	p, step := w.t.Problem, &w.t.Problem.Steps[k]
+	return stepproto.Step{
+		ProblemID:      p.ID,
+		ProblemName:    p.Name,
+		StepNumber:     step.Number,
+		StepIndex:      k + 1,
+		NumSteps:       len(p.Steps),
+		Turn:           turn,
+		MaxTurns:       w.t.Config.MaxTurns,
+		Split:          w.t.Split.Name,
+		WithBackground: w.t.Config.WithBackground,
+		FunctionName:   step.FunctionName(),
+		FunctionHeader: step.FunctionHeader,
+		ReturnLine:     step.ReturnLine,
+		Dependencies:   p.Dependencies,
+	}
+}
+
 // stepData is the data part of step k's first message: the ids an agent
 // needs to look the step up, and the step's parts.
 func (w *walker) stepData(k, turn int) map[string]any {
-	p, step := w.t.Problem, &w.t.Problem.Steps[k]
-	return map[string]any{
-		"kind":            StepKind,
-		"problem_id":      p.ID,
-		"problem_name":    p.Name,
-		"step_number":     step.Number,
-		"step_index":      k + 1,
-		"num_steps":       len(p.Steps),
-		"turn":            turn,
-		"max_turns":       w.t.Config.MaxTurns,
-		"split":           w.t.Split.Name,
-		"with_background": w.t.Config.WithBackground,
-		"function_name":   step.FunctionName(),
-		"function_header": step.FunctionHeader,
-		"return_line":     step.ReturnLine,
-		"dependencies":    p.Dependencies,
-		"answer_formats":  []any{"```python fenced block", "<code>…</code>", `JSON {"code": "..."}`},
-	}
+	return stepproto.StepData(w.stepInfo(k, turn))
 }
 
 // feedback is the message after a failed turn: what failed, where, the
@@ -228,7 +232,7 @@ func (w *walker) stepData(k, turn int) map[string]any {
 func (w *walker) feedback(k, turn int, a Attempt, res *Verdict) string {
 	step := &w.t.Problem.Steps[k]
 	var b strings.Builder
-	fmt.Fprintf(&b, "Your answer for sub-step %s did not pass (turn %d of %d): ", step.Number, turn, w.t.Config.MaxTurns)
+	b.WriteString(stepproto.FeedbackHeading(step.Number, turn, w.t.Config.MaxTurns))
 	switch a.Reason {
 	case ReasonNoCode:
 		b.WriteString("no code was found in it.\n")
@@ -257,23 +261,9 @@ func (w *walker) feedback(k, turn int, a Attempt, res *Verdict) string {
 }
 
 func (w *walker) feedbackData(k, turn int, a Attempt, output string) map[string]any {
-	d := w.stepData(k, turn+1)
-	d["kind"] = FeedbackKind
-	d["feedback"] = true
-	d["failure"] = a.Reason
-	if a.Limit != "" {
-		d["limit"] = a.Limit
-	}
-	if a.Detail != "" {
-		d["detail"] = a.Detail
-	}
-	if a.Section != "" {
-		d["section"] = a.Section
-	}
-	if output != "" {
-		d["output"] = output
-	}
-	return d
+	return stepproto.FeedbackData(w.stepInfo(k, turn+1), stepproto.Failure{
+		Reason: a.Reason, Limit: a.Limit, Detail: a.Detail, Section: a.Section, Output: output,
+	})
 }
 
 func msSince(t time.Time) float64 { return round(float64(time.Since(t).Microseconds())/1000, 3) }

@@ -43,9 +43,6 @@ const (
 	checkTimeout = 2 * time.Minute
 	// feedbackChars bounds the test output sent back to the solver.
 	feedbackChars = 3000
-	// Kinds of the data parts the scenario sends.
-	StepKind     = "coordbench.scicode_step/v1"
-	FeedbackKind = "coordbench.scicode_feedback/v1"
 )
 
 // Options configure New. The zero value finds the data as DefaultDir does

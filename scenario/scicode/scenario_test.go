@@ -14,6 +14,7 @@ import (
 	"github.com/coordbench/coordbench/sandbox"
 	"github.com/coordbench/coordbench/scenario"
 	"github.com/coordbench/coordbench/scenario/scicode"
+	"github.com/coordbench/coordbench/scenario/scicode/stepproto"
 )
 
 var quiet = slog.New(slog.DiscardHandler)
@@ -124,7 +125,7 @@ func TestScenarioRepair(t *testing.T) {
 		if first := st.Attempts[0].Reason; first != scicode.ReasonCrashed && first != scicode.ReasonTestFailed {
 			t.Errorf("step %s: first turn %q (%s), want a failure", st.Step, first, st.Attempts[0].Detail)
 		}
-		if st.Attempts[1].Reason != scicode.ReasonPassed || st.Attempts[1].AnswerSource != scicode.AnswerFromFence {
+		if st.Attempts[1].Reason != scicode.ReasonPassed || st.Attempts[1].AnswerSource != stepproto.AnswerFromFence {
 			t.Errorf("step %s: second turn %+v", st.Step, st.Attempts[1])
 		}
 	}
@@ -144,7 +145,7 @@ func TestScenarioRepair(t *testing.T) {
 			t.Errorf("step %s turn %d came in context %q, not %q", m.Step, m.Turn, m.ContextID, msgs[0].ContextID)
 		}
 		switch m.Kind {
-		case scicode.FeedbackKind:
+		case stepproto.FeedbackKind:
 			// 29.3's first target is a boolean: its feedback names no
 			// case (see TestAttacksSandbox); the others name the first
 			// failing one.
@@ -158,7 +159,7 @@ func TestScenarioRepair(t *testing.T) {
 			if m.Step == "29.3" && regexp.MustCompile(`test case \d`).MatchString(m.Text) {
 				t.Errorf("feedback for %s names a case:\n%s", m.Step, m.Text)
 			}
-		case scicode.StepKind:
+		case stepproto.StepKind:
 			if m.Step == "29.3" && !strings.Contains(m.Text, strings.TrimSpace(p29.Steps[1].Reference)) {
 				t.Errorf("step 29.3's prompt lacks step 29.2's code:\n%s", m.Text)
 			}

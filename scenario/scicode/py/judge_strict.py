@@ -373,5 +373,8 @@ class StrictPass(Pass):
         try:
             super().judge_assertion(a, scope)
         except Mismatch as m:
-            raise Outcome(a.case, "failed", "%s failed: `%s`: the recorded value differs in structure from the "
-                          "target: %s" % (self.name(), a.source, m.detail), a.source)
+            # Through the same deferral as every other comparison's failure
+            # (Pass._defer): held to the end of the walk, and naming no case
+            # where a target of the step is a boolean.
+            self._defer(Outcome(a.case, "failed", "%s failed: `%s`: the recorded value differs in structure from "
+                                "the target: %s" % (self.name(), a.source, m.detail), a.source))

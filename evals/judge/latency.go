@@ -1,4 +1,4 @@
-package evals
+package judge
 
 // What the judge reads of the latency evaluator's result. The judge runs
 // after it (tier 3 against latency's 2), and both its prompt and its rules
@@ -13,6 +13,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/coordbench/coordbench/evals"
 )
 
 // ruleCriticalShare: an agent whose own time is more than this share of the
@@ -46,7 +48,7 @@ type judgeShare struct {
 }
 
 // judgeReadLatency reads prior["latency"].
-func judgeReadLatency(prior map[string]Result) judgeLatencyView {
+func judgeReadLatency(prior map[string]evals.Result) judgeLatencyView {
 	r, ok := prior["latency"]
 	if !ok || r == nil {
 		return judgeLatencyView{}

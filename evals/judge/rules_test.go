@@ -1,4 +1,4 @@
-package evals
+package judge
 
 import (
 	"context"
@@ -7,10 +7,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/coordbench/coordbench/evals"
 	"github.com/coordbench/coordbench/tracedata"
 )
 
-func judgeRule(t *testing.T, trace *tracedata.TraceData, in Inputs) ruleVerdict {
+func judgeRule(t *testing.T, trace *tracedata.TraceData, in evals.Inputs) ruleVerdict {
 	t.Helper()
 	v := ruleJudge(trace, in)
 	sum := 0.0
@@ -57,7 +58,7 @@ func TestJudgeRulesHealthy(t *testing.T) {
 	trace.Coverage.Complete = 1
 	in := judgeInputs()
 	in.Prior = judgeGraphPrior("healthy")
-	in.Outcome = &Outcome{Success: true, Score: 1, Summary: "all tests passed"}
+	in.Outcome = &evals.Outcome{Success: true, Score: 1, Summary: "all tests passed"}
 	v := judgeRule(t, trace, in)
 	if v.Score != 1 || v.Quality != "excellent" || len(v.FailureModes) != 0 || len(v.Adjustments) != 1 {
 		t.Errorf("verdict %+v", v)
@@ -111,7 +112,7 @@ func TestJudgeRulesPenalties(t *testing.T) {
 // No outcome and no calls: a neutral start minus the missing coordination.
 func TestJudgeRulesNothingObserved(t *testing.T) {
 	trace := &tracedata.TraceData{TraceID: "empty", Coverage: tracedata.Coverage{Complete: 1}}
-	v := judgeRule(t, trace, Inputs{Participants: []string{"a", "b"}})
+	v := judgeRule(t, trace, evals.Inputs{Participants: []string{"a", "b"}})
 	got := judgeRules(v)
 	if !judgeClose(got["outcome"], 0.5) || !judgeClose(got["no_interactions"], -0.3) || !judgeClose(got["absent_agents"], -0.2) {
 		t.Errorf("adjustments %v", got)
@@ -129,7 +130,7 @@ func TestJudgeRulesNothingObserved(t *testing.T) {
 		}
 	}
 	// The absent-agent penalty is capped.
-	v = judgeRule(t, trace, Inputs{Participants: []string{"a", "b", "c", "d", "e"}})
+	v = judgeRule(t, trace, evals.Inputs{Participants: []string{"a", "b", "c", "d", "e"}})
 	if !judgeClose(judgeRules(v)["absent_agents"], ruleAbsentMax) {
 		t.Errorf("absent penalty %v, want the cap", judgeRules(v)["absent_agents"])
 	}
@@ -148,7 +149,7 @@ func TestJudgeRulesRepetitionAndVerification(t *testing.T) {
 	trace.Coverage.Complete = 1
 	in := judgeInputs()
 	in.Prior = judgeGraphPrior("over-centralised")
-	in.Outcome = &Outcome{Success: false, Score: 0.2, Summary: "2 of 5 tests failed"}
+	in.Outcome = &evals.Outcome{Success: false, Score: 0.2, Summary: "2 of 5 tests failed"}
 	v := judgeRule(t, trace, in)
 	if !slices.Equal(judgeModes(v), []string{ModeStepRepetition, ModeNoVerification}) {
 		t.Fatalf("modes %v", judgeModes(v))
@@ -172,7 +173,7 @@ func TestJudgeRulesRepetitionAndVerification(t *testing.T) {
 // assessor) is scored once, with the graph's finding as evidence.
 func TestJudgeRulesIsolatedLabel(t *testing.T) {
 	in := judgeInputs()
-	in.Prior = map[string]Result{"graph": judgeFakeResult{
+	in.Prior = map[string]evals.Result{"graph": judgeFakeResult{
 		"label":    "isolated",
 		"findings": []any{map[string]any{"kind": "isolated", "agents": []any{"reviewer"}, "detail": "1 agent(s) neither called nor were called by another measured agent"}},
 	}}
@@ -195,13 +196,13 @@ func TestJudgeRulesIsolatedLabel(t *testing.T) {
 // nothing by itself.
 func TestJudgeRulesInsufficientEvidence(t *testing.T) {
 	in := judgeInputs()
-	in.Prior = map[string]Result{"graph": judgeFakeResult{"label": LabelInsufficientEvidence}}
+	in.Prior = map[string]evals.Result{"graph": judgeFakeResult{"label": evals.LabelInsufficientEvidence}}
 	v := judgeRule(t, judgeTrace(), in)
 	if !slices.ContainsFunc(v.Weaknesses, func(w string) bool { return strings.Contains(w, "too little evidence") }) {
 		t.Errorf("weaknesses %q", v.Weaknesses)
 	}
 	healthy := judgeInputs()
-	healthy.Prior = map[string]Result{"graph": judgeFakeResult{"label": LabelHealthy}}
+	healthy.Prior = map[string]evals.Result{"graph": judgeFakeResult{"label": evals.LabelHealthy}}
 	if base := judgeRule(t, judgeTrace(), healthy); v.Score != base.Score {
 		t.Errorf("score %v with insufficient_evidence, %v with healthy (which costs nothing): want the same", v.Score, base.Score)
 	}
@@ -215,16 +216,16 @@ func (judgeUnencodable) Headline() map[string]float64 { return nil }
 func TestJudgeRulesGraphShapes(t *testing.T) {
 	cases := []struct {
 		name  string
-		prior map[string]Result
+		prior map[string]evals.Result
 		want  judgeGraphView
 	}{
 		{"none", nil, judgeGraphView{}},
-		{"unencodable", map[string]Result{"graph": judgeUnencodable{}}, judgeGraphView{}},
-		{"not an object", map[string]Result{"graph": judgeFakeResult(nil)}, judgeGraphView{}},
-		{"string findings, top-level density", map[string]Result{"graph": judgeFakeResult{
+		{"unencodable", map[string]evals.Result{"graph": judgeUnencodable{}}, judgeGraphView{}},
+		{"not an object", map[string]evals.Result{"graph": judgeFakeResult(nil)}, judgeGraphView{}},
+		{"string findings, top-level density", map[string]evals.Result{"graph": judgeFakeResult{
 			"label": "Over Centralized", "findings": []any{"planner in 80% of calls", 3.5}, "density": 0.1}},
 			judgeGraphView{Present: true, Label: "over_centralized", Findings: []string{"planner in 80% of calls", "3.5"}, Density: 0.1, HasDensity: true}},
-		{"keyed findings, density object, null metrics", map[string]Result{"graph": judgeFakeResult{
+		{"keyed findings, density object, null metrics", map[string]evals.Result{"graph": judgeFakeResult{
 			"label": 7, "findings": map[string]any{"z": "last", "a": map[string]any{"agent": "x"}},
 			"metrics": nil, "graph": map[string]any{"density": map[string]any{"value": 0.5}}}},
 			judgeGraphView{Present: true, Findings: []string{"a: [x]", "z: last"}, Density: 0.5, HasDensity: true}},
@@ -246,8 +247,8 @@ func TestJudgeRulesGraphShapes(t *testing.T) {
 
 // The graph evaluator's real result, when it is registered, is read too.
 func TestJudgeRulesReadsGraphEvaluator(t *testing.T) {
-	var graph Evaluator
-	for _, e := range NewRegistry(Options{}).Evaluators() {
+	var graph evals.Evaluator
+	for _, e := range evals.NewRegistry(evals.Options{}).Evaluators() {
 		if e.Name() == "graph" {
 			graph = e
 		}
@@ -261,7 +262,7 @@ func TestJudgeRulesReadsGraphEvaluator(t *testing.T) {
 	if err != nil {
 		t.Fatalf("graph: %v", err)
 	}
-	g := judgeReadGraph(map[string]Result{"graph": res})
+	g := judgeReadGraph(map[string]evals.Result{"graph": res})
 	if !g.Present || g.Label == "" {
 		t.Errorf("graph result read as %+v", g)
 	}
@@ -270,7 +271,7 @@ func TestJudgeRulesReadsGraphEvaluator(t *testing.T) {
 func TestJudgeRulesDeterministic(t *testing.T) {
 	in := judgeInputs()
 	in.Participants = []string{"zed", "coder", "alpha", "planner", "reviewer"}
-	j := NewJudge(Options{Judge: JudgeConfig{}})
+	j := New(Options{Config: Config{}})
 	var first []byte
 	for i := range 5 {
 		r := judgeEval(t, j, judgeTrace(), in)

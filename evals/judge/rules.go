@@ -1,4 +1,4 @@
-package evals
+package judge
 
 // The rule-based judge answers when the LLM cannot: no key, an API error, a
 // timeout, or an answer that fails the schema twice. It is deterministic and
@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/coordbench/coordbench/evals"
 	"github.com/coordbench/coordbench/tracedata"
 )
 
@@ -89,7 +90,7 @@ type ruleVerdict struct {
 
 // ruleJudge scores the trace by the rules above. The first adjustment is the
 // start (the outcome's score, or the neutral start); the rest are penalties.
-func ruleJudge(trace *tracedata.TraceData, in Inputs) ruleVerdict {
+func ruleJudge(trace *tracedata.TraceData, in evals.Inputs) ruleVerdict {
 	v := ruleVerdict{Strengths: []string{}, Weaknesses: []string{}, FailureModes: []FailureMode{}}
 	add := func(rule string, delta float64, detail string) {
 		v.Adjustments = append(v.Adjustments, ScoreAdjustment{Rule: rule, Delta: judgeRound4(delta), Detail: detail})
@@ -133,7 +134,7 @@ func ruleJudge(trace *tracedata.TraceData, in Inputs) ruleVerdict {
 	case g.Label == "sparse":
 		add("sparse", ruleSparse, "the graph evaluator labels the trace sparse")
 		v.Weaknesses = append(v.Weaknesses, judgeWithEvidence("few of the possible links between agents were used", g.matching("sparse", "density")))
-	case g.Label == LabelInsufficientEvidence:
+	case g.Label == evals.LabelInsufficientEvidence:
 		v.Weaknesses = append(v.Weaknesses, "the trace holds too little evidence for a verdict on the shape of the collaboration (graph label insufficient_evidence)")
 	}
 
@@ -363,7 +364,7 @@ type judgeGraphView struct {
 
 // judgeReadGraph reads prior["graph"]: "label", "findings" (strings or
 // objects) and the density under "graph", "metrics" or the top level.
-func judgeReadGraph(prior map[string]Result) judgeGraphView {
+func judgeReadGraph(prior map[string]evals.Result) judgeGraphView {
 	r, ok := prior["graph"]
 	if !ok || r == nil {
 		return judgeGraphView{}

@@ -1,4 +1,4 @@
-package evals
+package judge
 
 // The judge's chat call: one attempt under its own timeout, observed, the
 // failure classified for the retry, and the answer checked against the schema.
@@ -16,9 +16,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/coordbench/coordbench/internal/textutil"
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/shared"
+
+	"github.com/coordbench/coordbench/internal/textutil"
 )
 
 // attemptFailure is why one attempt produced no usable answer.
@@ -46,9 +47,9 @@ func (j *Judge) attempt(ctx context.Context, chat *openai.ChatCompletionService,
 	done := func(ChatUsage, error) {}
 	callCtx := ctx
 	if j.observer != nil {
-		callCtx, done = j.observer.StartChat(ctx, j.cfg.Model)
+		callCtx, done = j.observer.StartChat(ctx, j.cfg.LLM.Model)
 	}
-	attemptCtx, cancel := context.WithTimeout(callCtx, j.cfg.Timeout)
+	attemptCtx, cancel := context.WithTimeout(callCtx, j.cfg.LLM.Timeout)
 	defer cancel()
 
 	var usage ChatUsage
@@ -77,14 +78,14 @@ func (j *Judge) attempt(ctx context.Context, chat *openai.ChatCompletionService,
 // whether it is worth the retry: timeouts, transport errors, 408, 409, 429
 // and 5xx are; other 4xx (a bad key, a bad request) will not improve, and a
 // caller that gave up must not be kept waiting.
-func classifyChatError(parent, attemptCtx context.Context, err error, cfg JudgeConfig) *attemptFailure {
+func classifyChatError(parent, attemptCtx context.Context, err error, cfg Config) *attemptFailure {
 	if parent.Err() != nil {
 		return &attemptFailure{reason: judgeContextEnded(parent.Err())}
 	}
 	var netErr net.Error
 	if errors.Is(attemptCtx.Err(), context.DeadlineExceeded) || errors.Is(err, context.DeadlineExceeded) ||
 		errors.As(err, &netErr) && netErr.Timeout() {
-		return &attemptFailure{reason: "timeout after " + cfg.Timeout.String(), retry: true}
+		return &attemptFailure{reason: "timeout after " + cfg.LLM.Timeout.String(), retry: true}
 	}
 	var apiErr *openai.Error
 	if errors.As(err, &apiErr) {
@@ -92,7 +93,7 @@ func classifyChatError(parent, attemptCtx context.Context, err error, cfg JudgeC
 		if text := http.StatusText(apiErr.StatusCode); text != "" {
 			reason += " " + text
 		}
-		if msg := judgeRedact(strings.TrimSpace(apiErr.Message), cfg.APIKey); msg != "" {
+		if msg := judgeRedact(strings.TrimSpace(apiErr.Message), cfg.LLM.APIKey); msg != "" {
 			reason += ": " + judgeTruncate(msg, 300)
 		}
 		code := apiErr.StatusCode
@@ -101,13 +102,13 @@ func classifyChatError(parent, attemptCtx context.Context, err error, cfg JudgeC
 		wait := cfg.RetryDelay
 		if apiErr.Response != nil {
 			if d, ok := judgeRetryAfter(apiErr.Response.Header.Get("Retry-After")); ok {
-				wait = min(d, cfg.Timeout)
+				wait = min(d, cfg.LLM.Timeout)
 			}
 		}
 		return &attemptFailure{reason: reason, retry: retry, wait: wait}
 	}
 	return &attemptFailure{
-		reason: "transport error: " + judgeTruncate(judgeRedact(err.Error(), cfg.APIKey), 300),
+		reason: "transport error: " + judgeTruncate(judgeRedact(err.Error(), cfg.LLM.APIKey), 300),
 		retry:  true,
 		wait:   cfg.RetryDelay,
 	}

@@ -1,4 +1,4 @@
-package scicode
+package stepproto
 
 import (
 	"encoding/json"
@@ -7,6 +7,10 @@ import (
 
 	"github.com/coordbench/coordbench/internal/textutil"
 )
+
+// CodeKey is the data part's key for the code, the first place
+// ExtractAnswer looks.
+const CodeKey = "code"
 
 // Where ExtractAnswer found the code.
 const (
@@ -28,7 +32,7 @@ var codeTag = regexp.MustCompile(`(?s)<code>(.*?)</code>`)
 // found.
 func ExtractAnswer(text string, data []map[string]any) (code, source string) {
 	for _, d := range data {
-		if c, ok := d["code"].(string); ok && strings.TrimSpace(c) != "" {
+		if c, ok := d[CodeKey].(string); ok && strings.TrimSpace(c) != "" {
 			return cleanCode(c), AnswerFromData
 		}
 	}

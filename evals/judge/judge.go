@@ -1,23 +1,21 @@
-package evals
+package judge
 
 // The judge evaluator asks an LLM to read the trace the way a reviewer would:
 // numbers from the graph and latency evaluators say what happened, the judge
 // says whether it was good coordination and names failures in the MAST
 // taxonomy. An LLM is optional and fallible, so every path that does not end
-// in a valid answer hands over to the rule-based judge (judge_rules.go) and
+// in a valid answer hands over to the rule-based judge (rules.go) and
 // says so in the result and the log: a score is never silently made up.
 //
 // This file holds the configuration, the result and Evaluate; the prompt is
-// built in judge_prompt.go, and the chat call and its answer are handled in
-// judge_client.go.
+// built in prompt.go, and the chat call and its answer are handled in
+// client.go.
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
-	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -25,29 +23,22 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 
+	"github.com/coordbench/coordbench/evals"
+	"github.com/coordbench/coordbench/internal/llmconfig"
 	"github.com/coordbench/coordbench/tracedata"
 )
 
-// JudgeName is the judge's result key.
-const JudgeName = "judge"
+// Name is the judge's result key.
+const Name = "judge"
 
-// The environment variables JudgeConfigFromEnv reads.
+// Defaults for the judge's own bounds (the endpoint's defaults are
+// llmconfig's).
 const (
-	EnvLLMAPIKey  = "AGENTBEATS_LLM_API_KEY"
-	EnvLLMBaseURL = "AGENTBEATS_LLM_BASE_URL"
-	EnvLLMModel   = "AGENTBEATS_LLM_MODEL"
-)
-
-// Defaults for the zero fields of a JudgeConfig.
-const (
-	DefaultJudgeBaseURL        = "https://api.openai.com/v1/"
-	DefaultJudgeModel          = "gpt-4o-mini"
-	DefaultJudgeTimeout        = 60 * time.Second
-	DefaultJudgeMaxPromptBytes = 48 << 10
-	DefaultJudgeRetryDelay     = time.Second
-	// MinJudgePromptBytes is the smallest prompt bound honoured: below it the
+	DefaultMaxPromptBytes = 48 << 10
+	DefaultRetryDelay     = time.Second
+	// MinPromptBytes is the smallest prompt bound honoured: below it the
 	// fixed instructions alone would not fit.
-	MinJudgePromptBytes = 8 << 10
+	MinPromptBytes = 8 << 10
 )
 
 // judgeAttempts is one call plus exactly one retry: enough to ride out a
@@ -55,66 +46,40 @@ const (
 // most two timeouts before the rule-based judge answers.
 const judgeAttempts = 2
 
-// Values of JudgeResult.Source.
+// Values of Result.Source.
 const (
-	JudgeSourceLLM   = "llm"
-	JudgeSourceRules = "rule-based"
+	SourceLLM   = "llm"
+	SourceRules = "rule-based"
 )
 
-// JudgeConfig says which OpenAI-compatible endpoint the judge asks. The
+// Config configures the judge: the endpoint it asks and its own bounds. The
 // judge reads nothing else: whoever builds it reads the environment, once
-// (JudgeConfigFromEnv).
-type JudgeConfig struct {
-	// APIKey is sent as a bearer token; empty means no LLM: the rule-based
-	// judge answers without any request.
-	APIKey string
-	// BaseURL of the chat-completions API; default DefaultJudgeBaseURL.
-	BaseURL string
-	// Model to ask; default DefaultJudgeModel.
-	Model string
-	// Timeout bounds each attempt (not the two together); default
-	// DefaultJudgeTimeout.
-	Timeout time.Duration
+// (llmconfig.FromEnv).
+type Config struct {
+	// LLM is the OpenAI-compatible endpoint; without an API key the
+	// rule-based judge answers without any request. Its Timeout bounds
+	// each attempt (not the two together).
+	LLM llmconfig.Config
 	// MaxPromptBytes bounds system plus user prompt; default
-	// DefaultJudgeMaxPromptBytes, at least MinJudgePromptBytes.
+	// DefaultMaxPromptBytes, at least MinPromptBytes.
 	MaxPromptBytes int
 	// RetryDelay is the pause before the retry after a 429, a 5xx or a
-	// transport error (a Retry-After header, capped at Timeout, wins);
-	// default DefaultJudgeRetryDelay. Timeouts and bad answers are retried
+	// transport error (a Retry-After header, capped at the LLM's Timeout,
+	// wins); default DefaultRetryDelay. Timeouts and bad answers are retried
 	// at once.
 	RetryDelay time.Duration
-	// HTTPClient carries the requests; nil means http.DefaultClient.
-	HTTPClient *http.Client
 }
 
-// JudgeConfigFromEnv reads AGENTBEATS_LLM_API_KEY, AGENTBEATS_LLM_BASE_URL
-// and AGENTBEATS_LLM_MODEL through getenv (os.Getenv, or a test's map);
-// unset or blank variables leave the field zero so the defaults apply. A
-// nil getenv reads nothing: the zero configuration, no LLM.
-func JudgeConfigFromEnv(getenv func(string) string) JudgeConfig {
-	if getenv == nil {
-		return JudgeConfig{}
-	}
-	return JudgeConfig{
-		APIKey:  strings.TrimSpace(getenv(EnvLLMAPIKey)),
-		BaseURL: strings.TrimSpace(getenv(EnvLLMBaseURL)),
-		Model:   strings.TrimSpace(getenv(EnvLLMModel)),
-	}
-}
-
-// Validate reports a configuration the judge cannot use: a base URL that
-// is not an http(s) URL, or a negative bound. A judge built from such a
-// configuration makes no request; the rule-based judge answers and its
-// result gives this error as the reason. Zero fields are valid (defaults).
-func (c JudgeConfig) Validate() error {
-	if c.BaseURL != "" {
-		if u, err := url.Parse(c.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return fmt.Errorf("invalid %s %q", EnvLLMBaseURL, c.BaseURL)
-		}
+// Validate reports a configuration the judge cannot use: an endpoint
+// llmconfig rejects (a base URL that is not an http(s) URL, a negative
+// timeout), or a negative bound. A judge built from such a configuration
+// makes no request; the rule-based judge answers and its result gives this
+// error as the reason. Zero fields are valid (defaults).
+func (c Config) Validate() error {
+	if err := c.LLM.Validate(); err != nil {
+		return err
 	}
 	switch {
-	case c.Timeout < 0:
-		return fmt.Errorf("judge: negative timeout %v", c.Timeout)
 	case c.MaxPromptBytes < 0:
 		return fmt.Errorf("judge: negative prompt bound %d", c.MaxPromptBytes)
 	case c.RetryDelay < 0:
@@ -124,24 +89,29 @@ func (c JudgeConfig) Validate() error {
 }
 
 // withDefaults fills the zero fields.
-func (c JudgeConfig) withDefaults() JudgeConfig {
-	if c.BaseURL == "" {
-		c.BaseURL = DefaultJudgeBaseURL
-	}
-	if c.Model == "" {
-		c.Model = DefaultJudgeModel
-	}
-	if c.Timeout <= 0 {
-		c.Timeout = DefaultJudgeTimeout
-	}
+func (c Config) withDefaults() Config {
+	c.LLM = c.LLM.WithDefaults()
 	if c.MaxPromptBytes <= 0 {
-		c.MaxPromptBytes = DefaultJudgeMaxPromptBytes
+		c.MaxPromptBytes = DefaultMaxPromptBytes
 	}
-	c.MaxPromptBytes = max(c.MaxPromptBytes, MinJudgePromptBytes)
+	c.MaxPromptBytes = max(c.MaxPromptBytes, MinPromptBytes)
 	if c.RetryDelay <= 0 {
-		c.RetryDelay = DefaultJudgeRetryDelay
+		c.RetryDelay = DefaultRetryDelay
 	}
 	return c
+}
+
+// Options configure New.
+type Options struct {
+	// Config is the endpoint and the bounds; the zero value has no API key,
+	// so the rule-based judge answers.
+	Config Config
+	// ChatObserver, when set, wraps each chat call (the green agent records
+	// each as a span).
+	ChatObserver ChatObserver
+	// Logger receives the warning each time the rule-based judge answers
+	// instead of the LLM; nil discards it.
+	Logger *slog.Logger
 }
 
 // ChatUsage is what one chat call consumed, for the observer's span.
@@ -163,31 +133,36 @@ type ChatObserver interface {
 	StartChat(ctx context.Context, model string) (context.Context, func(ChatUsage, error))
 }
 
-// Judge is the judge evaluator. Build it with NewJudge (NewRegistry does);
+// Judge is the judge evaluator. Build it with New and hand it to
+// evals.NewRegistry (Options.Judge);
 // it is safe for concurrent use.
 type Judge struct {
-	cfg JudgeConfig // with the defaults filled
+	cfg Config // with the defaults filled
 	// invalid is cfg's Validate error: the reason no request is made.
 	invalid  error
 	observer ChatObserver
 	log      *slog.Logger
 }
 
-// NewJudge returns a judge asking the endpoint opts.Judge names, each chat
+// New returns a judge asking the endpoint opts.Config names, each chat
 // call wrapped by opts.ChatObserver, logging to opts.Logger.
-func NewJudge(opts Options) *Judge {
+func New(opts Options) *Judge {
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
 	return &Judge{
-		cfg:      opts.Judge.withDefaults(),
-		invalid:  opts.Judge.Validate(),
+		cfg:      opts.Config.withDefaults(),
+		invalid:  opts.Config.Validate(),
 		observer: opts.ChatObserver,
-		log:      opts.logger(),
+		log:      log,
 	}
 }
 
-// Name implements Evaluator.
-func (j *Judge) Name() string { return JudgeName }
+// Name implements evals.Evaluator.
+func (j *Judge) Name() string { return Name }
 
-// Tier implements Evaluator: the judge runs after the graph (tier 1) and
+// Tier implements evals.Evaluator: the judge runs after the graph (tier 1) and
 // latency (tier 2) evaluators, so it can read the graph's findings and the
 // latency numbers.
 func (j *Judge) Tier() int { return 3 }
@@ -277,15 +252,15 @@ type FailureMode struct {
 	Evidence string `json:"evidence"`
 }
 
-// JudgeUsage is the tokens the judge's LLM calls consumed, summed over
+// Usage is the tokens the judge's LLM calls consumed, summed over
 // attempts.
-type JudgeUsage struct {
+type Usage struct {
 	InputTokens  int64 `json:"input_tokens"`
 	OutputTokens int64 `json:"output_tokens"`
 }
 
-// JudgePromptInfo says how much of the trace the prompt carried.
-type JudgePromptInfo struct {
+// PromptInfo says how much of the trace the prompt carried.
+type PromptInfo struct {
 	Bytes         int  `json:"bytes"`
 	StepsIncluded int  `json:"steps_included"`
 	StepsOmitted  int  `json:"steps_omitted"`
@@ -299,11 +274,11 @@ type ScoreAdjustment struct {
 	Detail string  `json:"detail"`
 }
 
-// JudgeResult is the judge's verdict. The answer fields (overall_score to
+// Result is the judge's verdict. The answer fields (overall_score to
 // failure_modes) have the same meaning whichever judge answered; Source says
 // which one did and FallbackReason why the LLM did not.
-type JudgeResult struct {
-	// Source is JudgeSourceLLM or JudgeSourceRules.
+type Result struct {
+	// Source is SourceLLM or SourceRules.
 	Source string `json:"source"`
 	// FallbackReason says why the rule-based judge answered, e.g. "no
 	// AGENTBEATS_LLM_API_KEY" or "timeout after 1m0s".
@@ -313,13 +288,13 @@ type JudgeResult struct {
 	// ResponseModel is the model the endpoint says answered.
 	ResponseModel string `json:"response_model,omitempty"`
 	// Usage is the tokens consumed by all attempts, when any were reported.
-	Usage *JudgeUsage `json:"usage,omitempty"`
+	Usage *Usage `json:"usage,omitempty"`
 	// Attempts counts the chat requests made (0, 1 or 2).
 	Attempts int `json:"attempts"`
 	// AttemptErrors says why each failed attempt failed, in order.
 	AttemptErrors []string `json:"attempt_errors,omitempty"`
 	// Prompt describes the prompt sent, when one was.
-	Prompt *JudgePromptInfo `json:"prompt,omitempty"`
+	Prompt *PromptInfo `json:"prompt,omitempty"`
 
 	OverallScore        float64       `json:"overall_score"`
 	CoordinationQuality string        `json:"coordination_quality"`
@@ -331,11 +306,11 @@ type JudgeResult struct {
 	Adjustments []ScoreAdjustment `json:"adjustments,omitempty"`
 }
 
-// Headline implements Result: the score, whether an LLM gave it (so a
+// Headline implements evals.Result: the score, whether an LLM gave it (so a
 // dashboard can tell the two apart), and how many failure modes were named.
-func (r *JudgeResult) Headline() map[string]float64 {
+func (r *Result) Headline() map[string]float64 {
 	llm := 0.0
-	if r.Source == JudgeSourceLLM {
+	if r.Source == SourceLLM {
 		llm = 1
 	}
 	return map[string]float64{
@@ -345,17 +320,17 @@ func (r *JudgeResult) Headline() map[string]float64 {
 	}
 }
 
-// Evaluate implements Evaluator. It asks the LLM when a key is configured
+// Evaluate implements evals.Evaluator. It asks the LLM when a key is configured
 // and falls back to the rule-based judge otherwise; it fails only without a
 // trace.
-func (j *Judge) Evaluate(ctx context.Context, trace *tracedata.TraceData, in Inputs) (Result, error) {
+func (j *Judge) Evaluate(ctx context.Context, trace *tracedata.TraceData, in evals.Inputs) (evals.Result, error) {
 	if trace == nil {
 		return nil, errors.New("judge: no trace")
 	}
 	cfg := j.cfg
-	res := &JudgeResult{}
-	if cfg.APIKey == "" {
-		return j.fallback(ctx, trace, in, res, "no "+EnvLLMAPIKey), nil
+	res := &Result{}
+	if !cfg.LLM.Enabled() {
+		return j.fallback(ctx, trace, in, res, "no "+llmconfig.EnvAPIKey), nil
 	}
 	if j.invalid != nil {
 		// A configuration error: no request could succeed, so none is made.
@@ -363,21 +338,21 @@ func (j *Judge) Evaluate(ctx context.Context, trace *tracedata.TraceData, in Inp
 	}
 
 	system, user, info := buildJudgePrompt(trace, in, cfg.MaxPromptBytes)
-	res.Model = cfg.Model
+	res.Model = cfg.LLM.Model
 	res.Prompt = &info
 	opts := []option.RequestOption{
-		option.WithAPIKey(cfg.APIKey),
-		option.WithBaseURL(cfg.BaseURL),
+		option.WithAPIKey(cfg.LLM.APIKey),
+		option.WithBaseURL(cfg.LLM.BaseURL),
 		// Retries are ours: exactly one, counted and observed.
 		option.WithMaxRetries(0),
 	}
-	if cfg.HTTPClient != nil {
-		opts = append(opts, option.WithHTTPClient(cfg.HTTPClient))
+	if cfg.LLM.HTTPClient != nil {
+		opts = append(opts, option.WithHTTPClient(cfg.LLM.HTTPClient))
 	}
 	// A bare service, not openai.NewClient: the client would also pick up
 	// OPENAI_* variables, and the judge answers to its configuration only.
 	chat := openai.NewChatCompletionService(opts...)
-	params := judgeParams(cfg.Model, system, user)
+	params := judgeParams(cfg.LLM.Model, system, user)
 
 	var reason string
 	for attempt := 1; ; attempt++ {
@@ -385,13 +360,13 @@ func (j *Judge) Evaluate(ctx context.Context, trace *tracedata.TraceData, in Inp
 		ans, usage, fail := j.attempt(ctx, &chat, params)
 		if usage.InputTokens != 0 || usage.OutputTokens != 0 {
 			if res.Usage == nil {
-				res.Usage = &JudgeUsage{}
+				res.Usage = &Usage{}
 			}
 			res.Usage.InputTokens += usage.InputTokens
 			res.Usage.OutputTokens += usage.OutputTokens
 		}
 		if fail == nil {
-			res.Source = JudgeSourceLLM
+			res.Source = SourceLLM
 			res.ResponseModel = usage.ResponseModel
 			res.OverallScore = ans.OverallScore
 			res.CoordinationQuality = ans.CoordinationQuality
@@ -417,9 +392,9 @@ func (j *Judge) Evaluate(ctx context.Context, trace *tracedata.TraceData, in Inp
 }
 
 // fallback fills res with the rule-based verdict and logs why.
-func (j *Judge) fallback(ctx context.Context, trace *tracedata.TraceData, in Inputs, res *JudgeResult, reason string) *JudgeResult {
+func (j *Judge) fallback(ctx context.Context, trace *tracedata.TraceData, in evals.Inputs, res *Result, reason string) *Result {
 	v := ruleJudge(trace, in)
-	res.Source = JudgeSourceRules
+	res.Source = SourceRules
 	res.FallbackReason = reason
 	res.OverallScore = v.Score
 	res.CoordinationQuality = v.Quality

@@ -1,4 +1,4 @@
-package evals
+package judge
 
 import (
 	"net/http"
@@ -11,8 +11,8 @@ import (
 // rule-based judge answers; the tokens both attempts spent are counted.
 func TestJudgeMalformedJSONFallsBack(t *testing.T) {
 	f := newJudgeFakeLLM(t, judgeOK(`{"overall_score": 0.5, "reasoning": "cut off`))
-	r := judgeEval(t, NewJudge(Options{Judge: judgeTestConfig(f)}), judgeTrace(), judgeInputs())
-	if r.Source != JudgeSourceRules {
+	r := judgeEval(t, New(Options{Config: judgeTestConfig(f)}), judgeTrace(), judgeInputs())
+	if r.Source != SourceRules {
 		t.Fatalf("source %q, want rule-based", r.Source)
 	}
 	if !strings.HasPrefix(r.FallbackReason, "answer failed the schema: content is not a JSON object") {
@@ -37,8 +37,8 @@ func TestJudgeSchemaViolationFallsBack(t *testing.T) {
 	bad := strings.NewReplacer(`"overall_score": 0.72`, `"overall_score": 1.7`,
 		`"FM-3.1 premature termination"`, `"FM-9.9 bad vibes"`).Replace(judgeGoodAnswer)
 	f := newJudgeFakeLLM(t, judgeOK(bad))
-	r := judgeEval(t, NewJudge(Options{Judge: judgeTestConfig(f)}), judgeTrace(), judgeInputs())
-	if r.Source != JudgeSourceRules || f.requests.Load() != 2 {
+	r := judgeEval(t, New(Options{Config: judgeTestConfig(f)}), judgeTrace(), judgeInputs())
+	if r.Source != SourceRules || f.requests.Load() != 2 {
 		t.Fatalf("source %q after %d requests, want rule-based after 2", r.Source, f.requests.Load())
 	}
 	for _, want := range []string{"answer failed the schema: ", "overall_score 1.7 out of range [0,1]",
@@ -58,8 +58,8 @@ func TestJudgeSchemaViolationThenGoodAnswer(t *testing.T) {
 		}
 		judgeWriteJSON(w, http.StatusOK, judgeCompletion(content, 100, 10))
 	})
-	r := judgeEval(t, NewJudge(Options{Judge: judgeTestConfig(f)}), judgeTrace(), judgeInputs())
-	if r.Source != JudgeSourceLLM || r.Attempts != 2 || len(r.AttemptErrors) != 1 {
+	r := judgeEval(t, New(Options{Config: judgeTestConfig(f)}), judgeTrace(), judgeInputs())
+	if r.Source != SourceLLM || r.Attempts != 2 || len(r.AttemptErrors) != 1 {
 		t.Fatalf("source %q attempts %d errors %v", r.Source, r.Attempts, r.AttemptErrors)
 	}
 	if !strings.Contains(r.AttemptErrors[0], "reasoning missing") {
@@ -75,8 +75,8 @@ func TestJudgeRetriesAfter429(t *testing.T) {
 		}
 		judgeWriteJSON(w, http.StatusOK, judgeCompletion(judgeGoodAnswer, 1200, 150))
 	})
-	r := judgeEval(t, NewJudge(Options{Judge: judgeTestConfig(f)}), judgeTrace(), judgeInputs())
-	if r.Source != JudgeSourceLLM {
+	r := judgeEval(t, New(Options{Config: judgeTestConfig(f)}), judgeTrace(), judgeInputs())
+	if r.Source != SourceLLM {
 		t.Fatalf("source %q: %s", r.Source, r.FallbackReason)
 	}
 	if f.requests.Load() != 2 || r.Attempts != 2 {
@@ -91,8 +91,8 @@ func TestJudge500TwiceFallsBack(t *testing.T) {
 	f := newJudgeFakeLLM(t, func(_ int, w http.ResponseWriter, _ *http.Request) {
 		judgeWriteJSON(w, http.StatusInternalServerError, judgeAPIError("boom"))
 	})
-	r := judgeEval(t, NewJudge(Options{Judge: judgeTestConfig(f)}), judgeTrace(), judgeInputs())
-	if r.Source != JudgeSourceRules || r.FallbackReason != "API error: 500 Internal Server Error: boom" {
+	r := judgeEval(t, New(Options{Config: judgeTestConfig(f)}), judgeTrace(), judgeInputs())
+	if r.Source != SourceRules || r.FallbackReason != "API error: 500 Internal Server Error: boom" {
 		t.Fatalf("source %q reason %q", r.Source, r.FallbackReason)
 	}
 	if f.requests.Load() != 2 || r.Attempts != 2 {
@@ -109,8 +109,8 @@ func TestJudge401NoRetry(t *testing.T) {
 	f := newJudgeFakeLLM(t, func(_ int, w http.ResponseWriter, _ *http.Request) {
 		judgeWriteJSON(w, http.StatusUnauthorized, judgeAPIError("Incorrect API key provided: test-key"))
 	})
-	r := judgeEval(t, NewJudge(Options{Judge: judgeTestConfig(f)}), judgeTrace(), judgeInputs())
-	if r.Source != JudgeSourceRules || f.requests.Load() != 1 {
+	r := judgeEval(t, New(Options{Config: judgeTestConfig(f)}), judgeTrace(), judgeInputs())
+	if r.Source != SourceRules || f.requests.Load() != 1 {
 		t.Fatalf("source %q after %d requests, want rule-based after 1", r.Source, f.requests.Load())
 	}
 	if r.FallbackReason != "API error: 401 Unauthorized: Incorrect API key provided: [redacted]" {
@@ -127,11 +127,11 @@ func TestJudgeTimeoutFallsBack(t *testing.T) {
 		released <- struct{}{}
 	})
 	cfg := judgeTestConfig(f)
-	cfg.Timeout = 200 * time.Millisecond
+	cfg.LLM.Timeout = 200 * time.Millisecond
 	start := time.Now()
-	r := judgeEval(t, NewJudge(Options{Judge: cfg}), judgeTrace(), judgeInputs())
+	r := judgeEval(t, New(Options{Config: cfg}), judgeTrace(), judgeInputs())
 	elapsed := time.Since(start)
-	if r.Source != JudgeSourceRules || r.FallbackReason != "timeout after 200ms" {
+	if r.Source != SourceRules || r.FallbackReason != "timeout after 200ms" {
 		t.Fatalf("source %q reason %q", r.Source, r.FallbackReason)
 	}
 	if f.requests.Load() != 2 || r.Attempts != 2 {
@@ -170,9 +170,9 @@ func TestJudgeParseAnswer(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			f := newJudgeFakeLLM(t, judgeOK(c.content))
 			cfg := judgeTestConfig(f)
-			r := judgeEval(t, NewJudge(Options{Judge: cfg}), judgeTrace(), judgeInputs())
+			r := judgeEval(t, New(Options{Config: cfg}), judgeTrace(), judgeInputs())
 			if c.wantErr == "" {
-				if r.Source != JudgeSourceLLM {
+				if r.Source != SourceLLM {
 					t.Fatalf("rejected: %s", r.FallbackReason)
 				}
 				if r.FailureModes[0].Mode != ModePrematureTermination || r.CoordinationQuality != "good" {
@@ -180,7 +180,7 @@ func TestJudgeParseAnswer(t *testing.T) {
 				}
 				return
 			}
-			if r.Source != JudgeSourceRules || !strings.Contains(r.FallbackReason, c.wantErr) {
+			if r.Source != SourceRules || !strings.Contains(r.FallbackReason, c.wantErr) {
 				t.Errorf("source %q reason %q, want %q", r.Source, r.FallbackReason, c.wantErr)
 			}
 		})

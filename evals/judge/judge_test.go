@@ -1,4 +1,4 @@
-package evals
+package judge
 
 import (
 	"bytes"
@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coordbench/coordbench/evals"
+	"github.com/coordbench/coordbench/internal/llmconfig"
 	"github.com/coordbench/coordbench/tracedata"
 )
 
@@ -115,12 +117,9 @@ func judgeAPIError(msg string) string {
 }
 
 // judgeTestConfig points a judge at f with test-sized timeouts.
-func judgeTestConfig(f *judgeFakeLLM) JudgeConfig {
-	return JudgeConfig{
-		APIKey:     "test-key",
-		BaseURL:    f.srv.URL,
-		Model:      "judge-model",
-		Timeout:    5 * time.Second,
+func judgeTestConfig(f *judgeFakeLLM) Config {
+	return Config{
+		LLM:        llmconfig.Config{APIKey: "test-key", BaseURL: f.srv.URL, Model: "judge-model", Timeout: 5 * time.Second},
 		RetryDelay: time.Millisecond,
 	}
 }
@@ -169,8 +168,8 @@ type judgeFakeResult map[string]any
 func (judgeFakeResult) Headline() map[string]float64 { return map[string]float64{} }
 
 // judgeGraphPrior is shaped like the graph evaluator's JSON.
-func judgeGraphPrior(label string) map[string]Result {
-	return map[string]Result{"graph": judgeFakeResult{
+func judgeGraphPrior(label string) map[string]evals.Result {
+	return map[string]evals.Result{"graph": judgeFakeResult{
 		"label": label,
 		"findings": []any{map[string]any{
 			"kind": "bottleneck", "agents": []any{"planner"}, "values": map[string]any{"planner": 0.67},
@@ -180,23 +179,23 @@ func judgeGraphPrior(label string) map[string]Result {
 	}}
 }
 
-func judgeInputs() Inputs {
-	return Inputs{
+func judgeInputs() evals.Inputs {
+	return evals.Inputs{
 		Prior:        judgeGraphPrior("bottleneck"),
-		Outcome:      &Outcome{Success: true, Score: 0.8, Summary: "tests passed 4/5"},
+		Outcome:      &evals.Outcome{Success: true, Score: 0.8, Summary: "tests passed 4/5"},
 		Participants: []string{"coder", "planner", "reviewer"},
 	}
 }
 
-func judgeEval(t *testing.T, j *Judge, trace *tracedata.TraceData, in Inputs) *JudgeResult {
+func judgeEval(t *testing.T, j *Judge, trace *tracedata.TraceData, in evals.Inputs) *Result {
 	t.Helper()
 	res, err := j.Evaluate(context.Background(), trace, in)
 	if err != nil {
 		t.Fatalf("Evaluate: %v", err)
 	}
-	jr, ok := res.(*JudgeResult)
+	jr, ok := res.(*Result)
 	if !ok {
-		t.Fatalf("result is %T, want *JudgeResult", res)
+		t.Fatalf("result is %T, want *Result", res)
 	}
 	if _, err := json.Marshal(jr); err != nil {
 		t.Fatalf("result does not encode: %v", err)
@@ -225,9 +224,9 @@ func judgeUserPrompt(t *testing.T, body map[string]any) string {
 
 func TestJudgeLLMGoodAnswer(t *testing.T) {
 	f := newJudgeFakeLLM(t, judgeOK(judgeGoodAnswer))
-	r := judgeEval(t, NewJudge(Options{Judge: judgeTestConfig(f)}), judgeTrace(), judgeInputs())
+	r := judgeEval(t, New(Options{Config: judgeTestConfig(f)}), judgeTrace(), judgeInputs())
 
-	if r.Source != JudgeSourceLLM || r.FallbackReason != "" {
+	if r.Source != SourceLLM || r.FallbackReason != "" {
 		t.Fatalf("source %q reason %q, want llm", r.Source, r.FallbackReason)
 	}
 	if r.Model != "judge-model" || r.ResponseModel != "gpt-4o-mini-2024-07-18" {
@@ -311,9 +310,9 @@ func TestJudgeLLMGoodAnswer(t *testing.T) {
 // Without a key no request is made, even to a reachable endpoint.
 func TestJudgeNoKeyFallsBackWithoutRequest(t *testing.T) {
 	f := newJudgeFakeLLM(t, judgeOK(judgeGoodAnswer))
-	j := judgeRegistered(t, NewRegistry(Options{Judge: JudgeConfig{BaseURL: f.srv.URL}}))
+	j := judgeRegistered(t, evals.NewRegistry(evals.Options{Judge: New(Options{Config: Config{LLM: llmconfig.Config{BaseURL: f.srv.URL}}})}))
 	r := judgeEval(t, j, judgeTrace(), judgeInputs())
-	if r.Source != JudgeSourceRules || r.FallbackReason != "no AGENTBEATS_LLM_API_KEY" {
+	if r.Source != SourceRules || r.FallbackReason != "no AGENTBEATS_LLM_API_KEY" {
 		t.Fatalf("source %q reason %q", r.Source, r.FallbackReason)
 	}
 	if f.requests.Load() != 0 || r.Attempts != 0 || r.Model != "" || r.Prompt != nil || r.Usage != nil {
@@ -325,49 +324,42 @@ func TestJudgeNoKeyFallsBackWithoutRequest(t *testing.T) {
 	}
 }
 
-// JudgeConfigFromEnv reads the three variables through the getenv it is
-// given, and the registry's judge asks what that configuration names; the
-// process environment is not read.
+// The registry's judge asks what the configuration llmconfig.FromEnv read
+// names; the process environment is not read.
 func TestJudgeConfigFromEnv(t *testing.T) {
 	f := newJudgeFakeLLM(t, judgeOK(judgeGoodAnswer))
-	t.Setenv(EnvLLMAPIKey, "process-key")
-	env := map[string]string{EnvLLMAPIKey: " env-key ", EnvLLMBaseURL: f.srv.URL, EnvLLMModel: "env-model"}
-	cfg := JudgeConfigFromEnv(func(k string) string { return env[k] })
-	if cfg.APIKey != "env-key" || cfg.BaseURL != f.srv.URL || cfg.Model != "env-model" {
-		t.Errorf("JudgeConfigFromEnv = %+v", cfg)
-	}
-	if c := JudgeConfigFromEnv(nil); c != (JudgeConfig{}) {
-		t.Errorf("JudgeConfigFromEnv(nil) = %+v, want the zero config", c)
-	}
-	r := judgeEval(t, judgeRegistered(t, NewRegistry(Options{Judge: cfg})), judgeTrace(), judgeInputs())
-	if r.Source != JudgeSourceLLM || r.Model != "env-model" {
+	t.Setenv(llmconfig.EnvAPIKey, "process-key")
+	env := map[string]string{llmconfig.EnvAPIKey: " env-key ", llmconfig.EnvBaseURL: f.srv.URL, llmconfig.EnvModel: "env-model"}
+	cfg := Config{LLM: llmconfig.FromEnv(func(k string) string { return env[k] })}
+	r := judgeEval(t, judgeRegistered(t, evals.NewRegistry(evals.Options{Judge: New(Options{Config: cfg})})), judgeTrace(), judgeInputs())
+	if r.Source != SourceLLM || r.Model != "env-model" {
 		t.Fatalf("source %q model %q: %s", r.Source, r.Model, r.FallbackReason)
 	}
 	if f.body(0)["model"] != "env-model" || f.headers[0].Get("Authorization") != "Bearer env-key" {
 		t.Errorf("request model %v auth %q", f.body(0)["model"], f.headers[0].Get("Authorization"))
 	}
-	def := (JudgeConfig{}).withDefaults()
-	if def.BaseURL != DefaultJudgeBaseURL || def.Model != "gpt-4o-mini" || def.Timeout != 60*time.Second || def.MaxPromptBytes != 48<<10 {
+	def := (Config{}).withDefaults()
+	if def.LLM.BaseURL != llmconfig.DefaultBaseURL || def.LLM.Model != "gpt-4o-mini" || def.LLM.Timeout != 60*time.Second || def.MaxPromptBytes != 48<<10 {
 		t.Errorf("defaults = %+v", def)
 	}
 }
 
 func TestJudgeConfigValidate(t *testing.T) {
-	good := []JudgeConfig{
+	good := []Config{
 		{},
-		{APIKey: "k", BaseURL: "http://localhost:8000/v1", Model: "m", Timeout: time.Second, MaxPromptBytes: 1, RetryDelay: time.Millisecond},
-		{BaseURL: DefaultJudgeBaseURL},
+		{LLM: llmconfig.Config{APIKey: "k", BaseURL: "http://localhost:8000/v1", Model: "m", Timeout: time.Second}, MaxPromptBytes: 1, RetryDelay: time.Millisecond},
+		{LLM: llmconfig.Config{BaseURL: llmconfig.DefaultBaseURL}},
 	}
 	for _, c := range good {
 		if err := c.Validate(); err != nil {
 			t.Errorf("Validate(%+v) = %v", c, err)
 		}
 	}
-	bad := map[string]JudgeConfig{
-		`invalid AGENTBEATS_LLM_BASE_URL "localhost:8080/v1"`: {BaseURL: "localhost:8080/v1"},
-		`invalid AGENTBEATS_LLM_BASE_URL "ftp://host/"`:       {BaseURL: "ftp://host/"},
-		`invalid AGENTBEATS_LLM_BASE_URL "http://"`:           {BaseURL: "http://"},
-		"negative timeout":     {Timeout: -time.Second},
+	bad := map[string]Config{
+		`invalid AGENTBEATS_LLM_BASE_URL "localhost:8080/v1"`: {LLM: llmconfig.Config{BaseURL: "localhost:8080/v1"}},
+		`invalid AGENTBEATS_LLM_BASE_URL "ftp://host/"`:       {LLM: llmconfig.Config{BaseURL: "ftp://host/"}},
+		`invalid AGENTBEATS_LLM_BASE_URL "http://"`:           {LLM: llmconfig.Config{BaseURL: "http://"}},
+		"negative timeout":     {LLM: llmconfig.Config{Timeout: -time.Second}},
 		"negative prompt":      {MaxPromptBytes: -1},
 		"negative retry delay": {RetryDelay: -time.Second},
 	}
@@ -379,10 +371,10 @@ func TestJudgeConfigValidate(t *testing.T) {
 }
 
 // judgeRegistered is the judge reg holds.
-func judgeRegistered(t *testing.T, reg *Registry) *Judge {
+func judgeRegistered(t *testing.T, reg *evals.Registry) *Judge {
 	t.Helper()
 	for _, e := range reg.Evaluators() {
-		if e.Name() == JudgeName {
+		if e.Name() == Name {
 			j, ok := e.(*Judge)
 			if !ok || e.Tier() != 3 {
 				t.Fatalf("registered judge is %T tier %d", e, e.Tier())
@@ -447,10 +439,10 @@ func TestJudgeObserverPerAttempt(t *testing.T) {
 	rec := &judgeRecorder{}
 	tr := &judgeCtxTransport{}
 	cfg := judgeTestConfig(f)
-	cfg.HTTPClient = &http.Client{Transport: tr}
-	j := NewJudge(Options{Judge: cfg, ChatObserver: rec})
+	cfg.LLM.HTTPClient = &http.Client{Transport: tr}
+	j := New(Options{Config: cfg, ChatObserver: rec})
 	r := judgeEval(t, j, judgeTrace(), judgeInputs())
-	if r.Source != JudgeSourceLLM {
+	if r.Source != SourceLLM {
 		t.Fatalf("source %q: %s", r.Source, r.FallbackReason)
 	}
 	if rec.started != 2 || len(rec.ended) != 2 {
@@ -475,10 +467,10 @@ func TestJudgeObserverPerAttempt(t *testing.T) {
 func TestJudgeObserverPerRegistry(t *testing.T) {
 	recA, recB := &judgeRecorder{}, &judgeRecorder{}
 	f := newJudgeFakeLLM(t, judgeOK(`[]`))
-	regA := NewRegistry(Options{Judge: judgeTestConfig(f), ChatObserver: recA})
-	regB := NewRegistry(Options{Judge: judgeTestConfig(f), ChatObserver: recB})
+	regA := evals.NewRegistry(evals.Options{Judge: New(Options{Config: judgeTestConfig(f), ChatObserver: recA})})
+	regB := evals.NewRegistry(evals.Options{Judge: New(Options{Config: judgeTestConfig(f), ChatObserver: recB})})
 	r := judgeEval(t, judgeRegistered(t, regA), judgeTrace(), judgeInputs())
-	if r.Source != JudgeSourceRules || len(recA.ended) != 2 || len(recB.ended) != 0 {
+	if r.Source != SourceRules || len(recA.ended) != 2 || len(recB.ended) != 0 {
 		t.Fatalf("source %q observed A %d B %d, want 2 and 0", r.Source, len(recA.ended), len(recB.ended))
 	}
 	for _, o := range recA.ended {
@@ -498,24 +490,24 @@ func TestJudgeLogsToItsLogger(t *testing.T) {
 	var buf bytes.Buffer // the judge logs from the calling goroutine only
 	log := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	f := newJudgeFakeLLM(t, judgeOK(`[]`))
-	reg := NewRegistry(Options{Judge: judgeTestConfig(f), Logger: log})
-	reg.Run(context.Background(), judgeTrace(), Inputs{Config: Config{Evaluators: map[string]bool{"graph": false, "latency": false, "text": false}}}, nil)
+	reg := evals.NewRegistry(evals.Options{Judge: New(Options{Config: judgeTestConfig(f), Logger: log}), Logger: log})
+	reg.Run(context.Background(), judgeTrace(), evals.Inputs{Config: evals.Config{Evaluators: map[string]bool{"graph": false, "latency": false, "text": false}}}, nil)
 	for _, want := range []string{"judge: attempt failed, retrying", "judge: rule-based judge answers instead of the LLM"} {
 		if !strings.Contains(buf.String(), want) {
 			t.Errorf("log lacks %q:\n%s", want, buf.String())
 		}
 	}
 	buf.Reset()
-	failing := &Registry{}
+	failing := &evals.Registry{}
 	if err := failing.Register(judgeFailingEvaluator{}); err != nil {
 		t.Fatal(err)
 	}
-	failing.Run(context.Background(), nil, Inputs{}, nil) // no logger: discarded, no panic on a nil trace
-	reg = NewRegistry(Options{Logger: log})
+	failing.Run(context.Background(), nil, evals.Inputs{}, nil) // no logger: discarded, no panic on a nil trace
+	reg = evals.NewRegistry(evals.Options{Logger: log})
 	if err := reg.Register(judgeFailingEvaluator{}); err != nil {
 		t.Fatal(err)
 	}
-	rep := reg.Run(context.Background(), judgeTrace(), Inputs{Config: Config{Evaluators: map[string]bool{"graph": false, "latency": false, "text": false, JudgeName: false}}}, nil)
+	rep := reg.Run(context.Background(), judgeTrace(), evals.Inputs{Config: evals.Config{Evaluators: map[string]bool{"graph": false, "latency": false, "text": false, Name: false}}}, nil)
 	if rep.Errors["failing"] != "always" || !strings.Contains(buf.String(), "evaluator failed") {
 		t.Errorf("errors %v, log:\n%s", rep.Errors, buf.String())
 	}
@@ -525,7 +517,7 @@ type judgeFailingEvaluator struct{}
 
 func (judgeFailingEvaluator) Name() string { return "failing" }
 func (judgeFailingEvaluator) Tier() int    { return 9 }
-func (judgeFailingEvaluator) Evaluate(context.Context, *tracedata.TraceData, Inputs) (Result, error) {
+func (judgeFailingEvaluator) Evaluate(context.Context, *tracedata.TraceData, evals.Inputs) (evals.Result, error) {
 	return nil, errors.New("always")
 }
 
@@ -535,18 +527,18 @@ func TestJudgeCancelledAndInvalidURL(t *testing.T) {
 	f := newJudgeFakeLLM(t, judgeOK(judgeGoodAnswer))
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	res, err := NewJudge(Options{Judge: judgeTestConfig(f)}).Evaluate(ctx, judgeTrace(), judgeInputs())
+	res, err := New(Options{Config: judgeTestConfig(f)}).Evaluate(ctx, judgeTrace(), judgeInputs())
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := res.(*JudgeResult)
-	if r.Source != JudgeSourceRules || r.FallbackReason != "request context ended: context canceled" || r.Attempts != 1 {
+	r := res.(*Result)
+	if r.Source != SourceRules || r.FallbackReason != "request context ended: context canceled" || r.Attempts != 1 {
 		t.Errorf("source %q reason %q attempts %d", r.Source, r.FallbackReason, r.Attempts)
 	}
 	cfg := judgeTestConfig(f)
-	cfg.BaseURL = "localhost:8080/v1"
-	r = judgeEval(t, NewJudge(Options{Judge: cfg}), judgeTrace(), judgeInputs())
-	if r.Source != JudgeSourceRules || r.FallbackReason != `invalid AGENTBEATS_LLM_BASE_URL "localhost:8080/v1"` || r.Attempts != 0 {
+	cfg.LLM.BaseURL = "localhost:8080/v1"
+	r = judgeEval(t, New(Options{Config: cfg}), judgeTrace(), judgeInputs())
+	if r.Source != SourceRules || r.FallbackReason != `invalid AGENTBEATS_LLM_BASE_URL "localhost:8080/v1"` || r.Attempts != 0 {
 		t.Errorf("source %q reason %q attempts %d", r.Source, r.FallbackReason, r.Attempts)
 	}
 	if n := f.requests.Load(); n != 0 {
@@ -555,7 +547,7 @@ func TestJudgeCancelledAndInvalidURL(t *testing.T) {
 }
 
 func TestJudgeNilTrace(t *testing.T) {
-	if _, err := NewJudge(Options{Judge: JudgeConfig{}}).Evaluate(context.Background(), nil, Inputs{}); err == nil {
+	if _, err := New(Options{Config: Config{}}).Evaluate(context.Background(), nil, evals.Inputs{}); err == nil {
 		t.Error("nil trace accepted")
 	}
 }

@@ -1,4 +1,4 @@
-package evals
+package judge
 
 // The judge's prompt: the fixed instructions and the trace rendered within a
 // byte budget.
@@ -12,6 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/coordbench/coordbench/evals"
 	"github.com/coordbench/coordbench/tracedata"
 )
 
@@ -73,7 +74,7 @@ func promptLines(b *strings.Builder, lines []string, maxBytes int, noun string) 
 // its share of the budget; the steps fill what is left in chronological
 // order, and those that do not fit are counted in a "[truncated: N more
 // steps]" line, so the model knows it saw part of the trace.
-func buildJudgePrompt(trace *tracedata.TraceData, in Inputs, maxBytes int) (string, string, JudgePromptInfo) {
+func buildJudgePrompt(trace *tracedata.TraceData, in evals.Inputs, maxBytes int) (string, string, PromptInfo) {
 	system := judgeSystemPrompt()
 	budget := maxBytes - len(system)
 	listShare := max(budget/promptListShareDiv, promptMinBudgetShare)
@@ -166,7 +167,7 @@ func buildJudgePrompt(trace *tracedata.TraceData, in Inputs, maxBytes int) (stri
 	}
 
 	w("\n## Steps (chronological, %d total)\n", len(trace.Steps))
-	info := JudgePromptInfo{}
+	info := PromptInfo{}
 	for i := range trace.Steps {
 		line := judgeStepLine(i+1, &trace.Steps[i])
 		if b.Len()+len(line) > budget-promptMarkerReserve {
@@ -254,13 +255,13 @@ func judgeLatencyStats(ms []float64) (avg, mx float64) {
 // judgePriorJSON renders the other evaluators' results, whatever their types, as
 // one JSON object (keys sorted by encoding/json), capped at limit bytes. A
 // result that does not encode is reported in place rather than dropped.
-func judgePriorJSON(prior map[string]Result, limit int) string {
+func judgePriorJSON(prior map[string]evals.Result, limit int) string {
 	if len(prior) == 0 {
 		return "{} (no other evaluator ran)"
 	}
 	m := make(map[string]json.RawMessage, len(prior))
 	for name, r := range prior {
-		if name == JudgeName {
+		if name == Name {
 			continue
 		}
 		raw, err := json.Marshal(r)

@@ -1,4 +1,4 @@
-package evals
+package judge
 
 import (
 	"fmt"
@@ -22,8 +22,8 @@ func TestJudgePromptTruncatedOverTheBound(t *testing.T) {
 	}
 	cfg := judgeTestConfig(f)
 	cfg.MaxPromptBytes = 16 << 10
-	r := judgeEval(t, NewJudge(Options{Judge: cfg}), trace, judgeInputs())
-	if r.Source != JudgeSourceLLM {
+	r := judgeEval(t, New(Options{Config: cfg}), trace, judgeInputs())
+	if r.Source != SourceLLM {
 		t.Fatalf("source %q: %s", r.Source, r.FallbackReason)
 	}
 	body := f.body(0)
@@ -57,7 +57,7 @@ func TestJudgePromptBound(t *testing.T) {
 			Name: "call", Agent: fmt.Sprintf("agent-%03d", i), Caller: "planner", Input: strings.Repeat("é", 500), Error: strings.Repeat("x", 1000)})
 	}
 	huge := judgeFakeResult{"blob": strings.Repeat("y", 200<<10)}
-	for _, bound := range []int{MinJudgePromptBytes, 16 << 10, DefaultJudgeMaxPromptBytes} {
+	for _, bound := range []int{MinPromptBytes, 16 << 10, DefaultMaxPromptBytes} {
 		in := judgeInputs()
 		in.Prior["huge"] = huge
 		system, user, info := buildJudgePrompt(big, in, bound)
@@ -80,7 +80,7 @@ func TestJudgePromptBound(t *testing.T) {
 		}
 	}
 	// A bound below the minimum is raised to it.
-	if got := (JudgeConfig{MaxPromptBytes: 100}).withDefaults().MaxPromptBytes; got != MinJudgePromptBytes {
-		t.Errorf("MaxPromptBytes 100 -> %d, want %d", got, MinJudgePromptBytes)
+	if got := (Config{MaxPromptBytes: 100}).withDefaults().MaxPromptBytes; got != MinPromptBytes {
+		t.Errorf("MaxPromptBytes 100 -> %d, want %d", got, MinPromptBytes)
 	}
 }
