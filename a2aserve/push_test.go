@@ -186,6 +186,21 @@ func TestPushConfigMethods10(t *testing.T) {
 		t.Errorf("get with an empty id: code %d, want -32001", r.code())
 	}
 
+	// The proto field names, as the conformance suite's client sends them
+	// (ProtoJSON parsers accept both).
+	if r = call(t, srv, "CreateTaskPushNotificationConfig", `{"task_id":"`+id+`","id":"snake","url":"https://example.com/s"}`, v1...); r.Error != nil {
+		t.Errorf("create with task_id: %s", r.Error.Message)
+	}
+	if r = call(t, srv, "GetTaskPushNotificationConfig", `{"task_id":"`+id+`","id":"snake"}`, v1...); r.Error != nil {
+		t.Errorf("get with task_id: %s", r.Error.Message)
+	}
+	if r = call(t, srv, "ListTaskPushNotificationConfigs", `{"task_id":"`+id+`","page_size":5}`, v1...); r.Error != nil || !strings.Contains(string(r.Result), `"snake"`) {
+		t.Errorf("list with task_id: %s %+v", r.Result, r.Error)
+	}
+	if r = call(t, srv, "DeleteTaskPushNotificationConfig", `{"task_id":"`+id+`","id":"snake"}`, v1...); r.Error != nil {
+		t.Errorf("delete with task_id: %s", r.Error.Message)
+	}
+
 	// A task that never was, for every method.
 	for _, m := range []struct{ method, params string }{
 		{"CreateTaskPushNotificationConfig", `{"taskId":"nope","url":"https://example.com/hook"}`},
@@ -625,5 +640,26 @@ func TestPushConfigsGoWithTheirTask(t *testing.T) {
 	send(t, ts, "done") // the store keeps one settled task: the first goes
 	if n := p.Stats().Configs; n != 0 {
 		t.Errorf("%d configs held after their task was dropped", n)
+	}
+}
+
+func TestWithJSONNames(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		// Renamed at the top level of params only.
+		{`{"jsonrpc":"2.0","id":1,"method":"CreateTaskPushNotificationConfig","params":{"task_id":"t","url":"u","authentication":{"scheme_x":"s"}}}`,
+			`{"id":1,"jsonrpc":"2.0","method":"CreateTaskPushNotificationConfig","params":{"authentication":{"scheme_x":"s"},"taskId":"t","url":"u"}}`},
+		// The JSON name wins over the proto name.
+		{`{"jsonrpc":"2.0","id":1,"method":"GetTaskPushNotificationConfig","params":{"task_id":"a","taskId":"b","id":"c"}}`,
+			`{"id":1,"jsonrpc":"2.0","method":"GetTaskPushNotificationConfig","params":{"id":"c","taskId":"b"}}`},
+		// Other methods, and bodies that are not objects, pass unchanged.
+		{`{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"task_id":"PushNotificationConfig"}}`,
+			`{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"task_id":"PushNotificationConfig"}}`},
+		{`{"method":"tasks/pushNotificationConfig/get","params":{"task_id":"x"}}`, `{"method":"tasks/pushNotificationConfig/get","params":{"task_id":"x"}}`},
+		{`[PushNotificationConfig_`, `[PushNotificationConfig_`},
+		{`{"method":"ListTaskPushNotificationConfigs","params":"task_id"}`, `{"method":"ListTaskPushNotificationConfigs","params":"task_id"}`},
+	} {
+		if got := string(withJSONNames([]byte(c.in))); got != c.want {
+			t.Errorf("withJSONNames(%s)\n= %s\nwant %s", c.in, got, c.want)
+		}
 	}
 }
