@@ -116,13 +116,16 @@ type PushOptions struct {
 // PushStats count what Push did.
 type PushStats struct {
 	// Configs is the number of configs held now.
-	Configs int
+	Configs int `json:"configs"`
 	// Delivered notifications were answered 2xx; Retried counts the
 	// attempts after a first one failed; Failed notifications were given up
 	// after their last attempt or at a permanent refusal (a 3xx or a 4xx
-	// other than 408 and 429); Dropped ones never got an attempt (queue
-	// full, config deleted, shutting down).
-	Delivered, Retried, Failed, Dropped uint64
+	// other than 408 and 429); Dropped ones never got a (whole) attempt
+	// (queue full, config deleted, shutting down).
+	Delivered uint64 `json:"delivered"`
+	Retried   uint64 `json:"retried"`
+	Failed    uint64 `json:"failed"`
+	Dropped   uint64 `json:"dropped"`
 }
 
 // Push stores a server's push notification configs and delivers their
