@@ -243,3 +243,15 @@ func applyAllowList(a *AllowList, base pool, clients ...*http.Client) {
 	t.Proxy = nil
 	t.DialContext = a.dialContext(&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second})
 }
+
+// Transport is a new transport with http.DefaultTransport's settings that
+// keeps to a as a Messenger does when connecting: with a list, the
+// dialer's check (every address a name resolves to) and no proxy. Requests
+// the green agent makes on a client's behalf (push notifications to a
+// webhook) use it, so they reach no host a participant could not be. The
+// caller chooses its own redirect policy.
+func (a *AllowList) Transport() *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	applyAllowList(a, t)
+	return t
+}

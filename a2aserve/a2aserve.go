@@ -64,6 +64,10 @@ type Options struct {
 	SSEKeepAlive time.Duration
 	// MaxBodyBytes bounds a request body (default DefaultMaxBodyBytes).
 	MaxBodyBytes int64
+	// Push, when set, serves push notifications (push.go); the card must
+	// then declare Capabilities.PushNotifications, and without it must
+	// not. A Push serves one handler.
+	Push *Push
 	// Intercept, when set, sees each JSON-RPC body before it is routed and
 	// may answer the request itself by returning true (the purple agent's
 	// crash fault does).
@@ -103,6 +107,21 @@ func NewHandler(opts Options) (*http.ServeMux, error) {
 		}
 		opts.TaskStore = store
 	}
+	if opts.Card.Capabilities.PushNotifications != (opts.Push != nil) {
+		return nil, fmt.Errorf("a2aserve: the card declares pushNotifications %t, but Options.Push is %s",
+			opts.Card.Capabilities.PushNotifications, map[bool]string{true: "set", false: "nil"}[opts.Push != nil])
+	}
+	handlerOpts := []a2asrv.RequestHandlerOption{
+		a2asrv.WithLogger(opts.Logger),
+		a2asrv.WithCapabilityChecks(&opts.Card.Capabilities),
+		a2asrv.WithTaskStore(opts.TaskStore),
+	}
+	if opts.Push != nil {
+		if err := opts.Push.attach(opts.TaskStore); err != nil {
+			return nil, err
+		}
+		handlerOpts = append(handlerOpts, a2asrv.WithPushNotifications(opts.Push, opts.Push))
+	}
 	// The 0.3 encoding of the card also holds the 1.0 fields, so one
 	// document serves both kinds of client.
 	cardJSON, err := a2av0.NewStaticAgentCardProducer(opts.Card).(a2asrv.AgentCardJSONProducer).CardJSON(context.Background())
@@ -113,12 +132,9 @@ func NewHandler(opts Options) (*http.ServeMux, error) {
 		return nil, fmt.Errorf("a2aserve: agent card: %w", err)
 	}
 	handler := &terminalAware{
-		RequestHandler: a2asrv.NewHandler(opts.Executor,
-			a2asrv.WithLogger(opts.Logger),
-			a2asrv.WithCapabilityChecks(&opts.Card.Capabilities),
-			a2asrv.WithTaskStore(opts.TaskStore),
-		),
-		store: opts.TaskStore,
+		RequestHandler: a2asrv.NewHandler(opts.Executor, handlerOpts...),
+		store:          opts.TaskStore,
+		push:           opts.Push,
 	}
 	var transport []a2asrv.TransportOption
 	if opts.SSEKeepAlive > 0 {
@@ -233,6 +249,7 @@ func (d *dispatch) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if d.intercept != nil && d.intercept(w, r, body) {
 		return
 	}
+	body = withJSONNames(body) // push.go
 	var req envelope
 	// A body that is not a JSON-RPC request object goes on to a2a-go,
 	// which answers a parse error or an invalid request.

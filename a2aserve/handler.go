@@ -27,6 +27,7 @@ import (
 type terminalAware struct {
 	a2asrv.RequestHandler
 	store *TaskStore
+	push  *Push // nil without push notifications
 }
 
 // terminal is the state of task id when it is stored in a terminal state.
@@ -90,4 +91,61 @@ func (h *terminalAware) SubscribeToTask(ctx context.Context, req *a2a.SubscribeT
 			}
 		}
 	}
+}
+
+// The push notification config methods answer only for a task the caller
+// may see: a config holds the client's token and credentials. a2a-go
+// v2.3.1 stores a config for any task id, even one that never was; 1.0
+// §3.1.7–3.1.10 give "TaskNotFoundError: The task ID does not exist or is
+// not accessible" (0.3 §7.5–7.8 list TaskNotFoundError too). Without push
+// support a2a-go answers PushNotificationNotSupportedError first, as §3.3.4
+// requires, so the check comes after its own.
+
+// taskVisible is nil when the caller may see task id, else
+// TaskNotFoundError.
+func (h *terminalAware) taskVisible(ctx context.Context, id a2a.TaskID) error {
+	if h.push == nil || h.store.visible(ctx, id) {
+		return nil
+	}
+	return a2a.NewError(a2a.ErrTaskNotFound, fmt.Sprintf("task %q not found", id))
+}
+
+// CreateTaskPushConfig implements a2asrv.RequestHandler.
+func (h *terminalAware) CreateTaskPushConfig(ctx context.Context, req *a2a.PushConfig) (*a2a.PushConfig, error) {
+	if req != nil {
+		if err := h.taskVisible(ctx, req.TaskID); err != nil {
+			return nil, err
+		}
+	}
+	return h.RequestHandler.CreateTaskPushConfig(ctx, req)
+}
+
+// GetTaskPushConfig implements a2asrv.RequestHandler.
+func (h *terminalAware) GetTaskPushConfig(ctx context.Context, req *a2a.GetTaskPushConfigRequest) (*a2a.PushConfig, error) {
+	if req != nil {
+		if err := h.taskVisible(ctx, req.TaskID); err != nil {
+			return nil, err
+		}
+	}
+	return h.RequestHandler.GetTaskPushConfig(ctx, req)
+}
+
+// ListTaskPushConfigs implements a2asrv.RequestHandler.
+func (h *terminalAware) ListTaskPushConfigs(ctx context.Context, req *a2a.ListTaskPushConfigRequest) (*a2a.ListTaskPushConfigResponse, error) {
+	if req != nil {
+		if err := h.taskVisible(ctx, req.TaskID); err != nil {
+			return nil, err
+		}
+	}
+	return h.RequestHandler.ListTaskPushConfigs(ctx, req)
+}
+
+// DeleteTaskPushConfig implements a2asrv.RequestHandler.
+func (h *terminalAware) DeleteTaskPushConfig(ctx context.Context, req *a2a.DeleteTaskPushConfigRequest) error {
+	if req != nil {
+		if err := h.taskVisible(ctx, req.TaskID); err != nil {
+			return err
+		}
+	}
+	return h.RequestHandler.DeleteTaskPushConfig(ctx, req)
 }

@@ -77,6 +77,9 @@ type TaskStore struct {
 	tasks   map[a2a.TaskID]*storedTask
 	settled *list.List // of *storedTask, least recently updated first
 	evicted uint64
+	// onDrop, when set, is told of each task dropped, with mu held: it
+	// must not call the store (Push drops the task's configs).
+	onDrop func(a2a.TaskID)
 }
 
 type storedTask struct {
@@ -190,7 +193,27 @@ func (s *TaskStore) evict(now time.Time) {
 		s.settled.Remove(e)
 		delete(s.tasks, st.task.ID)
 		s.evicted++
+		if s.onDrop != nil {
+			s.onDrop(st.task.ID)
+		}
 	}
+}
+
+func (s *TaskStore) setOnDrop(f func(a2a.TaskID)) {
+	s.mu.Lock()
+	s.onDrop = f
+	s.mu.Unlock()
+}
+
+// visible reports whether task id is stored and was created by the caller
+// of ctx (the anonymous caller included), the same scope List keeps
+// (A2A 1.0 §13.1).
+func (s *TaskStore) visible(ctx context.Context, id a2a.TaskID) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.evict(s.limits.Now())
+	st := s.tasks[id]
+	return st != nil && st.user == userOf(ctx)
 }
 
 // Get implements taskstore.Store.

@@ -67,6 +67,9 @@ func NewAgentCard(opts CardOptions) *a2a.AgentCard {
 		},
 		Capabilities: a2a.AgentCapabilities{
 			Streaming: true,
+			// Served by the server's a2aserve.Push: a client that sets a
+			// webhook need not hold a stream for a long assessment.
+			PushNotifications: true,
 			Extensions: []a2a.AgentExtension{{
 				URI: tracedata.ExtensionURI,
 				Description: "Participants may return the steps of their work (LLM calls, tools, delegations) in " +

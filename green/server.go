@@ -84,6 +84,12 @@ type ServerOptions struct {
 	// assessment's task holds its result: about 130 KB); zero values are
 	// a2aserve's defaults.
 	TaskLimits a2aserve.TaskStoreLimits
+	// Push bounds the push notifications (timeout per attempt, attempts,
+	// backoff, configs per task, queue); zero values are a2aserve's
+	// defaults. Its CheckURL and Transport, when nil, are
+	// Messenger.Allow's: a webhook is held to the participant allow-list
+	// (docs/push-notifications.md).
+	Push a2aserve.PushOptions
 	// ServiceName is the green agent's service.name (default
 	// coordbench-green; OTEL_SERVICE_NAME overrides it).
 	ServiceName string
@@ -122,6 +128,7 @@ type Server struct {
 	executor  *Executor
 	card      *a2a.AgentCard
 	tasks     *a2aserve.TaskStore
+	push      *a2aserve.Push
 	handler   http.Handler
 	// a2aAuth and otlpAuth are nil when off (auth.go).
 	a2aAuth, otlpAuth *a2aserve.TokenAuth
@@ -236,13 +243,38 @@ func (s *Server) build(ctx context.Context) error {
 		_ = providers.Shutdown(ctx)
 		return fmt.Errorf("server: %w", err)
 	}
+	if s.push, err = newPush(opts); err != nil {
+		_ = providers.Shutdown(ctx)
+		return fmt.Errorf("server: %w", err)
+	}
 	s.a2aAuth.Declare(s.card)
 	s.handler, err = s.newHandler()
 	if err != nil {
+		_ = s.push.Close(ctx)
 		_ = providers.Shutdown(ctx)
 		return err
 	}
 	return nil
+}
+
+// newPush builds the push notifications: webhooks are held to the
+// participant allow-list, both when a config is set (CheckURL) and when
+// connecting (the allow-list's transport checks the addresses a name
+// resolves to), so a client cannot make the green agent reach a host the
+// operator did not allow.
+func newPush(opts ServerOptions) (*a2aserve.Push, error) {
+	po := opts.Push
+	allow := opts.Messenger.Allow
+	if po.CheckURL == nil && allow != nil {
+		po.CheckURL = allow.CheckURL
+	}
+	if po.Transport == nil {
+		po.Transport = allow.Transport()
+	}
+	if po.Logger == nil {
+		po.Logger = opts.Logger
+	}
+	return a2aserve.NewPush(po)
 }
 
 // newHandler serves the card, a health check and JSON-RPC of both protocol
@@ -255,6 +287,7 @@ func (s *Server) newHandler() (http.Handler, error) {
 		Card:           s.card,
 		Executor:       s.executor,
 		TaskStore:      s.tasks,
+		Push:           s.push,
 		TracerProvider: s.providers.Tracer,
 		Logger:         s.log,
 		SSEKeepAlive:   s.opts.SSEKeepAlive,
@@ -292,6 +325,9 @@ func (s *Server) Executor() *Executor { return s.executor }
 
 // Tasks is the server's A2A task store.
 func (s *Server) Tasks() *a2aserve.TaskStore { return s.tasks }
+
+// Push is the server's push notifications (their Stats count deliveries).
+func (s *Server) Push() *a2aserve.Push { return s.push }
 
 // Store is the server's trace store.
 func (s *Server) Store() *tracestore.Store { return s.store }
@@ -340,9 +376,20 @@ func (s *Server) serve(ctx context.Context) error {
 			s.executor.Shutdown(ErrShuttingDown)
 			return nil
 		},
-		AfterShutdown: s.providers.Shutdown,
-		Logger:        s.log,
-		ErrorLevel:    slog.LevelWarn,
+		// The telemetry is flushed first; the last notifications (the
+		// final status of the assessments ended above, under way since)
+		// get what is left of the shutdown's time.
+		AfterShutdown: func(ctx context.Context) error {
+			err := s.providers.Shutdown(ctx)
+			if perr := s.push.Close(ctx); perr != nil {
+				// A webhook that does not answer is the client's
+				// problem, not a failed shutdown.
+				s.log.Warn("green agent shutting down", "err", perr, "push", s.push.Stats())
+			}
+			return err
+		},
+		Logger:     s.log,
+		ErrorLevel: slog.LevelWarn,
 	})
 	if err != nil {
 		return fmt.Errorf("server: %w", err)
@@ -353,7 +400,7 @@ func (s *Server) serve(ctx context.Context) error {
 // Close releases a server that was never served.
 func (s *Server) Close(ctx context.Context) error {
 	s.closeListeners()
-	return s.providers.Shutdown(ctx)
+	return errors.Join(s.push.Close(ctx), s.providers.Shutdown(ctx))
 }
 
 func (s *Server) closeListeners() {

@@ -58,7 +58,7 @@ func (f *scenarioFlags) build() (map[string]scenario.Scenario, map[string]string
 
 // registerAllowFlag adds --allow-participants, which sets *allow.
 func registerAllowFlag(fs *flag.FlagSet, allow **a2acall.AllowList) {
-	fs.Func("allow-participants", "comma-separated hosts the green agent may call: host names, *.domain, IP addresses, CIDR prefixes (e.g. purple,10.0.0.0/8); applies to participant URLs, the URLs in their cards and redirects (default: any host)",
+	fs.Func("allow-participants", "comma-separated hosts the green agent may call: host names, *.domain, IP addresses, CIDR prefixes (e.g. purple,10.0.0.0/8); applies to participant URLs, the URLs in their cards, redirects and push notification webhooks (default: any host)",
 		func(v string) error {
 			a, err := a2acall.ParseAllowList(v)
 			if err != nil {
@@ -102,6 +102,8 @@ func serveFlags(c *cli.Command, args []string) (green.ServerOptions, int, bool) 
 	c.Flags.DurationVar(&o.ShutdownTimeout, "shutdown-timeout", green.DefaultShutdownTimeout, "how long a shutdown waits for open requests")
 	c.Flags.IntVar(&o.TaskLimits.MaxTasks, "max-tasks", a2aserve.DefaultMaxTasks, "finished A2A tasks (assessment results) kept for tasks/get and ListTasks; the oldest go first")
 	c.Flags.DurationVar(&o.TaskLimits.MaxAge, "task-max-age", a2aserve.DefaultTaskMaxAge, "how long a finished A2A task is kept after its last update")
+	c.Flags.DurationVar(&o.Push.Timeout, "push-timeout", a2aserve.DefaultPushTimeout, "bound on one push notification attempt to a client's webhook")
+	c.Flags.IntVar(&o.Push.MaxAttempts, "push-attempts", a2aserve.DefaultPushMaxAttempts, "attempts at one push notification before it is given up (backoff from 1s, doubling, at most 30s)")
 	registerAllowFlag(c.Flags, &o.Messenger.Allow)
 	registerConventionsFlag(c.Flags, &o.Conventions)
 	registerAdmissionFlags(c.Flags, &o.StoreLimits.Admission)
