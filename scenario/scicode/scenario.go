@@ -28,8 +28,11 @@ const (
 	keyStepTimeout    = "step_timeout_seconds"
 
 	DefaultMaxTurns = 3
-	// DefaultRecordCap bounds the values one run records.
-	DefaultRecordCap = 256 << 20
+	// DefaultRecordCap bounds the values one run records. It is the
+	// judge's own bound on what it reads (MAX_BYTES in
+	// py/judge_records.py), so that a run past it stops in the sandbox as
+	// over its records limit, not later as records the judge refuses.
+	DefaultRecordCap = 64 << 20
 	maxTurns         = 20
 	maxStepTimeout   = 1800 * time.Second
 	// A problem is many steps, each up to max_num_steps calls and test

@@ -154,7 +154,13 @@ func verdictOf(j *judgement, res *sandbox.Result, cases int) *Verdict {
 		v.Section = fmt.Sprintf("test case %d of %d", f.Case, cases)
 	}
 	v.Detail = f.Detail
-	switch f.Kind {
+	kind := f.Kind
+	if kind == "invalid" && j.Malformed != "" && (res.Reason == sandbox.ReasonTimeout || res.Reason == sandbox.ReasonLimit) {
+		// The run was stopped mid-write: its malformed last record is the
+		// stop's doing, and the stop is the verdict.
+		kind = "missing"
+	}
+	switch kind {
 	case "failed":
 		v.Reason = ReasonTestFailed
 	case "invalid":

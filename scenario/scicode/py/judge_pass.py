@@ -418,7 +418,14 @@ class Pass:
                 except LeafRaised as e:
                     raise Outcome(a.case, "crashed", "%s: %s" % (self.name(), e), a.source)
                 except Invalid as e:
-                    raise Outcome(a.case, "invalid", "%s: a value recorded for `%s` is %s" % (self.name(), a.source, e), a.source)
+                    o = Outcome(a.case, "invalid", "%s: a value recorded for `%s` is %s" % (self.name(), a.source, e), a.source)
+                    # A record that does not decode is unreadable whatever
+                    # the targets are: it is told at once, ahead of a run
+                    # cut short after it, and tells nothing of a target.
+                    # What the comparison itself refuses (judge_strict's
+                    # bounds) depends on the target's size and is held.
+                    o.decoding = any(c[0] is False and c[1] is e for c in cache.values())
+                    raise o
                 except MemoryError:
                     raise Outcome(a.case, "invalid", "%s: the values of `%s` are too large to compare" % (self.name(), a.source), a.source)
                 except Exception as e:  # noqa: BLE001 - as SciCode's own run would raise in the test case
@@ -427,6 +434,8 @@ class Pass:
                 if not held:
                     raise Outcome(a.case, "failed", "%s failed: `%s` does not hold" % (self.name(), a.source), a.source)
             except Outcome as o:
+                if getattr(o, "decoding", False):
+                    raise
                 self._defer(o)
                 return
 
