@@ -11,7 +11,7 @@ STATICCHECK_VERSION := v0.8.2
 GOBIN     := $(shell $(GO) env GOPATH)/bin
 
 .PHONY: all build test test_all validate lint type_check ruff fmt-check vet race fuzz \
-	test-stack conformance live bench bench-graph bench-ingest demo clean tools otelcol jaeger-build jaeger
+	test-stack test-connector conformance live bench bench-graph bench-ingest demo clean tools otelcol jaeger-build jaeger
 
 all: build
 
@@ -22,7 +22,7 @@ build:
 # Python oracles included, and internal/doctest, which runs every shell
 # block of README.md and docs/), a short run of every fuzz target, the
 # stack's tests (a module of their own), and the A2A conformance suites.
-test: fmt-check vet fuzz race test-stack conformance
+test: fmt-check vet fuzz race test-stack test-connector conformance
 
 test_all: test lint
 
@@ -44,6 +44,7 @@ lint: vet
 	@command -v $(GOBIN)/staticcheck >/dev/null 2>&1 || $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 	$(GOBIN)/staticcheck $(PKGS)
 	cd stack && $(GOBIN)/staticcheck ./...
+	cd collector/coordbenchconnector && $(GOBIN)/staticcheck ./...
 
 race:
 	$(GO) test -race -count=1 -timeout 20m $(PKGS)
@@ -55,6 +56,13 @@ race:
 # them they skip, under CI=true they fail (internal/testenv).
 test-stack:
 	cd stack && $(GO) vet ./... && $(GO) test -race -count=1 -timeout 20m ./...
+
+# The Collector connector (collector/coordbenchconnector, docs/collector.md),
+# a module of its own so that the Collector's dependencies stay out of
+# go.mod: end to end through its factory, on the framework fixtures and the
+# live corpus, against `green assess`.
+test-connector:
+	cd collector/coordbenchconnector && $(GO) vet ./... && $(GO) test -race -count=1 -timeout 20m ./...
 
 # Runs each Fuzz* target for FUZZTIME; `go test -fuzz` takes one target per
 # package run.

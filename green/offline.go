@@ -106,7 +106,7 @@ func AssessOTLPFiles(ctx context.Context, paths []string, opts OfflineOptions) (
 			in.Collection = &evals.Collection{Settled: true, Split: s}
 		}
 		rep := registry.Run(ctx, td, in, opts.Observe)
-		res.Tasks = append(res.Tasks, newTaskResult(td, rep))
+		res.Tasks = append(res.Tasks, report.NewTaskResult(td, rep))
 	}
 	return res, nil
 }

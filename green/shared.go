@@ -121,7 +121,7 @@ func (a *traceAssessor) assess(ctx context.Context, task trace.Span, tt *openTra
 		observe = a.telemetry.Observer(taskID)
 	}
 	rep := a.evaluators.Run(trace.ContextWithSpan(ctx, task), td, in, observe)
-	tr = newTaskResult(td, rep)
+	tr = report.NewTaskResult(td, rep)
 	tr.TaskID = taskID
 	tr.Outcome = in.Outcome
 	tr.RefusedSpans = refused

@@ -62,6 +62,11 @@ type Await struct {
 	// server.address and server.port name one of these, as "host:port" or
 	// as a URL (whose port defaults to the scheme's).
 	Addresses []string
+	// AllAgents awaits every agent call, whoever made it and whoever it
+	// calls: where no assessor made the calls (a Collector connector
+	// assessing production traffic), every call's server side is the
+	// evidence a trace is whole.
+	AllAgents bool
 	// Except names callees (agent names, or "host:port") whose calls are
 	// not awaited whatever the rules above say: participants known to
 	// export nothing, say.
@@ -237,8 +242,9 @@ func (p *packedSpans) hasRoot(root trace.SpanID) bool {
 
 // awaitRule is an Await made ready to match.
 type awaitRule struct {
-	assessor bool
-	agents   map[string]bool
+	assessor  bool
+	allAgents bool
+	agents    map[string]bool
 	// hostPorts holds "host:port"; hosts the hosts alone, for spans that
 	// carry no server.port.
 	hostPorts map[string]bool
@@ -250,7 +256,7 @@ func (a *Await) compile() *awaitRule {
 	if a == nil {
 		return nil
 	}
-	r := &awaitRule{assessor: a.Assessor, agents: map[string]bool{}, hostPorts: map[string]bool{}, hosts: map[string]bool{}, except: map[string]bool{}}
+	r := &awaitRule{assessor: a.Assessor, allAgents: a.AllAgents, agents: map[string]bool{}, hostPorts: map[string]bool{}, hosts: map[string]bool{}, except: map[string]bool{}}
 	for _, n := range a.Except {
 		if n != "" {
 			r.except[n] = true
@@ -296,6 +302,37 @@ func splitAddress(addr string) (host, port string) {
 		return strings.ToLower(h), p
 	}
 	return strings.ToLower(addr), ""
+}
+
+// Evidence is what one trace's spans say about its completeness by the
+// settle rule, for callers that hold spans themselves rather than in a
+// Store.
+type Evidence struct {
+	// Root is true when some span has no parent.
+	Root bool
+	// Awaited counts the calls a awaits; Unanswered lists those no span of
+	// the callee answers.
+	Awaited    int
+	Unanswered []Call
+}
+
+// CheckEvidence applies the settle rule's evidence part to spans (one
+// trace's): is the root held, and which awaited calls are unanswered. The
+// quiet part is the caller's: it knows when spans arrived. It is linear
+// in the spans; a nil a awaits nothing.
+func CheckEvidence(spans []otelmap.Span, a *Await) Evidence {
+	var ev Evidence
+	for i := range spans {
+		if !spans[i].ParentSpanID.IsValid() {
+			ev.Root = true
+			break
+		}
+	}
+	if rule := a.compile(); rule != nil {
+		c := rule.check(spans)
+		ev.Awaited, ev.Unanswered = c.awaited, c.unanswered
+	}
+	return ev
 }
 
 // callCheck is the state of a trace's awaited calls.
@@ -463,7 +500,7 @@ func (r *awaitRule) awaits(c *callChain, top *otelmap.Span) bool {
 	}
 	// Only the in-process road speaks for the assessor (provenance.go): a
 	// chain of another road that names its resource is not its call.
-	return (c.agent != "" && r.agents[c.agent]) || (r.assessor && top.Source == otelmap.SourceInProcess && isAssessorResource(spanResource(top)))
+	return r.allAgents || (c.agent != "" && r.agents[c.agent]) || (r.assessor && top.Source == otelmap.SourceInProcess && isAssessorResource(spanResource(top)))
 }
 
 // note records what span s of the chain says; top is true for the chain's

@@ -272,3 +272,34 @@ func TestSettleSilentNamesOnlyCalleesThatAnsweredNothing(t *testing.T) {
 			res.Complete, res.Awaited, res.Unanswered, res.Silent)
 	}
 }
+
+// CheckEvidence with AllAgents awaits every agent call whoever made it:
+// the coordinator's call to the reviewer as much as the assessor's, but
+// not an agent's call that failed before anyone answered it, nor one to a
+// callee in Except.
+func TestCheckEvidenceAllAgents(t *testing.T) {
+	all := &Await{AllAgents: true}
+	spans := append(assessorCall(), coordinatorSide()...)
+	ev := CheckEvidence(spans, all)
+	if !ev.Root || ev.Awaited != 2 || len(ev.Unanswered) != 1 || ev.Unanswered[0].Callee != "reviewer" {
+		t.Fatalf("without the reviewer's side: %+v", ev)
+	}
+	if ev := CheckEvidence(append(spans, reviewerSide()...), all); ev.Awaited != 2 || len(ev.Unanswered) != 0 {
+		t.Fatalf("with every side: %+v", ev)
+	}
+	if ev := CheckEvidence(spans, &Await{AllAgents: true, Except: []string{"reviewer"}}); ev.Awaited != 1 || len(ev.Unanswered) != 0 {
+		t.Fatalf("reviewer excepted: %+v", ev)
+	}
+	failed := append(assessorCall(), coordinatorSide()...)
+	failed[len(failed)-1].StatusError = true
+	if ev := CheckEvidence(failed, all); len(ev.Unanswered) != 0 {
+		t.Fatalf("a call that failed unanswered is awaited: %+v", ev)
+	}
+	if ev := CheckEvidence(coordinatorSide(), all); ev.Root {
+		t.Fatalf("no span without a parent, yet Root: %+v", ev)
+	}
+	// Without AllAgents, only the named callees are awaited.
+	if ev := CheckEvidence(spans, &Await{Agents: []string{"coordinator"}}); ev.Awaited != 1 || len(ev.Unanswered) != 0 {
+		t.Fatalf("named callee only: %+v", ev)
+	}
+}

@@ -1,14 +1,16 @@
-package green
+package report
 
 import (
 	"github.com/coordbench/coordbench/evals"
-	"github.com/coordbench/coordbench/report"
 	"github.com/coordbench/coordbench/tracedata"
 )
 
-// newTaskResult fills the trace part of a task result.
-func newTaskResult(td *tracedata.TraceData, rep evals.Report) report.TaskResult {
-	tr := report.TaskResult{
+// NewTaskResult fills the trace part of a task result from an assembled
+// trace and its evaluators' report: what `green assess`, the A2A
+// assessor and the Collector connector each record per trace, so the three
+// give the same JSON for the same trace.
+func NewTaskResult(td *tracedata.TraceData, rep evals.Report) TaskResult {
+	tr := TaskResult{
 		TraceID:      td.TraceID,
 		Agents:       nonNil(td.Agents),
 		Interactions: nonNil(td.Interactions),

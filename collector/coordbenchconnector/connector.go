@@ -1,0 +1,486 @@
+package coordbenchconnector
+
+import (
+	"container/list"
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/connector"
+	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/otel/trace"
+	"go.uber.org/zap"
+
+	"github.com/coordbench/coordbench/evals"
+	"github.com/coordbench/coordbench/otelmap"
+	"github.com/coordbench/coordbench/otelmap/assemble"
+	"github.com/coordbench/coordbench/otelmap/otlpdecode"
+	"github.com/coordbench/coordbench/otelmap/tracestore"
+	"github.com/coordbench/coordbench/report"
+)
+
+// How a trace left the connector's hold (attribute coordbench.trace.completion).
+const (
+	// completionSettled: root held, every agent call answered, then quiet.
+	completionSettled = "settled"
+	// completionMaxWait: max_wait passed first.
+	completionMaxWait = "max_wait"
+	// completionEvicted: max_traces or max_spans forced it out early.
+	completionEvicted = "evicted"
+	// completionShutdown: the collector stopped while it was held.
+	completionShutdown = "shutdown"
+)
+
+var errShutDown = errors.New("coordbench connector: shut down")
+
+// instance is one pipeline's view of a core: the traces-to-metrics or the
+// traces-to-logs connector of one id.
+type instance struct {
+	core    *core
+	factory *factory
+	id      component.ID
+	// ingests is true for the traces-to-metrics instance. Both instances
+	// of an id receive the same spans (the Collector fans a traces
+	// pipeline out to every connector node of the id), so only one of
+	// them feeds the core: the metrics one, else the logs one.
+	ingests bool
+	stopped sync.Once
+}
+
+func (i *instance) Capabilities() consumer.Capabilities {
+	return consumer.Capabilities{MutatesData: false}
+}
+
+func (i *instance) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
+	if !i.ingests && i.core.hasMetrics() {
+		return nil
+	}
+	return i.core.consume(ctx, td)
+}
+
+func (i *instance) Start(_ context.Context, _ component.Host) error {
+	i.core.start()
+	return nil
+}
+
+// Shutdown stops the core at the first instance's shutdown: the Collector
+// stops both before the exporters after them, so what was held is
+// assessed and emitted while both pipelines still run.
+func (i *instance) Shutdown(ctx context.Context) error {
+	var err error
+	i.stopped.Do(func() {
+		err = i.core.shutdown(ctx)
+		i.factory.release(i.id)
+	})
+	return err
+}
+
+var _ connector.Traces = (*instance)(nil)
+
+// heldTrace is the spans of one trace, waiting to be complete.
+type heldTrace struct {
+	id    trace.TraceID
+	spans []otelmap.Span
+	seen  map[trace.SpanID]struct{}
+	first time.Time
+	last  time.Time
+	// checked is len(spans) when the evidence was last found lacking.
+	checked int
+	refused int
+	elem    *list.Element
+}
+
+// released is a trace on its way to assessment.
+type released struct {
+	*heldTrace
+	completion string
+	unanswered []tracestore.Call
+}
+
+// core is one connector id's assessor: the hold, the workers, the
+// metrics aggregate.
+type core struct {
+	cfg      *Config
+	log      *zap.Logger
+	tel      *telemetry
+	registry *evals.Registry
+	evalCfg  evals.Config
+	await    *tracestore.Await
+	resource pcommon.Resource
+	agg      *aggregate
+	refs     int // guarded by factory.mu
+
+	mu       sync.Mutex
+	metrics  consumer.Metrics
+	logs     consumer.Logs
+	held     map[trace.TraceID]*heldTrace
+	order    *list.List // of *heldTrace, oldest first
+	spans    int
+	done     recentIDs
+	stopping bool
+
+	work    chan released
+	stop    chan struct{}
+	loops   sync.WaitGroup // the hold's ticker and the metrics flusher
+	workers sync.WaitGroup
+	// submitting counts consume calls that may still send to work.
+	submitting sync.WaitGroup
+	startOnce  sync.Once
+	started    bool
+}
+
+func newCore(set connector.Settings, cfg *Config) (*core, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	tel, err := newTelemetry(set.MeterProvider)
+	if err != nil {
+		return nil, fmt.Errorf("telemetry: %w", err)
+	}
+	res := pcommon.NewResource()
+	res.Attributes().PutStr("service.name", "coordbench")
+	// Cumulative series of several collectors must stay apart: each
+	// carries its collector's instance id.
+	if v, ok := set.Resource.Attributes().Get("service.instance.id"); ok {
+		res.Attributes().PutStr("service.instance.id", v.AsString())
+	}
+	workers := cfg.Workers
+	if workers == 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	c := &core{
+		cfg:      cfg,
+		log:      set.Logger,
+		tel:      tel,
+		registry: evals.NewRegistry(evals.Options{}),
+		evalCfg:  evals.Config{Evaluators: cfg.Evaluators, IncludeVirtualNodes: cfg.IncludeVirtualNodes},
+		await:    &tracestore.Await{AllAgents: true, Except: cfg.AwaitExcept},
+		resource: res,
+		agg:      newAggregate(cfg, tel),
+		held:     map[trace.TraceID]*heldTrace{},
+		order:    list.New(),
+		done:     newRecentIDs(2 * cfg.MaxTraces),
+		work:     make(chan released, 4*workers),
+		stop:     make(chan struct{}),
+	}
+	c.workers.Add(workers)
+	for range workers {
+		go c.worker()
+	}
+	tel.observeHeld(func() (traces, spans int64) {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return int64(len(c.held)), int64(c.spans)
+	})
+	return c, nil
+}
+
+func (c *core) setMetrics(m consumer.Metrics) { c.mu.Lock(); c.metrics = m; c.mu.Unlock() }
+func (c *core) setLogs(l consumer.Logs)       { c.mu.Lock(); c.logs = l; c.mu.Unlock() }
+
+func (c *core) hasMetrics() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.metrics != nil
+}
+
+func (c *core) start() {
+	c.startOnce.Do(func() {
+		c.mu.Lock()
+		c.started = true
+		c.mu.Unlock()
+		c.loops.Add(2)
+		go c.watch()
+		go c.flushLoop()
+	})
+}
+
+// consume holds the spans of td by trace. A trace past its bounds evicts
+// the oldest held; spans of a trace already assessed are late, counted
+// and dropped.
+func (c *core) consume(ctx context.Context, td ptrace.Traces) error {
+	spans, _ := otlpdecode.SpansFromTraces(td, otelmap.SourceOTLP)
+	now := time.Now()
+	var evicted []released
+	var invalid, late, dup, overTrace int
+	c.mu.Lock()
+	if c.stopping {
+		c.mu.Unlock()
+		return errShutDown
+	}
+	c.submitting.Add(1) // shutdown closes work only after these sends
+	defer c.submitting.Done()
+	for i := range spans {
+		sp := spans[i]
+		if !sp.TraceID.IsValid() || !sp.SpanID.IsValid() {
+			invalid++
+			continue
+		}
+		if c.done.has(sp.TraceID) {
+			late++
+			continue
+		}
+		h := c.held[sp.TraceID]
+		if h == nil {
+			for len(c.held) >= c.cfg.MaxTraces {
+				evicted = append(evicted, c.evictLocked(nil, reasonMaxTraces))
+			}
+			h = &heldTrace{id: sp.TraceID, seen: map[trace.SpanID]struct{}{}, first: now}
+			h.elem = c.order.PushBack(h)
+			c.held[sp.TraceID] = h
+		}
+		if _, ok := h.seen[sp.SpanID]; ok {
+			dup++ // a retried export
+			continue
+		}
+		if len(h.spans) >= c.cfg.MaxSpansPerTrace {
+			h.refused++
+			overTrace++
+			continue
+		}
+		for c.spans >= c.cfg.MaxSpans {
+			evicted = append(evicted, c.evictLocked(h, reasonMaxSpans))
+		}
+		h.seen[sp.SpanID] = struct{}{}
+		h.spans = append(h.spans, sp)
+		h.last = now
+		c.spans++
+	}
+	c.mu.Unlock()
+	c.tel.spansDropped(ctx, invalid, late, dup, overTrace)
+	for _, r := range evicted {
+		if err := c.submit(ctx, r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Eviction reasons (attribute reason of the evicted-traces counter).
+const (
+	reasonMaxTraces = "max_traces"
+	reasonMaxSpans  = "max_spans"
+)
+
+// evictLocked takes the oldest held trace other than keep out of the hold.
+// The bounds' validation guarantees there is one: keep alone never holds
+// max_spans spans.
+func (c *core) evictLocked(keep *heldTrace, reason string) released {
+	e := c.order.Front()
+	if e.Value.(*heldTrace) == keep {
+		e = e.Next()
+	}
+	h := e.Value.(*heldTrace)
+	c.tel.evicted(reason)
+	return released{heldTrace: c.removeLocked(h), completion: completionEvicted}
+}
+
+func (c *core) removeLocked(h *heldTrace) *heldTrace {
+	c.order.Remove(h.elem)
+	delete(c.held, h.id)
+	c.spans -= len(h.spans)
+	c.done.add(h.id)
+	return h
+}
+
+func (c *core) submit(ctx context.Context, r released) error {
+	select {
+	case c.work <- r:
+		return nil
+	case <-ctx.Done():
+		// The trace is out of the hold already: assess it here rather
+		// than lose it.
+		c.assess(r)
+		return nil
+	}
+}
+
+// watch releases held traces that are complete or waited max_wait.
+func (c *core) watch() {
+	defer c.loops.Done()
+	tick := min(c.cfg.Quiet/4, 250*time.Millisecond)
+	tick = max(tick, 5*time.Millisecond)
+	t := time.NewTicker(tick)
+	defer t.Stop()
+	for {
+		select {
+		case <-c.stop:
+			return
+		case <-t.C:
+			for _, r := range c.due(time.Now()) {
+				c.work <- r
+			}
+		}
+	}
+}
+
+// due takes out of the hold the traces complete by the settle rule or
+// held max_wait. The evidence (tracestore.CheckEvidence) is checked only
+// for traces quiet for Quiet whose spans changed since the last check,
+// outside the lock: spans are only ever appended, so a held slice header
+// stays valid.
+func (c *core) due(now time.Time) []released {
+	type candidate struct {
+		h     *heldTrace
+		spans []otelmap.Span
+	}
+	var out []released
+	var check []candidate
+	c.mu.Lock()
+	for e := c.order.Front(); e != nil; {
+		h := e.Value.(*heldTrace)
+		e = e.Next()
+		switch {
+		case now.Sub(h.first) >= c.cfg.MaxWait:
+			out = append(out, released{heldTrace: c.removeLocked(h), completion: completionMaxWait})
+		case now.Sub(h.last) >= c.cfg.Quiet && len(h.spans) != h.checked:
+			check = append(check, candidate{h, h.spans})
+		}
+	}
+	c.mu.Unlock()
+	var complete []candidate
+	for _, cand := range check {
+		ev := tracestore.CheckEvidence(cand.spans, c.await)
+		if ev.Root && len(ev.Unanswered) == 0 {
+			complete = append(complete, cand)
+			continue
+		}
+		c.mu.Lock()
+		if len(cand.h.spans) == len(cand.spans) {
+			cand.h.checked = len(cand.spans)
+		}
+		c.mu.Unlock()
+	}
+	if len(complete) == 0 {
+		return out
+	}
+	c.mu.Lock()
+	for _, cand := range complete {
+		// Still held and unchanged since the check: else the next tick
+		// looks again.
+		if c.held[cand.h.id] == cand.h && len(cand.h.spans) == len(cand.spans) {
+			out = append(out, released{heldTrace: c.removeLocked(cand.h), completion: completionSettled})
+		}
+	}
+	c.mu.Unlock()
+	return out
+}
+
+func (c *core) worker() {
+	defer c.workers.Done()
+	for r := range c.work {
+		c.assess(r)
+	}
+}
+
+// assess runs what `green assess` runs on one trace (assemble.TraceWith,
+// the evaluators' registry, report.NewTaskResult), records it in the
+// metrics and emits its log record.
+func (c *core) assess(r released) {
+	started := time.Now()
+	in := evals.Inputs{Config: c.evalCfg, Collection: &evals.Collection{
+		Settled: r.completion == completionSettled, MaxWaitMS: c.cfg.MaxWait.Milliseconds(), RefusedSpans: r.refused,
+	}}
+	if r.completion != completionSettled {
+		r.unanswered = tracestore.CheckEvidence(r.spans, c.await).Unanswered
+		for _, u := range r.unanswered {
+			in.Collection.Unanswered = append(in.Collection.Unanswered, u.Caller+" -> "+u.Callee)
+		}
+	}
+	td := assemble.TraceWith(r.id, r.spans, assemble.Options{})
+	rep := c.registry.Run(context.Background(), td, in, nil)
+	tr := report.NewTaskResult(td, rep)
+	tr.RefusedSpans = r.refused
+	c.agg.record(&tr, r.completion)
+	c.tel.assessed(r.completion, time.Since(started))
+
+	c.mu.Lock()
+	logs := c.logs
+	c.mu.Unlock()
+	if logs == nil {
+		return
+	}
+	ld, err := logRecord(c.resource, &tr, r, time.Now())
+	if err != nil {
+		c.log.Error("coordbench: cannot encode a task result", zap.String("trace_id", r.id.String()), zap.Error(err))
+		return
+	}
+	if err := logs.ConsumeLogs(context.Background(), ld); err != nil {
+		c.tel.emitFailed("logs")
+		c.log.Warn("coordbench: the logs pipeline refused a result record", zap.String("trace_id", r.id.String()), zap.Error(err))
+	}
+}
+
+// flushLoop emits the cumulative metrics every metrics_flush_interval.
+func (c *core) flushLoop() {
+	defer c.loops.Done()
+	t := time.NewTicker(c.cfg.MetricsFlushInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-c.stop:
+			return
+		case <-t.C:
+			c.flush(context.Background())
+		}
+	}
+}
+
+func (c *core) flush(ctx context.Context) {
+	c.mu.Lock()
+	metrics := c.metrics
+	c.mu.Unlock()
+	if metrics == nil {
+		return
+	}
+	md, ok := c.agg.metrics(c.resource, time.Now())
+	if !ok {
+		return
+	}
+	if err := metrics.ConsumeMetrics(ctx, md); err != nil {
+		c.tel.emitFailed("metrics")
+		c.log.Warn("coordbench: the metrics pipeline refused the connector's metrics", zap.Error(err))
+	}
+}
+
+// shutdown assesses every trace still held (completion "shutdown"),
+// waits for the workers and emits the metrics a last time. Spans that
+// arrive after it began are refused.
+func (c *core) shutdown(ctx context.Context) error {
+	c.mu.Lock()
+	if c.stopping {
+		c.mu.Unlock()
+		return nil
+	}
+	c.stopping = true
+	started := c.started
+	var rest []released
+	for e := c.order.Front(); e != nil; e = c.order.Front() {
+		rest = append(rest, released{heldTrace: c.removeLocked(e.Value.(*heldTrace)), completion: completionShutdown})
+	}
+	c.mu.Unlock()
+	close(c.stop)
+	c.loops.Wait()
+	c.submitting.Wait()
+	for _, r := range rest {
+		c.work <- r
+	}
+	close(c.work)
+	done := make(chan struct{})
+	go func() { c.workers.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		return fmt.Errorf("coordbench connector: shutdown: %w", ctx.Err())
+	}
+	if started {
+		c.flush(ctx)
+	}
+	return c.tel.close()
+}
