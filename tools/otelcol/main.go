@@ -1,15 +1,16 @@
 // Written by hand in the form the OpenTelemetry Collector Builder
-// (go.opentelemetry.io/collector/cmd/builder) v0.140.0 generates from
+// (go.opentelemetry.io/collector/cmd/builder) v0.164.0 generates from
 // builder-config.yaml; keep it in step with that manifest and with
-// collector-config.yaml.
+// collector-config.yaml and collector-coordbench.yaml.
 
 // Program otelcol is the OpenTelemetry Collector distribution coordbench's
-// local stack runs: exactly the components collector-config.yaml uses (the
-// OTLP receiver, the memory_limiter and batch processors, the OTLP/HTTP and
-// debug exporters) and the env and file config providers, so `otelcol
-// validate --config collector-config.yaml` checks that file against the
-// same component versions the tests run. It lives in its own module so the
-// Collector's dependency tree stays out of coordbench's go.mod.
+// local stack runs: exactly the components collector-config.yaml and
+// collector-coordbench.yaml use (the OTLP receiver, the memory_limiter and
+// batch processors, the OTLP/HTTP and debug exporters, the coordbench
+// connector) and the env, file and yaml config providers, so `otelcol
+// validate --config FILE` checks those files against the same component
+// versions the tests run. It lives in its own module so the Collector's
+// dependency tree stays out of coordbench's go.mod.
 package main
 
 import (
@@ -27,7 +28,7 @@ func main() {
 	info := component.BuildInfo{
 		Command:     "otelcol",
 		Description: "coordbench's OpenTelemetry Collector distribution for the local stack.",
-		Version:     "0.140.0-coordbench",
+		Version:     "0.164.0-coordbench",
 	}
 
 	set := otelcol.CollectorSettings{
@@ -43,9 +44,9 @@ func main() {
 			},
 		},
 		ProviderModules: map[string]string{
-			envprovider.NewFactory().Create(confmap.ProviderSettings{}).Scheme():  "go.opentelemetry.io/collector/confmap/provider/envprovider v1.46.0",
-			fileprovider.NewFactory().Create(confmap.ProviderSettings{}).Scheme(): "go.opentelemetry.io/collector/confmap/provider/fileprovider v1.46.0",
-			yamlprovider.NewFactory().Create(confmap.ProviderSettings{}).Scheme(): "go.opentelemetry.io/collector/confmap/provider/yamlprovider v1.46.0",
+			envprovider.NewFactory().Create(confmap.ProviderSettings{}).Scheme():  "go.opentelemetry.io/collector/confmap/provider/envprovider v1.70.0",
+			fileprovider.NewFactory().Create(confmap.ProviderSettings{}).Scheme(): "go.opentelemetry.io/collector/confmap/provider/fileprovider v1.70.0",
+			yamlprovider.NewFactory().Create(confmap.ProviderSettings{}).Scheme(): "go.opentelemetry.io/collector/confmap/provider/yamlprovider v1.70.0",
 		},
 		ConverterModules: []string{},
 	}

@@ -1,7 +1,7 @@
 // Written by hand in the form the OpenTelemetry Collector Builder
-// (go.opentelemetry.io/collector/cmd/builder) v0.140.0 generates from
+// (go.opentelemetry.io/collector/cmd/builder) v0.164.0 generates from
 // builder-config.yaml; keep it in step with that manifest and with
-// collector-config.yaml.
+// collector-config.yaml and collector-coordbench.yaml.
 
 package main
 
