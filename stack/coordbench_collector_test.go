@@ -296,11 +296,12 @@ service:
 		t.Fatal(err)
 	}
 	httpURL := "http://127.0.0.1:" + strconv.Itoa(freePort(t))
+	telemetryPort := strconv.Itoa(freePort(t))
 	env := []string{
 		"OTELCOL_GRPC_ENDPOINT=127.0.0.1:" + strconv.Itoa(freePort(t)),
 		"OTELCOL_HTTP_ENDPOINT=" + strings.TrimPrefix(httpURL, "http://"),
 		"OTELCOL_TELEMETRY_HOST=127.0.0.1",
-		"OTELCOL_TELEMETRY_PORT=" + strconv.Itoa(freePort(t)),
+		"OTELCOL_TELEMETRY_PORT=" + telemetryPort,
 		"TRACES_OTLP_ENDPOINT=" + srv.URL,
 		// Short waits so the test does not idle; the rule is the same.
 		"COORDBENCH_QUIET=500ms",
@@ -311,28 +312,7 @@ service:
 	waitFor(t, "collector", 60*time.Second, proc, otlpReady(httpURL+"/v1/traces"))
 
 	// The captures, sent as an SDK would: OTLP/HTTP protobuf, batch by batch.
-	for _, td := range batches {
-		body, err := ptraceotlp.NewExportRequestFromTraces(td).MarshalProto()
-		if err != nil {
-			t.Fatal(err)
-		}
-		ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, httpURL+"/v1/traces", bytes.NewReader(body))
-		if err != nil {
-			cancel()
-			t.Fatal(err)
-		}
-		req.Header.Set("Content-Type", "application/x-protobuf")
-		resp, err := http.DefaultClient.Do(req)
-		cancel()
-		if err != nil {
-			t.Fatalf("send to the collector: %v", err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			t.Fatalf("send to the collector: %s", resp.Status)
-		}
-	}
+	sendBatches(t, httpURL+"/v1/traces", batches)
 
 	// One record per trace, each trace once.
 	waitFor(t, "a log record per trace", 120*time.Second, proc, func(context.Context) error {
@@ -439,6 +419,83 @@ service:
 	if n := sink.spanCount(spansOf); n != totalSpans {
 		t.Errorf("%d spans passed on, %d sent", n, totalSpans)
 	}
+
+	// A sender that retries everything after the traces were assessed (an
+	// exporter's retry, a replay) gets no second assessment: the spans are
+	// counted late, and the records stay one per trace.
+	sendBatches(t, httpURL+"/v1/traces", batches)
+	metricsURL := "http://127.0.0.1:" + telemetryPort + "/metrics"
+	waitFor(t, "the resent spans counted late", 60*time.Second, proc, func(ctx context.Context) error {
+		late, err := promCounter(ctx, metricsURL, "otelcol_connector_coordbench_spans_late")
+		if err != nil {
+			return err
+		}
+		if late < float64(totalSpans) {
+			return fmt.Errorf("%v of %d spans late: %w", late, totalSpans, errNotYet)
+		}
+		return nil
+	})
+	if n := len(sink.records()); n != len(spansOf) {
+		t.Errorf("%d log records after a resend, want %d (one per trace)", n, len(spansOf))
+	}
+}
+
+// sendBatches posts each batch to an OTLP/HTTP traces URL as protobuf.
+func sendBatches(t *testing.T, url string, batches []ptrace.Traces) {
+	t.Helper()
+	for _, td := range batches {
+		body, err := ptraceotlp.NewExportRequestFromTraces(td).MarshalProto()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+		if err != nil {
+			cancel()
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/x-protobuf")
+		resp, err := http.DefaultClient.Do(req)
+		cancel()
+		if err != nil {
+			t.Fatalf("send to the collector: %v", err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("send to the collector: %s", resp.Status)
+		}
+	}
+}
+
+// promCounter sums the samples of a counter (whatever suffixes and labels
+// the Prometheus exporter gives it) on a Prometheus text endpoint.
+func promCounter(ctx context.Context, url, name string) (float64, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return 0, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", url, err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", url, err)
+	}
+	sum := 0.0
+	for line := range strings.Lines(string(raw)) {
+		if !strings.HasPrefix(line, name+"_total") && !strings.HasPrefix(line, name+"{") && !strings.HasPrefix(line, name+" ") {
+			continue
+		}
+		fields := strings.Fields(line)
+		v, err := strconv.ParseFloat(fields[len(fields)-1], 64)
+		if err != nil {
+			return 0, fmt.Errorf("%s: sample %q: %w", url, line, err)
+		}
+		sum += v
+	}
+	return sum, nil
 }
 
 func mustJSON(t *testing.T, v any) []byte {
