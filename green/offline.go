@@ -5,8 +5,8 @@
 // reserved and recorded, settled, marked assessed, closed); once the trace
 // has settled its spans are vouched for, assembled and evaluated, and the
 // assessment answers with one Result artifact. It also assesses OTLP span
-// files offline (AssessOTLPFiles, `green assess`) through the same assembly
-// and evaluators. docs/green-agent.md describes it from outside.
+// files (AssessOTLPFiles) and traces stored in Jaeger (AssessJaeger)
+// offline, `green assess`, through the same assembly and evaluators. docs/green-agent.md describes it from outside.
 package green
 
 import (
