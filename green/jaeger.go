@@ -116,7 +116,7 @@ func AssessJaeger(ctx context.Context, src JaegerSource, opts JaegerOptions) (*r
 	for range workers {
 		wg.Go(func() {
 			for j := range jobs {
-				if err := a.assess(ctx, j); err != nil {
+				if err := a.assemble(ctx, j); err != nil {
 					cancel(err)
 				}
 			}
@@ -157,7 +157,7 @@ func AssessJaeger(ctx context.Context, src JaegerSource, opts JaegerOptions) (*r
 	return a.finish(src, search)
 }
 
-// jaegerJob is one trace to assess: its spans, or only its id when the
+// jaegerJob is one trace to assemble: its spans, or only its id when the
 // worker fetches it.
 type jaegerJob struct {
 	id    trace.TraceID
@@ -209,9 +209,9 @@ func (a *jaegerRun) produceSearch(ctx context.Context, search *jaegerquery.Searc
 	}
 }
 
-// assess fetches the job's trace if it must, and assesses it. Only a
+// assemble fetches the job's trace if it must, and assembles it. Only a
 // failure that must stop the run is returned.
-func (a *jaegerRun) assess(ctx context.Context, j jaegerJob) error {
+func (a *jaegerRun) assemble(ctx context.Context, j jaegerJob) error {
 	if ctx.Err() != nil {
 		return nil
 	}
