@@ -310,6 +310,22 @@ func genTrace(td ptrace.Traces, n int, caller, callee string, start time.Time, e
 	return id
 }
 
+// waitTraces waits until Jaeger's answer to q holds n traces: what was
+// sent is stored.
+func waitTraces(t *testing.T, jg *jaeger, client *jaegerquery.Client, q jaegerquery.Query, n int) {
+	t.Helper()
+	waitFor(t, "generated traces in Jaeger", 120*time.Second, jg.proc, func(ctx context.Context) error {
+		found, err := client.Find(ctx, q)
+		if err != nil {
+			return err
+		}
+		if len(found.TraceIDs) != n {
+			return fmt.Errorf("%d of %d traces: %w", len(found.TraceIDs), n, errNotYet)
+		}
+		return nil
+	})
+}
+
 // sendOTLP posts td to Jaeger's OTLP/HTTP receiver as protobuf.
 func sendOTLP(t *testing.T, jg *jaeger, td ptrace.Traces) {
 	t.Helper()
@@ -357,16 +373,7 @@ func TestJaegerSourcePagesLargeSelection(t *testing.T) {
 	}
 	start, end := t0.Add(-time.Minute), t0.Add(61*time.Minute)
 	whole := jaegerquery.Query{Service: "gen-caller", Start: start, End: end, NumTraces: 1000}
-	waitFor(t, "generated traces in Jaeger", 60*time.Second, jg.proc, func(ctx context.Context) error {
-		found, err := client.Find(ctx, whole)
-		if err != nil {
-			return err
-		}
-		if len(found.TraceIDs) != spread {
-			return fmt.Errorf("%d of %d traces: %w", len(found.TraceIDs), spread, errNotYet)
-		}
-		return nil
-	})
+	waitTraces(t, jg, client, whole, spread)
 
 	// Pages of 7: the hour is halved until each window holds fewer than 7
 	// traces, and every trace is assessed once.
@@ -481,16 +488,7 @@ func TestJaegerSourceMemory(t *testing.T) {
 	}
 	start, end := t0.Add(-time.Minute), t0.Add(time.Hour)
 	whole := jaegerquery.Query{Service: "mem-caller", Start: start, End: end, NumTraces: traces}
-	waitFor(t, "generated traces in Jaeger", 120*time.Second, jg.proc, func(ctx context.Context) error {
-		found, err := client.Find(ctx, whole)
-		if err != nil {
-			return err
-		}
-		if len(found.TraceIDs) != traces {
-			return fmt.Errorf("%d of %d traces: %w", len(found.TraceIDs), traces, errNotYet)
-		}
-		return nil
-	})
+	waitTraces(t, jg, client, whole, traces)
 	file := saveGet(t, client.FindURL(whole), t.TempDir(), "whole.json")
 	fi, err := os.Stat(file)
 	if err != nil {

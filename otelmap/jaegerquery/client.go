@@ -249,12 +249,13 @@ func (c *Client) get(ctx context.Context, u string) ([]ptrace.Traces, error) {
 		// path gets its page.
 		return nil, fmt.Errorf("GET %s: %w: an HTML page (%s), not the API's OTLP JSON: is %s Jaeger's query service, with its base path?", u, ErrMalformed, ct, c.BaseURL())
 	}
-	body := &limitReader{r: resp.Body, max: c.maxBytes}
+	body := http.MaxBytesReader(nil, resp.Body, c.maxBytes)
 	traces, err := otlpdecode.ReadOTLPJSON(body, "GET "+u)
+	var tooLarge *http.MaxBytesError
 	switch {
 	case err == nil:
 		return traces, nil
-	case errors.Is(err, errTooLarge):
+	case errors.As(err, &tooLarge):
 		return nil, fmt.Errorf("GET %s: %w: the answer is larger than the limit of %d bytes (fetch fewer traces per request)", u, ErrMalformed, c.maxBytes)
 	case rctx.Err() != nil:
 		// The deadline passed while the body was read: the reader's error
@@ -318,27 +319,4 @@ func jaegerMessage(raw []byte) (string, bool) {
 		s = s[:max] + "…"
 	}
 	return strconv.Quote(s), false
-}
-
-var errTooLarge = errors.New("answer too large")
-
-// limitReader fails with errTooLarge once more than max bytes were read.
-type limitReader struct {
-	r      io.Reader
-	n, max int64
-}
-
-func (l *limitReader) Read(p []byte) (int, error) {
-	if l.n > l.max {
-		return 0, errTooLarge
-	}
-	if left := l.max - l.n + 1; int64(len(p)) > left {
-		p = p[:left]
-	}
-	n, err := l.r.Read(p)
-	l.n += int64(n)
-	if l.n > l.max {
-		return n, errTooLarge
-	}
-	return n, err
 }
