@@ -5,8 +5,8 @@
 // reserved and recorded, settled, marked assessed, closed); once the trace
 // has settled its spans are vouched for, assembled and evaluated, and the
 // assessment answers with one Result artifact. It also assesses OTLP span
-// files offline (AssessOTLPFiles, `green assess`) through the same assembly
-// and evaluators. docs/green-agent.md describes it from outside.
+// files (AssessOTLPFiles) and traces stored in Jaeger (AssessJaeger)
+// offline, `green assess`, through the same assembly and evaluators. docs/green-agent.md describes it from outside.
 package green
 
 import (
@@ -15,8 +15,10 @@ import (
 	"log/slog"
 	"maps"
 	"slices"
+	"sync"
 
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/coordbench/coordbench/evals"
 	"github.com/coordbench/coordbench/evals/judge"
@@ -64,13 +66,7 @@ func AssessOTLPFiles(ctx context.Context, paths []string, opts OfflineOptions) (
 	if len(paths) == 0 {
 		return nil, &InputError{Err: fmt.Errorf("no OTLP files given")}
 	}
-	registry := opts.Evaluators
-	if registry == nil {
-		registry = evals.NewRegistry(evals.Options{
-			Judge:  judge.New(judge.Options{Config: judge.Config{LLM: opts.Judge}, Logger: opts.Logger}),
-			Logger: opts.Logger,
-		})
-	}
+	registry := opts.registry()
 	store := tracestore.NewStore(opts.Limits)
 	res := &report.Result{Schema: report.Schema, Domain: "otlp", Inputs: slices.Clone(paths), Tasks: []report.TaskResult{}}
 	for _, path := range paths {
@@ -89,26 +85,83 @@ func AssessOTLPFiles(ctx context.Context, paths []string, opts OfflineOptions) (
 		}
 	}
 	ids := store.TraceIDs()
-	tds := make([]*tracedata.TraceData, len(ids))
-	convs := make([][]string, len(ids))
+	traces := make([]assembledTrace, len(ids))
 	for k, id := range ids {
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("assess: %w", err)
 		}
-		spans := store.Spans(id)
-		tds[k] = assemble.TraceWith(id, spans, assemble.Options{Conventions: opts.Conventions})
-		convs[k] = conversationsOf(spans)
+		traces[k] = opts.assembleTrace(id, store.Spans(id))
+	}
+	tasks, err := opts.evaluateTraces(ctx, registry, traces, 1)
+	if err != nil {
+		return nil, err
+	}
+	res.Tasks = tasks
+	return res, nil
+}
+
+// registry is the evaluators opts asks for.
+func (opts OfflineOptions) registry() *evals.Registry {
+	if opts.Evaluators != nil {
+		return opts.Evaluators
+	}
+	return evals.NewRegistry(evals.Options{
+		Judge:  judge.New(judge.Options{Config: judge.Config{LLM: opts.Judge}, Logger: opts.Logger}),
+		Logger: opts.Logger,
+	})
+}
+
+// assembledTrace is one trace assembled, and what the checks across
+// traces read of its spans: the one path of every offline source (files,
+// Jaeger) from spans to evaluation.
+type assembledTrace struct {
+	td    *tracedata.TraceData
+	convs []string
+}
+
+func (opts OfflineOptions) assembleTrace(id trace.TraceID, spans []otelmap.Span) assembledTrace {
+	return assembledTrace{
+		td:    assemble.TraceWith(id, spans, assemble.Options{Conventions: opts.Conventions}),
+		convs: conversationsOf(spans),
+	}
+}
+
+// evaluateTraces runs the evaluators on each trace, told what the traces
+// say of each other (a conversation split across them), workers traces at
+// a time; the tasks come in the order of traces.
+func (opts OfflineOptions) evaluateTraces(ctx context.Context, registry *evals.Registry, traces []assembledTrace, workers int) ([]report.TaskResult, error) {
+	tds := make([]*tracedata.TraceData, len(traces))
+	convs := make([][]string, len(traces))
+	for k, t := range traces {
+		tds[k], convs[k] = t.td, t.convs
 	}
 	split := splitConversations(tds, convs)
-	for k, td := range tds {
-		in := evals.Inputs{Config: opts.Config}
-		if s := split[k]; s != nil {
-			in.Collection = &evals.Collection{Settled: true, Split: s}
-		}
-		rep := registry.Run(ctx, td, in, opts.Observe)
-		res.Tasks = append(res.Tasks, report.NewTaskResult(td, rep))
+	tasks := make([]report.TaskResult, len(traces))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range max(1, workers) {
+		wg.Go(func() {
+			for k := range next {
+				in := evals.Inputs{Config: opts.Config}
+				if s := split[k]; s != nil {
+					in.Collection = &evals.Collection{Settled: true, Split: s}
+				}
+				tasks[k] = report.NewTaskResult(tds[k], registry.Run(ctx, tds[k], in, opts.Observe))
+			}
+		})
 	}
-	return res, nil
+	for k := range tds {
+		if ctx.Err() != nil {
+			break
+		}
+		next <- k
+	}
+	close(next)
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("assess: %w", err)
+	}
+	return tasks, nil
 }
 
 // conversationsOf returns the gen_ai.conversation.id values the spans

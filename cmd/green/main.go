@@ -7,6 +7,8 @@
 //	                                      run one assessment from the command line
 //	green assess [--config JSON|@file] [--conventions FILE] [--output FILE] FILE ...
 //	                                      assess OTLP JSON span files offline
+//	green assess --jaeger URL (--trace-id ID ... | --service NAME [--since D|--start T [--end T]] [--limit N])
+//	                                      assess traces stored in Jaeger
 //	green demo [--output FILE]            run the built-in demo
 //	green help [COMMAND]                  the usage, or a command's flags
 //
@@ -80,12 +82,15 @@ func subcommands() []subcommand {
 		},
 		{
 			name:     "assess",
-			synopsis: "[--config JSON|@file] [--conventions FILE] [--output FILE] FILE [FILE ...]",
-			summary: "Assess OTLP JSON span files offline (an export request per file, or one per line): one task\n" +
-				"per trace, every evaluator, the JSON result on stdout or in --output.",
+			synopsis: "[--config JSON|@file] [--conventions FILE] [--output FILE] (FILE [FILE ...] | --jaeger URL (--trace-id ID ... | --service NAME [--since D|--start T [--end T]] [--limit N]))",
+			summary: "Assess OTLP JSON span files offline (an export request per file, or one per line), or traces\n" +
+				"stored in Jaeger (its query API v3; by trace id, or by service and time range): one task per\n" +
+				"trace, every evaluator, the JSON result on stdout or in --output.",
 			examples: []string{
 				"green assess spans.otlp.json",
 				`green assess a.otlp.json b.otlp.jsonl --config '{"evaluators": {"judge": false}}' --output result.json`,
+				"green assess --jaeger http://127.0.0.1:16686 --trace-id 4bf92f3577b34da6a3ce929d0e0e4736",
+				"green assess --jaeger http://127.0.0.1:16686 --service coordinator --since 24h --limit 500",
 			},
 			run: assess,
 		},

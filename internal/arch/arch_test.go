@@ -36,6 +36,7 @@ var allowed = map[string][]string{
 	"otelmap/otlpdecode":   {"otelmap"},
 	"otelmap/tracestore":   {"otelmap"},
 	"otelmap/otlpreceiver": {"otelmap", "otelmap/otlpdecode"},
+	"otelmap/jaegerquery":  {"otelmap/otlpdecode"},
 	"otelmap/sdkbridge":    {"otelmap", "otelmap/tracestore"},
 	// Test helpers shared by otelmap's packages; imported by tests only.
 	"otelmap/internal/otlptest": {"otelmap"},
@@ -54,7 +55,7 @@ var allowed = map[string][]string{
 	// solver speak.
 	"scenario/scicode/stepproto": {"internal/textutil"},
 	"green": {"tracedata", "otelmap", "otelmap/assemble", "otelmap/sdkbridge", "otelmap/tracestore",
-		"otelmap/otlpdecode", "otelmap/otlpreceiver", "evals", "evals/judge", "internal/llmconfig", "a2aserve", "a2acall", "scenario",
+		"otelmap/otlpdecode", "otelmap/otlpreceiver", "otelmap/jaegerquery", "evals", "evals/judge", "internal/llmconfig", "a2aserve", "a2acall", "scenario",
 		"scenario/coordination", "scenario/scicode", "groundtruth", "report", "internal/textutil", "internal/stats"},
 	"purple": {"tracedata", "otelmap", "otelmap/assemble", "otelmap/sdkbridge", "otelmap/tracestore", "otelmap/otlpreceiver", "a2aserve", "a2acall", "internal/textutil", "internal/llmconfig",
 		"scenario/scicode/stepproto"},
