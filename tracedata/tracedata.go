@@ -90,8 +90,14 @@ const (
 	IdentityVercelAI = "ai.telemetry.functionId"
 	// IdentityGenkit: Genkit's genkit:name on a prompt (genkit:type
 	// dotprompt) or agent (genkit:metadata:subtype agent) span.
-	IdentityGenkit  = "genkit:name"
-	IdentityAgentID = "gen_ai.agent.id"
+	IdentityGenkit = "genkit:name"
+	// IdentityVoltAgentSubagent: VoltAgent's subagent.name (else
+	// subagent.id) on a sub-agent's run.
+	IdentityVoltAgentSubagent = "subagent.name"
+	// IdentityVoltAgent: VoltAgent's entity.name (else entity.id) on the
+	// run of an agent the application started.
+	IdentityVoltAgent = "entity.name"
+	IdentityAgentID   = "gen_ai.agent.id"
 	// IdentityConventions: a rule of the user's convention map
 	// (otelmap/assemble, docs/trace-assembly.md).
 	IdentityConventions = "conventions"

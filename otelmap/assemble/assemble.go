@@ -65,7 +65,7 @@ func Trace(traceID trace.TraceID, spans []otelmap.Span) *tracedata.TraceData {
 // TraceWith is Trace with options: a user's convention map read before the
 // built-in recognizers (conventions.go).
 func TraceWith(traceID trace.TraceID, spans []otelmap.Span, opts Options) *tracedata.TraceData {
-	a := &assembler{traceID: traceID, conv: opts.Conventions}
+	a := &assembler{traceID: traceID, conv: opts.Conventions, without: opts.withoutFamilies}
 	a.index(spans)       // tree.go
 	a.link()             // tree.go, recognize.go
 	a.resolveLangGraph() // recognize_openinference.go
@@ -173,6 +173,7 @@ func callType(ct uint8) tracedata.CallType {
 type assembler struct {
 	traceID trace.TraceID
 	conv    *Conventions // the user's convention map, nil for none
+	without uint16       // families turned off (Options.withoutFamilies)
 	spans   []otelmap.Span
 	nodes   []node
 	byID    spanindex.Index
@@ -228,3 +229,21 @@ type assembler struct {
 
 // span returns node i's span.
 func (a *assembler) span(i int32) *otelmap.Span { return &a.spans[a.nodes[i].sp] }
+
+// turnOff forgets what the families of a framework's own namespace in
+// mask read from the span, as if they did not exist (Options.withoutFamilies).
+func (r *reading) turnOff(mask uint16) {
+	if mask == 0 {
+		return
+	}
+	if mask&(1<<famVercelAI) != 0 {
+		r.ai = aiSlots{}
+	}
+	if mask&(1<<famGenkit) != 0 {
+		r.gk = genkitSlots{}
+	}
+	if mask&(1<<famVoltAgent) != 0 {
+		r.vo = voltSlots{}
+	}
+	r.claimed &^= mask
+}

@@ -90,6 +90,11 @@ type Options struct {
 	// Conventions, when set, is a user's convention map, read before the
 	// built-in families.
 	Conventions *Conventions
+
+	// withoutFamilies turns built-in families of a framework's own
+	// namespace off (bits by family): for tests that show what a capture
+	// reads as without its family (export_test.go).
+	withoutFamilies uint16
 }
 
 // LoadConventions reads and validates a convention map file.

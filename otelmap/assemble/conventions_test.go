@@ -45,11 +45,13 @@ func readCapture(t *testing.T, path string) (trace.TraceID, []otelmap.Span) {
 }
 
 // TestConventionsVoltAgent: VoltAgent writes only its own namespaces
-// (entity.*, subagent.*, span.type, llm.*), which no built-in family reads.
-// Run for real (testdata/live/voltagent), its captures come out with no
-// agent and warnings naming the namespaces; with the dozen-line map of
-// testdata/conventions/voltagent.yaml, every run comes out exactly as the
-// program's truth says, all of it read.
+// (entity.*, subagent.*, span.type, llm.*). The built-in voltagent family
+// (recognize_voltagent.go) reads them now, so the test turns that family
+// off (assemble.WithoutFamily) to stand for a framework no built-in family
+// knows: run for real (testdata/live/voltagent), its captures then come
+// out with no agent and warnings naming the namespaces; with the
+// dozen-line map of testdata/conventions/voltagent.yaml, every run comes
+// out exactly as the program's truth says, all of it read by the map.
 func TestConventionsVoltAgent(t *testing.T) {
 	const mapFile = "testdata/conventions/voltagent.yaml"
 	raw, err := os.ReadFile(mapFile)
@@ -95,7 +97,8 @@ func TestConventionsVoltAgent(t *testing.T) {
 		t.Run(filepath.Base(run), func(t *testing.T) {
 			id, spans := readCapture(t, run)
 
-			without := assemble.Trace(id, spans)
+			unknown := assemble.WithoutFamily(assemble.Options{}, "voltagent")
+			without := assemble.TraceWith(id, spans, unknown)
 			// The sub-agents' runs and the model calls are named as unread
 			// (entity.* alone says nothing of agents by its keys: its
 			// spans are counted by their other namespaces).
@@ -105,7 +108,9 @@ func TestConventionsVoltAgent(t *testing.T) {
 				t.Errorf("without the map: agents %s, edges %v, coverage %+v", describeAgents(without), edges(without), without.Coverage)
 			}
 
-			td := assemble.TraceWith(id, spans, assemble.Options{Conventions: conv})
+			withMap := unknown
+			withMap.Conventions = conv
+			td := assemble.TraceWith(id, spans, withMap)
 			var agents []string
 			for _, a := range td.Agents {
 				if a.Virtual {
@@ -129,7 +134,7 @@ func TestConventionsVoltAgent(t *testing.T) {
 				t.Errorf("with the map: agents %v, edges %v; want %v, %v", agents, got, truth.Agents, wantEdges)
 			}
 			c := td.Coverage
-			if c.Complete != 1 || c.NoEvidence || len(c.UnreadNamespaces) != 0 || len(c.Warnings) != 0 || c.Recognized["conventions"] != len(spans) {
+			if c.Complete != 1 || c.NoEvidence || len(c.UnreadNamespaces) != 0 || len(c.Warnings) != 0 || c.Recognized["conventions"] != len(spans) || c.Recognized["voltagent"] != 0 {
 				t.Errorf("with the map: coverage %+v", c)
 			}
 		})

@@ -21,6 +21,8 @@ const (
 	rankTraceloop
 	rankVercelAI
 	rankGenkit
+	rankVoltAgentSub
+	rankVoltAgent
 	rankAgentID
 	rankConventions
 	rankSpanName
@@ -45,6 +47,10 @@ func rankName(rank uint8) string {
 		return tracedata.IdentityVercelAI
 	case rankGenkit:
 		return tracedata.IdentityGenkit
+	case rankVoltAgentSub:
+		return tracedata.IdentityVoltAgentSubagent
+	case rankVoltAgent:
+		return tracedata.IdentityVoltAgent
 	case rankAgentID:
 		return tracedata.IdentityAgentID
 	case rankConventions:

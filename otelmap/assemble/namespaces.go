@@ -32,6 +32,14 @@ import (
 //     is in agentWords. So "zeta.agent.id" of a framework nobody listed is
 //     an agent namespace, "zeta.cache.hits" is not.
 //
+// VoltAgent's entity.* and span.* are generic names (another library's
+// entity.name may be a database table's), so they count only on a span
+// VoltAgent's family claimed (entity.type agent or workflow) and could
+// still not read, a span.type it does not know: such a span of a root
+// agent's run may carry no other key of an agent namespace
+// (recognize_voltagent.go). Its other keys (subagent.*, agent.*, llm.*,
+// voltagent.*, tool.*) are in the registry.
+//
 // A span a recognizer did read is not counted for the extra keys it
 // carries: a GenAI agent span with a gen_ai.* key no rule looks at is
 // still read, and what is unread is detail, not a missing part of the
@@ -47,7 +55,7 @@ var agentNamespaces = []string{
 	"mcp", "smolagents", "autogen", "semantic_kernel", "llama_index", "llamaindex", "haystack",
 	"dspy", "pydantic_ai", "openai", "anthropic", "gemini", "vertex_ai", "bedrock", "ollama",
 	"mistral", "cohere", "groq", "tool", "tool_call", "prompt", "embedding", "retrieval",
-	"reranker", "kagent", "adk", "letta", "agno", "camel", "swarm",
+	"reranker", "kagent", "adk", "letta", "agno", "camel", "swarm", "subagent",
 }
 
 // standardNamespaces are OpenTelemetry's own namespaces (semantic
@@ -171,9 +179,14 @@ func (r *reading) understood(n *node) bool {
 func (a *assembler) noteUnreadNamespaces(i int32, sp *otelmap.Span) {
 	var seen [8]string
 	nSeen := 0
+	volt := a.reading.claimed&(1<<famVoltAgent) != 0 // a.reading is node i's (scan)
 attrs:
 	for k := range sp.Attrs {
-		ns := agentNamespace(string(sp.Attrs[k].Key))
+		key := string(sp.Attrs[k].Key)
+		ns := agentNamespace(key)
+		if ns == "" && volt {
+			ns = voltAgentNamespace(key)
+		}
 		if ns == "" {
 			continue
 		}

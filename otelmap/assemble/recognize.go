@@ -28,8 +28,9 @@ import (
 //     the span says its operation, agent name and handoff target,
 //     whatever the built-in families say: the user's word on their own
 //     framework.
-//  3. The operation: the Vercel AI SDK's ai.operationId and Genkit's
-//     genkit:type / genkit:metadata:subtype, then OpenLLMetry's
+//  3. The operation: the Vercel AI SDK's ai.operationId, Genkit's
+//     genkit:type / genkit:metadata:subtype and VoltAgent's entity.type /
+//     span.type, then OpenLLMetry's
 //     traceloop.span.kind, then gen_ai.operation.name, then OpenInference's
 //     openinference.span.kind, then the previous GenAI shapes (an operation
 //     read from the other gen_ai.* attributes). A framework's own
@@ -48,9 +49,11 @@ import (
 //     an A2A call, where it names the callee): gen_ai.agent.name, then
 //     OpenInference agent.name, then graph.node.id, then
 //     traceloop.entity.name, then the AI SDK's ai.telemetry.functionId,
-//     then Genkit's genkit:name, then gen_ai.agent.id, then a name read
-//     from the span name (smolagents). The AI SDK and Genkit copy their
-//     names onto every span of a call: read only on their agent spans. A
+//     then Genkit's genkit:name, then VoltAgent's subagent.name (else
+//     entity.name, which on a sub-agent's spans names the root agent), then
+//     gen_ai.agent.id, then a name read from the span name (smolagents).
+//     The AI SDK, Genkit and VoltAgent copy their names onto every span of
+//     a call: read only on their agent spans. A
 //     gen_ai.agent.name on any other span (an LLM or tool span, where
 //     frameworks copy the caller's name) names nothing.
 //  5. Not a call side: an agent-card fetch (plain HTTP) and the A2A SDK's
@@ -75,6 +78,7 @@ const (
 	famConventions
 	famVercelAI
 	famGenkit
+	famVoltAgent
 	numFamilies
 )
 
@@ -92,6 +96,7 @@ var recognizerNames = [numFamilies]string{
 	famConventions:   "conventions",
 	famVercelAI:      "vercel_ai",
 	famGenkit:        "genkit",
+	famVoltAgent:     "voltagent",
 }
 
 // reading is what the recognizers read from one span: first each family's
@@ -102,6 +107,7 @@ type reading struct {
 	tl  traceloopSlots
 	ai  aiSlots     // the Vercel AI SDK (recognize_vercelai.go)
 	gk  genkitSlots // Genkit (recognize_genkit.go)
+	vo  voltSlots   // VoltAgent (recognize_voltagent.go)
 
 	conv   *Conventions // the user's convention map, nil for none
 	mapped *convRule    // the map's rule that matched the span
@@ -212,8 +218,13 @@ func (r *reading) read(sp *otelmap.Span) {
 				r.claim(famHTTP)
 			}
 		case 'e':
-			if kv.Key == otelmap.AttrErrorType && r.str(kv) != "" {
-				r.failed = true
+			switch {
+			case kv.Key == otelmap.AttrErrorType:
+				if r.str(kv) != "" {
+					r.failed = true
+				}
+			case strings.HasPrefix(key, "entity."):
+				r.readVoltAgent(kv, key)
 			}
 		case 's':
 			switch {
@@ -221,6 +232,8 @@ func (r *reading) read(sp *otelmap.Span) {
 				r.hasAddr = r.str(kv) != ""
 			case strings.HasPrefix(key, "smolagents."):
 				r.oi.smolagents = true
+			case strings.HasPrefix(key, "subagent.") || key == "span.type":
+				r.readVoltAgent(kv, key)
 			}
 		case 'o':
 			if strings.HasPrefix(key, "openinference.") || key == "output.value" {
@@ -273,6 +286,8 @@ func (r *reading) decide(sp *otelmap.Span) {
 		r.op, r.workflow = r.ai.operation(r)
 	case r.gk.typ != gkNone:
 		r.op, r.workflow = r.gk.operation(r)
+	case r.vo.entity != voNone:
+		r.op, r.workflow = r.vo.operation(r)
 	case r.tl.kind != tlNone:
 		r.op, r.workflow = r.tl.operation()
 	case r.gen.op != "":
@@ -361,6 +376,11 @@ func (r *reading) nameOfAgent(sp *otelmap.Span) (string, uint8) {
 		return r.ai.functionID, rankVercelAI
 	case r.gk.agent() && r.gk.name != "":
 		return r.gk.name, rankGenkit
+	case r.vo.agent() && r.vo.name() != "":
+		if r.vo.subagent {
+			return r.vo.name(), rankVoltAgentSub
+		}
+		return r.vo.name(), rankVoltAgent
 	case r.gen.agentID != "":
 		return "", rankNone
 	}
@@ -399,6 +419,7 @@ func (a *assembler) scan(i int32) {
 	r := &a.reading
 	*r = reading{role: spanKindRole(sp.Kind), id: n.id, warnings: &a.attrWarnings, conv: a.conv}
 	r.read(sp)
+	r.turnOff(a.without)
 	r.decide(sp)
 	n.role, n.op = r.role, r.op
 	if (n.flags&fFailed != 0 || r.failed) && a.conv.controlFlow(sp) {

@@ -173,7 +173,7 @@ func (a *assembler) stepDetails(i int32, st *tracedata.Step) {
 			}
 		case strings.HasPrefix(key, "llm."):
 			switch key {
-			case "llm.model_name":
+			case "llm.model_name", "llm.model": // OpenInference's, VoltAgent's
 				oiModel = quiet(kv)
 			case "llm.token_count.prompt":
 				prevIn, havePrev = quietInt(kv), true
