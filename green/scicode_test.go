@@ -15,6 +15,7 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
+	"github.com/coordbench/coordbench/internal/a2atest"
 	"github.com/coordbench/coordbench/sandbox"
 	"github.com/coordbench/coordbench/scenario"
 	"github.com/coordbench/coordbench/scenario/scicode"
@@ -64,8 +65,8 @@ func (l *sciSolverLog) all() []sciMessage {
 // split's reference code: "oracle" answers with it; "repair" answers with
 // a stub first and with the reference after feedback; "prose" answers
 // without code.
-func sciCodeTestSolver(t *testing.T, split *scicode.Split, mode string, log *sciSolverLog) func(context.Context, testPurpleInput) (string, error) {
-	return func(_ context.Context, in testPurpleInput) (string, error) {
+func sciCodeTestSolver(t *testing.T, split *scicode.Split, mode string, log *sciSolverLog) func(context.Context, a2atest.Input) (string, error) {
+	return func(_ context.Context, in a2atest.Input) (string, error) {
 		var d map[string]any
 		for _, m := range in.Data {
 			if k, _ := m["kind"].(string); k == stepproto.StepKind || k == stepproto.FeedbackKind {
@@ -114,7 +115,7 @@ func TestSciCodeScenarioRepair(t *testing.T) {
 	s := newSciCodeForTest(t, sandbox.Options{Timeout: oracleStepTimeout})
 	split, _ := s.Split(scicode.SplitValidation)
 	log := &sciSolverLog{}
-	purple := startTestPurple(t, testPurpleOptions{Name: "scicode-solver", ReplyFunc: sciCodeTestSolver(t, split, "repair", log)})
+	purple := a2atest.Start(t, a2atest.Options{Name: "scicode-solver", ReplyFunc: sciCodeTestSolver(t, split, "repair", log)})
 	e, _ := newExecutorForTest(t, map[string]scenario.Scenario{scenario.SciCode: s}, time.Minute)
 	req := mustParse(t, `{"participants": {"solver": %q}, "config": {"scenario": "scicode", "problem_ids": ["29", 1], "max_num_steps": 2, "settle_quiet_ms": 100}}`, purple.URL)
 	res, err := e.Assess(t.Context(), req, nil)
@@ -220,7 +221,7 @@ func TestSciCodeServerLegacyTags(t *testing.T) {
 	s := newSciCodeForTest(t, sandbox.Options{Timeout: oracleStepTimeout})
 	split, _ := s.Split(scicode.SplitValidation)
 	log := &sciSolverLog{}
-	white := startTestPurple(t, testPurpleOptions{Name: "white", Legacy: true, ReplyFunc: sciCodeTestSolver(t, split, "oracle", log)})
+	white := a2atest.Start(t, a2atest.Options{Name: "white", Legacy: true, ReplyFunc: sciCodeTestSolver(t, split, "oracle", log)})
 	g := startGreen(t, ServerOptions{Scenarios: map[string]scenario.Scenario{scenario.SciCode: s}, ProgressInterval: time.Minute})
 	c, _ := g.client03(t)
 	text := fmt.Sprintf("Solve these.\n<white_agent_url>%s</white_agent_url>\n<scicode_problem_id>3, 6</scicode_problem_id>\n<split>dev</split>\n<max_num_steps>2</max_num_steps>", white.URL)
@@ -292,7 +293,7 @@ func tail(s string, n int) string {
 func TestSciCodeServerForgery(t *testing.T) {
 	s := newSciCodeForTest(t, sandbox.Options{Timeout: oracleStepTimeout})
 	split, _ := s.Split(scicode.SplitValidation)
-	white := startTestPurple(t, testPurpleOptions{Name: "white", Legacy: true, ReplyFunc: func(_ context.Context, in testPurpleInput) (string, error) {
+	white := a2atest.Start(t, a2atest.Options{Name: "white", Legacy: true, ReplyFunc: func(_ context.Context, in a2atest.Input) (string, error) {
 		for _, d := range in.Data {
 			pid, _ := d["problem_id"].(string)
 			num, _ := d["step_number"].(string)

@@ -24,13 +24,15 @@ const module = "github.com/coordbench/coordbench"
 // gives the reason for each row. "internal/..." of a package's own subtree
 // is always allowed.
 var allowed = map[string][]string{
-	"tracedata":            {},
-	"internal/textutil":    {},
-	"internal/testenv":     {},
-	"internal/stats":       {},
-	"internal/cli":         {},
-	"internal/doctest":     {},
-	"internal/llmconfig":   {},
+	"tracedata":          {},
+	"internal/textutil":  {},
+	"internal/testenv":   {},
+	"internal/stats":     {},
+	"internal/cli":       {},
+	"internal/doctest":   {},
+	"internal/llmconfig": {},
+	// The A2A test agent; imported by tests only (a2acall's, green's).
+	"internal/a2atest":     {"a2aserve", "a2acall", "otelmap", "otelmap/assemble", "otelmap/sdkbridge", "otelmap/tracestore", "tracedata"},
 	"otelmap":              {"tracedata"},
 	"otelmap/extension":    {"otelmap", "tracedata"},
 	"otelmap/otlpdecode":   {"otelmap"},
