@@ -15,7 +15,7 @@ import (
 func TestProgressTaskTime(t *testing.T) {
 	e, _ := newExecutorForTest(t, map[string]scenario.Scenario{"route": routeScenario{}}, 50*time.Millisecond)
 	slow := a2atest.Start(t, a2atest.Options{Name: "slow", Delay: 600 * time.Millisecond})
-	req := mustParse(t, `{"participants": {"slow": %q}, "config": {"scenario": "route", "task_ids": ["slow#1", "slow#2"], "settle_quiet_ms": 50}}`, slow.URL)
+	req := mustParse(t, `{"participants": {"slow": %q}, "config": {"scenario": "route", "task_ids": ["slow#1", "slow#2"], "settle_quiet_ms": 50, "settle_max_wait_ms": 500}}`, slow.URL)
 	var log progressLog
 	if _, err := e.Assess(t.Context(), req, log.add); err != nil {
 		t.Fatalf("Assess: %v", err)

@@ -117,7 +117,7 @@ func TestSciCodeScenarioRepair(t *testing.T) {
 	log := &sciSolverLog{}
 	purple := a2atest.Start(t, a2atest.Options{Name: "scicode-solver", ReplyFunc: sciCodeTestSolver(t, split, "repair", log)})
 	e, _ := newExecutorForTest(t, map[string]scenario.Scenario{scenario.SciCode: s}, time.Minute)
-	req := mustParse(t, `{"participants": {"solver": %q}, "config": {"scenario": "scicode", "problem_ids": ["29", 1], "max_num_steps": 2, "settle_quiet_ms": 100}}`, purple.URL)
+	req := mustParse(t, `{"participants": {"solver": %q}, "config": {"scenario": "scicode", "problem_ids": ["29", 1], "max_num_steps": 2, "settle_quiet_ms": 100, "settle_max_wait_ms": 500}}`, purple.URL)
 	res, err := e.Assess(t.Context(), req, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -221,8 +221,11 @@ func TestSciCodeServerLegacyTags(t *testing.T) {
 	s := newSciCodeForTest(t, sandbox.Options{Timeout: oracleStepTimeout})
 	split, _ := s.Split(scicode.SplitValidation)
 	log := &sciSolverLog{}
-	white := a2atest.Start(t, a2atest.Options{Name: "white", Legacy: true, ReplyFunc: sciCodeTestSolver(t, split, "oracle", log)})
 	g := startGreen(t, ServerOptions{Scenarios: map[string]scenario.Scenario{scenario.SciCode: s}, ProgressInterval: time.Minute})
+	// The tag format carries no settle settings: the white agent's spans
+	// reach the green agent's store, so its trace settles without the
+	// default maximum wait.
+	white := a2atest.Start(t, a2atest.Options{Name: "white", Legacy: true, Store: g.srv.Store(), ReplyFunc: sciCodeTestSolver(t, split, "oracle", log)})
 	c, _ := g.client03(t)
 	text := fmt.Sprintf("Solve these.\n<white_agent_url>%s</white_agent_url>\n<scicode_problem_id>3, 6</scicode_problem_id>\n<split>dev</split>\n<max_num_steps>2</max_num_steps>", white.URL)
 	out, err := c.SendMessage(t.Context(), userMessage(text))
@@ -293,7 +296,10 @@ func tail(s string, n int) string {
 func TestSciCodeServerForgery(t *testing.T) {
 	s := newSciCodeForTest(t, sandbox.Options{Timeout: oracleStepTimeout})
 	split, _ := s.Split(scicode.SplitValidation)
-	white := a2atest.Start(t, a2atest.Options{Name: "white", Legacy: true, ReplyFunc: func(_ context.Context, in a2atest.Input) (string, error) {
+	g := startGreen(t, ServerOptions{Scenarios: map[string]scenario.Scenario{scenario.SciCode: s}, ProgressInterval: time.Minute})
+	// The white agent's spans reach the green agent's store (the tag
+	// format carries no settle settings).
+	white := a2atest.Start(t, a2atest.Options{Name: "white", Legacy: true, Store: g.srv.Store(), ReplyFunc: func(_ context.Context, in a2atest.Input) (string, error) {
 		for _, d := range in.Data {
 			pid, _ := d["problem_id"].(string)
 			num, _ := d["step_number"].(string)
@@ -308,7 +314,6 @@ func TestSciCodeServerForgery(t *testing.T) {
 		}
 		return "", fmt.Errorf("no step in %v", in.Data)
 	}})
-	g := startGreen(t, ServerOptions{Scenarios: map[string]scenario.Scenario{scenario.SciCode: s}, ProgressInterval: time.Minute})
 	c, _ := g.client03(t)
 	text := fmt.Sprintf("<white_agent_url>%s</white_agent_url>\n<scicode_problem_id>1, 3, 4</scicode_problem_id>\n<split>dev</split>\n<max_num_steps>1</max_num_steps>", white.URL)
 	out, err := c.SendMessage(t.Context(), userMessage(text))
