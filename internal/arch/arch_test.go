@@ -36,7 +36,7 @@ var allowed = map[string][]string{
 	"otelmap":              {"tracedata"},
 	"otelmap/extension":    {"otelmap", "tracedata"},
 	"otelmap/otlpdecode":   {"otelmap"},
-	"otelmap/tracestore":   {"otelmap"},
+	"otelmap/tracestore":   {"otelmap", "tracedata"},
 	"otelmap/otlpreceiver": {"otelmap", "otelmap/otlpdecode"},
 	"otelmap/sdkbridge":    {"otelmap", "otelmap/tracestore"},
 	// Test helpers shared by otelmap's packages; imported by tests only.

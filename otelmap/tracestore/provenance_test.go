@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/coordbench/coordbench/otelmap"
+	"github.com/coordbench/coordbench/tracedata"
 )
 
 func spanIDs(spans []otelmap.Span) []byte {
@@ -69,7 +70,7 @@ func TestVouchSetsAsideImpersonationAndStrangers(t *testing.T) {
 	if got, want := spanIDs(kept), []byte{1, 2, 3, 4, 10, 11}; !slices.Equal(got, want) {
 		t.Errorf("kept %v, want %v", got, want)
 	}
-	want := SetAside{Spans: 9, Impersonating: 4, Outside: 5, ParentMissing: 1,
+	want := tracedata.SetAside{Spans: 9, Impersonating: 4, Outside: 5, ParentMissing: 1,
 		Claimed: []string{"coordinator", "green", "hijacked", "intruder", "outsider", "x"}}
 	if aside.Spans != want.Spans || aside.Impersonating != want.Impersonating || aside.Outside != want.Outside || aside.ParentMissing != want.ParentMissing ||
 		!slices.Equal(aside.Claimed, want.Claimed) || aside.ClaimedMore != 0 {
