@@ -171,6 +171,9 @@ func JudgeEvidence(trace *tracedata.TraceData, in Inputs) Evidence {
 			insufficient = append(insufficient, "no agent of the trace was named by a span of its own (only by service.name or an address) while spans of an agent namespace went unread: the team's structure could not be read")
 		}
 	}
+	if n := trace.Coverage.UnwiredAgents; n > 0 {
+		partial = append(partial, fmt.Sprintf("%d agents ran beside each other under an orchestration and no span says who passed control to whom: the graph lacks those edges", n))
+	}
 	if trace.Coverage.NoEvidence {
 		insufficient = append(insufficient, "the trace shows no interaction that could be read: no evidence of coordination either way")
 	}

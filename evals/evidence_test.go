@@ -217,6 +217,18 @@ func TestEvidenceSplitConversation(t *testing.T) {
 	}
 }
 
+// TestEvidenceUnwiredAgents: agents run beside each other under an
+// orchestration with no span saying who called whom make the graph
+// partial.
+func TestEvidenceUnwiredAgents(t *testing.T) {
+	tr := evidenceTrace(nil)
+	tr.Coverage.UnwiredAgents = 3
+	res := evaluateEvidence(t, tr, Inputs{})
+	if res.Evidence.Level != EvidencePartial || !strings.Contains(strings.Join(res.Evidence.Reasons, "\n"), "3 agents ran beside each other under an orchestration") {
+		t.Errorf("unwired: evidence %+v", res.Evidence)
+	}
+}
+
 // TestEvidenceRefusedSpans: spans the span store refused (span
 // admission) make a whole-looking trace partial, with the count.
 func TestEvidenceRefusedSpans(t *testing.T) {

@@ -183,6 +183,12 @@ type Coverage struct {
 	// interaction it is no evidence (NoEvidence). Absent when there are
 	// none.
 	UnreadNamespaces map[string]int `json:"unread_namespaces,omitempty"`
+	// UnwiredAgents counts the agents that ran beside each other under an
+	// orchestration (a workflow, graph, swarm or crew span) with no span
+	// saying who passed control to whom: the graph lacks those edges. A
+	// trace with any is never complete evidence. A warning names each
+	// orchestration.
+	UnwiredAgents int `json:"unwired_agents,omitempty"`
 	// Spans counts the spans the trace was built from, by the road they came:
 	// "in_process", "otlp", "extension".
 	Spans         int            `json:"spans"`

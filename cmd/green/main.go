@@ -5,7 +5,7 @@
 //	                                      runs the image with these flags)
 //	green run --participant ROLE=URL ... [--config JSON|@file] [--output FILE]
 //	                                      run one assessment from the command line
-//	green assess [--config JSON|@file] [--output FILE] FILE ...
+//	green assess [--config JSON|@file] [--conventions FILE] [--output FILE] FILE ...
 //	                                      assess OTLP JSON span files offline
 //	green demo [--output FILE]            run the built-in demo
 //	green help [COMMAND]                  the usage, or a command's flags
@@ -80,7 +80,7 @@ func subcommands() []subcommand {
 		},
 		{
 			name:     "assess",
-			synopsis: "[--config JSON|@file] [--output FILE] FILE [FILE ...]",
+			synopsis: "[--config JSON|@file] [--conventions FILE] [--output FILE] FILE [FILE ...]",
 			summary: "Assess OTLP JSON span files offline (an export request per file, or one per line): one task\n" +
 				"per trace, every evaluator, the JSON result on stdout or in --output.",
 			examples: []string{

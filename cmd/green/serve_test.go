@@ -6,6 +6,8 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -98,5 +100,32 @@ func TestServeBadFlags(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	if c := run([]string{"serve", "-h"}, &stdout, &stderr); c != 0 || !bytes.Contains(stdout.Bytes(), []byte("-card-url")) || !bytes.Contains(stdout.Bytes(), []byte("-allow-participants")) {
 		t.Errorf("serve -h: exit %d, %s", c, stdout.String())
+	}
+}
+
+// TestConventionsFlagEveryCommand: serve and run take --conventions as
+// assess does, and a map with an error stops each before any work, exit 2,
+// naming the line.
+func TestConventionsFlagEveryCommand(t *testing.T) {
+	bad := filepath.Join(t.TempDir(), "bad.yaml")
+	if err := os.WriteFile(bad, []byte("name: x\nrules:\n  - match: {kind: sideways}\n    is: tool\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"serve", "--port", "0", "--conventions", bad},
+		{"run", "--participant", "a=http://127.0.0.1:1/", "--conventions", bad},
+		{"assess", "--conventions", bad, "x.json"},
+	} {
+		var stdout, stderr bytes.Buffer
+		if c := run(args, &stdout, &stderr); c != 2 || !strings.Contains(stderr.String(), bad+`:3:19: rules[0].match.kind: "sideways"`) {
+			t.Errorf("%q: exit %d, stderr %q", args, c, stderr.String())
+		}
+	}
+	var stdout, stderr bytes.Buffer
+	for _, cmd := range []string{"serve", "run", "assess"} {
+		stdout.Reset()
+		if c := run([]string{cmd, "-h"}, &stdout, &stderr); c != 0 || !strings.Contains(stdout.String(), "-conventions") {
+			t.Errorf("%s -h: exit %d, no --conventions in\n%s", cmd, c, stdout.String())
+		}
 	}
 }

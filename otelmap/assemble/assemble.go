@@ -111,8 +111,9 @@ const (
 	fAgentLike                        // looks like an agent's work but names no agent
 	fAbove                            // has an agent span below it
 	fResolving                        // a segment root whose agent is being resolved (identity.go)
-	fUnnamedAgent                     // an agent by its framework's word that no attribute names (recognize.go)
 	fControlFlow                      // an error status that is control flow, not a failure (recognize_conventions.go)
+	fWorkflow                         // an orchestration: a workflow, graph, swarm or crew run (recognize.go)
+	fUnnamedAgent                     // an agent by its framework's word that no attribute names (recognize.go)
 )
 
 // node is assembly's working record of one span. Indexes are node indexes,
@@ -200,8 +201,8 @@ type assembler struct {
 	handoffs    []handoff       // handoff spans (recognize_handoff.go)
 	callerNames []namedCaller   // agent spans naming their caller (graph.node.parent_id)
 	lgNodes     []int32         // candidate LangGraph agent node runs
-	gkGenerates []int32         // Genkit generate loops (recognize_genkit.go)
 	lcRuns      []lcAgentRun    // LangChain runs naming their agent (lc_agent_name)
+	gkGenerates []int32         // Genkit generate loops (recognize_genkit.go)
 	linkOf      map[int32]int32 // a span's first link into the trace
 	pending     []int32         // segment roots whose agent is their cause (identity.go)
 	cause       map[int32]int32 // ... and who caused each (identity.go)

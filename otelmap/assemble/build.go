@@ -3,6 +3,7 @@ package assemble
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -291,6 +292,9 @@ func (a *assembler) buildEvidence(td *tracedata.TraceData) {
 	var nsWarnings []string
 	cov.UnreadNamespaces, nsWarnings = a.unreadNamespaceWarnings()
 	cov.Warnings = append(cov.Warnings, nsWarnings...)
+	var wiring []string
+	cov.UnwiredAgents, wiring = a.unwiredAgents()
+	cov.Warnings = append(cov.Warnings, wiring...)
 	if cov.Interactions == 0 {
 		real, named := false, false
 		for _, ag := range td.Agents {
@@ -298,7 +302,7 @@ func (a *assembler) buildEvidence(td *tracedata.TraceData) {
 			named = named || !ag.Virtual && ag.IdentifiedBy != tracedata.IdentityServiceName && ag.IdentifiedBy != tracedata.IdentityUnknown
 		}
 		switch {
-		case named && cov.UnreadAgentSpans == 0 && len(cov.UnreadNamespaces) == 0:
+		case named && cov.UnreadAgentSpans == 0 && len(cov.UnreadNamespaces) == 0 && cov.UnwiredAgents == 0:
 			cov.Complete = 1
 		case real && !named:
 			// Flat spans (model calls, tools) with no agent span: the
@@ -357,4 +361,49 @@ func (a *assembler) unnamedAgents() int {
 		}
 	}
 	return count
+}
+
+// unwiredAgents finds the orchestrations (a workflow, graph, swarm or crew
+// span) under which agents of two or more names ran beside each other and
+// none of them got a caller: no handoff, named caller or link said who
+// passed control to whom, though the orchestration passed it. The graph
+// then lacks those edges whatever it shows (a Strands graph recorded
+// without message content, a framework's router that records nothing).
+// It returns how many agents ran so, and a warning per orchestration.
+func (a *assembler) unwiredAgents() (int, []string) {
+	if len(a.loose) < 2 {
+		return 0, nil
+	}
+	groups := map[int32][]int32{}
+	for _, b := range a.loose {
+		proc := a.nodes[b].proc
+		for x := a.nodes[b].parent; x >= 0 && a.nodes[x].proc == proc; x = a.nodes[x].parent {
+			if a.nodes[x].flags&fWorkflow != 0 {
+				groups[x] = append(groups[x], b)
+				break
+			}
+		}
+	}
+	orchs := slices.Collect(maps.Keys(groups))
+	slices.SortFunc(orchs, func(x, y int32) int { return cmp.Compare(a.nodes[x].id, a.nodes[y].id) })
+	total := 0
+	var w []string
+	for _, o := range orchs {
+		var agents []int32
+		called := false
+		for _, b := range groups[o] {
+			n := &a.nodes[b]
+			called = called || n.call >= 0
+			if !slices.Contains(agents, n.selfIdent) {
+				agents = append(agents, n.selfIdent)
+			}
+		}
+		if called || len(agents) < 2 {
+			continue
+		}
+		total += len(agents)
+		w = append(w, fmt.Sprintf("%d agents ran under the orchestration span %016x %q and no span says who passed control to whom: the graph lacks those edges",
+			len(agents), a.nodes[o].id, a.span(o).Name))
+	}
+	return total, w
 }

@@ -49,14 +49,21 @@ func (a *assembler) evidenceCalls() {
 	}
 	called := make(map[int32]bool)
 	a.handoffCalls(loose, called)
+	// An agent span may name several callers (a graph node fed by
+	// several sources): each is a call; the span counts as called once
+	// all are made.
+	named := map[int32]bool{}
 	for _, nc := range a.callerNames {
 		if loose[nc.span] && !called[nc.span] {
 			caller := a.intern(nc.name)
 			a.note(caller, rankOpenInference, false)
 			if a.looseCall(nc.span, caller, -1, a.nodes[nc.span].proc) {
-				called[nc.span] = true
+				named[nc.span] = true
 			}
 		}
+	}
+	for b := range named {
+		called[b] = true
 	}
 	for _, b := range a.loose {
 		if called[b] {

@@ -299,3 +299,25 @@ func TestBuiltinControlFlow(t *testing.T) {
 		})
 	}
 }
+
+// TestUnwiredAgents: a Strands TS Graph recorded without message content
+// (the real capture, its events dropped, as a tracer with content capture
+// off exports it) shows three agents under invoke_graph and nothing of
+// who passed control to whom: no longer an "isolated" team with complete
+// evidence, but no evidence, with a warning naming the orchestration.
+func TestUnwiredAgents(t *testing.T) {
+	id, spans := readCapture(t, "testdata/live/strands-graph/captures/run-1.otlp.json")
+	withContent := assemble.Trace(id, spans)
+	if withContent.Coverage.UnwiredAgents != 0 || len(withContent.Interactions) != 2 {
+		t.Fatalf("with content: edges %v, coverage %+v", edges(withContent), withContent.Coverage)
+	}
+	for i := range spans {
+		spans[i].Detail = nil
+	}
+	td := assemble.Trace(id, spans)
+	c := td.Coverage
+	if len(td.Interactions) != 0 || c.UnwiredAgents != 3 || !c.NoEvidence || c.Complete != 0 ||
+		!hasWarning(td, `3 agents ran under the orchestration span`) || !hasWarning(td, `"invoke_graph graph" and no span says who passed control to whom`) {
+		t.Errorf("without content: edges %v, coverage %+v", edges(td), c)
+	}
+}

@@ -154,11 +154,11 @@ type unreadNamespace struct {
 // step, an agent span, a handoff, an orchestration, a kind a GenAI family
 // read (gen_ai.operation.name, openinference.span.kind,
 // traceloop.span.kind, coordbench.call_type, a framework's own kind:
-// reading.kindRead), or a side of a call
-// (messaging, HTTP, A2A, a span link). A span of no convention that only
-// looks like an agent's by its name is not read: inside a read agent the
-// unread-agent rule (build.go) takes it for that agent's work, so it is
-// counted here.
+// reading.kindRead), a rule of the user's convention map, or a side of a
+// call (messaging, HTTP, A2A, a span link). A span of no convention that
+// only looks like an agent's by its name is not read: inside a read agent
+// the unread-agent rule (build.go) takes it for that agent's work, so it
+// is counted here.
 func (r *reading) understood(n *node) bool {
 	const transport = 1<<famMessaging | 1<<famHTTP | 1<<famA2A | 1<<famLinks
 	return n.flags&fStep != 0 || r.mapped != nil || r.handoff || r.agentName != "" || r.a2aAttr || r.ct != ctNone ||

@@ -72,9 +72,9 @@ const (
 	famA2A
 	famHTTP
 	famCoordbench
+	famConventions
 	famVercelAI
 	famGenkit
-	famConventions
 	numFamilies
 )
 
@@ -89,9 +89,9 @@ var recognizerNames = [numFamilies]string{
 	famA2A:           "a2a",
 	famHTTP:          "http",
 	famCoordbench:    "coordbench",
+	famConventions:   "conventions",
 	famVercelAI:      "vercel_ai",
 	famGenkit:        "genkit",
-	famConventions:   "conventions",
 }
 
 // reading is what the recognizers read from one span: first each family's
@@ -426,6 +426,9 @@ func (a *assembler) scan(i int32) {
 			n.flags |= fUnnamedAgent
 		}
 	}
+	if r.workflow {
+		n.flags |= fWorkflow
+	}
 	ct := r.ct
 	if n.op == opInvoke || ct == ctAgent {
 		n.flags |= fAgent | fMarker
@@ -465,6 +468,11 @@ func (a *assembler) scan(i int32) {
 	}
 	if r.callerBy != "" && n.flags&fAgent != 0 {
 		a.callerNames = append(a.callerNames, namedCaller{span: i, name: r.callerBy})
+	}
+	if n.flags&fAgent != 0 && r.gen.op == otelmap.OpInvokeAgent && len(sp.Events()) > 0 {
+		for _, src := range strandsGraphSources(sp) {
+			a.callerNames = append(a.callerNames, namedCaller{span: i, name: src})
+		}
 	}
 	if r.metadata != "" {
 		a.langGraphNode(i, sp, r.metadata)

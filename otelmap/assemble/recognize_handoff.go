@@ -2,6 +2,7 @@ package assemble
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 
 	"github.com/coordbench/coordbench/otelmap"
@@ -142,4 +143,44 @@ func normName(s string) string {
 		}
 	}
 	return string(b)
+}
+
+// strandsGraphSources returns the nodes a Strands TS Graph node's agent
+// took its input from: the graph passes each source's output to the
+// target agent after a text block "[node: <source id>]"
+// (multiagent/graph.js _resolveNodeInput in @strands-agents/sdk 1.19.0),
+// which the agent's invoke_agent span records in its gen_ai.user.message
+// event. Only a text block that is exactly such a marker counts, so prose
+// that mentions one does not. Each source is a caller of the agent: the
+// graph's edge, which leaves no attribute.
+func strandsGraphSources(sp *otelmap.Span) []string {
+	var out []string
+	for _, e := range sp.Events() {
+		if e.Name != "gen_ai.user.message" {
+			continue
+		}
+		for k := range e.Attrs {
+			if e.Attrs[k].Key != "content" {
+				continue
+			}
+			v := quiet(&e.Attrs[k])
+			if !strings.Contains(v, "[node: ") {
+				continue
+			}
+			var blocks []struct {
+				Text string `json:"text"`
+			}
+			if json.Unmarshal([]byte(v), &blocks) != nil {
+				continue
+			}
+			for _, b := range blocks {
+				if src, ok := strings.CutPrefix(b.Text, "[node: "); ok {
+					if src, ok = strings.CutSuffix(src, "]"); ok && src != "" && !slices.Contains(out, src) {
+						out = append(out, src)
+					}
+				}
+			}
+		}
+	}
+	return out
 }
