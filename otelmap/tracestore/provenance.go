@@ -40,18 +40,6 @@ const (
 	maxClaimedChars  = 80
 )
 
-// namesAgent reports whether attribute k is one trace assembly reads an
-// agent's name from (otelmap/assemble's recognizers); a span of another
-// road naming the assessor in one of them speaks for it.
-func namesAgent(k attribute.Key) bool {
-	switch k {
-	case otelmap.AttrGenAIAgentName, otelmap.AttrGenAIAgentID, "agent.name", "graph.node.id", "graph.node.parent_id",
-		"traceloop.entity.name", "gen_ai.handoff.from_agent", "gen_ai.handoff.to_agent":
-		return true
-	}
-	return false
-}
-
 // Vouch splits the spans of one task's trace into those the assessor can
 // vouch for (kept, in input order; spans itself when nothing is set aside)
 // and those it sets aside (see the comment at the top of this file). root
@@ -195,7 +183,7 @@ func claimsAssessor(sp *otelmap.Span, names map[string]bool) bool {
 		case otelmap.AttrRole, otelmap.AttrAssessmentID, otelmap.AttrEvaluator:
 			return true
 		}
-		if kv.Value.Type() == attribute.STRING && names[kv.Value.AsString()] && namesAgent(kv.Key) {
+		if kv.Value.Type() == attribute.STRING && names[kv.Value.AsString()] && otelmap.NamesAgent(kv.Key) {
 			return true
 		}
 	}
@@ -239,7 +227,7 @@ func claimedNames(sp *otelmap.Span, into map[string]struct{}) {
 	}
 	add(spanResource(sp).ServiceName)
 	for _, kv := range sp.Attrs {
-		if kv.Value.Type() == attribute.STRING && namesAgent(kv.Key) {
+		if kv.Value.Type() == attribute.STRING && otelmap.NamesAgent(kv.Key) {
 			add(kv.Value.AsString())
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/coordbench/coordbench/otelmap"
+	"github.com/coordbench/coordbench/otelmap/assemble"
 )
 
 // Settle tests build the spans of one task's trace by hand: the assessor's
@@ -58,7 +59,7 @@ func reviewerSide() []otelmap.Span {
 	return []otelmap.Span{settleSpan(20, 11, trace.SpanKindServer, settleReviewerRes, otelmap.SourceOTLP)}
 }
 
-var settleAwait = &Await{Assessor: true, Agents: []string{"coordinator", "reviewer"}}
+var settleAwait = &Await{Calls: assemble.CallRule(nil), Assessor: true, Agents: []string{"coordinator", "reviewer"}}
 
 // settleAsync runs Settle in the background.
 func settleAsync(st *Store, opts SettleOptions) <-chan Settlement {
@@ -167,7 +168,7 @@ func TestSettleAwaitsCallsToParticipantAddresses(t *testing.T) {
 			otelmap.AttrServerAddress.String("api.openai.com"), otelmap.AttrServerPort.Int(443)),
 	)
 	st.Add(spans)
-	await := &Await{Assessor: true, Addresses: []string{"http://reviewer.local:8080/", "127.0.0.1:9101"}}
+	await := &Await{Calls: assemble.CallRule(nil), Assessor: true, Addresses: []string{"http://reviewer.local:8080/", "127.0.0.1:9101"}}
 	res, err := st.Settle(t.Context(), trace.TraceID{settleTrace},
 		SettleOptions{Root: trace.SpanID{1}, Quiet: time.Millisecond, MaxWait: 50 * time.Millisecond, Await: await})
 	if err != nil {
@@ -270,5 +271,38 @@ func TestSettleSilentNamesOnlyCalleesThatAnsweredNothing(t *testing.T) {
 	if res.Complete || res.Awaited != 2 || len(res.Unanswered) != 1 || res.Unanswered[0].SpanID != (trace.SpanID{5}).String() || len(res.Silent) != 0 {
 		t.Fatalf("got complete=%v awaited=%d unanswered=%+v silent=%q, want the second call unanswered, nobody silent",
 			res.Complete, res.Awaited, res.Unanswered, res.Silent)
+	}
+}
+
+// TestSettleAsksAssemblyWhatACallIs: whether a chain is an agent call, and
+// whom it calls, is trace assembly's rule, passed in. The coordinator's call
+// to the reviewer recorded by OpenLLMetry (traceloop.span.kind=agent naming
+// the reviewer, no gen_ai.operation.name, no a2a.* attribute) is an agent
+// call to the reviewer by assembly's recognizers, so the wait awaits it;
+// without a rule no span marks an agent call and only addresses are awaited.
+func TestSettleAsksAssemblyWhatACallIs(t *testing.T) {
+	st := NewStore(Limits{})
+	st.Add(append(assessorCall(),
+		settleSpan(10, 4, trace.SpanKindServer, settleCoordRes, otelmap.SourceOTLP),
+		settleSpan(11, 10, trace.SpanKindClient, settleCoordRes, otelmap.SourceOTLP,
+			attribute.String("traceloop.span.kind", "agent"), otelmap.AttrTraceloopEntityName.String("reviewer")),
+	))
+	res, err := st.Settle(t.Context(), trace.TraceID{settleTrace},
+		SettleOptions{Root: trace.SpanID{1}, Quiet: time.Millisecond, MaxWait: 50 * time.Millisecond, Await: settleAwait})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Call{Caller: "coordinator", Callee: "reviewer", SpanID: trace.SpanID{11}.String()}
+	if res.Complete || res.Awaited != 2 || len(res.Unanswered) != 1 || res.Unanswered[0] != want {
+		t.Fatalf("got complete=%v awaited=%d unanswered=%+v, want the OpenLLMetry call to the reviewer awaited and unanswered",
+			res.Complete, res.Awaited, res.Unanswered)
+	}
+
+	noRule := *settleAwait
+	noRule.Calls = nil
+	res, err = st.Settle(t.Context(), trace.TraceID{settleTrace},
+		SettleOptions{Root: trace.SpanID{1}, Quiet: time.Millisecond, MaxWait: time.Minute, Await: &noRule})
+	if err != nil || !res.Complete || res.Awaited != 0 {
+		t.Fatalf("without a rule: complete=%v awaited=%d err=%v, want complete, nothing awaited (no address matches)", res.Complete, res.Awaited, err)
 	}
 }
