@@ -45,6 +45,9 @@ const (
 	AttrAIFunctionID = attribute.Key("ai.telemetry.functionId")
 	// Pydantic AI's own agent_name.
 	AttrPydanticAgentName = attribute.Key("agent_name")
+	// Genkit: the name of the action a span runs (an agent, a prompt, a
+	// flow; genkit:type says which).
+	AttrGenkitName = attribute.Key("genkit:name")
 )
 
 // NamesAgent reports whether k is an attribute in which trace assembly
@@ -52,15 +55,16 @@ const (
 // provenance (otelmap/tracestore) takes a span of another road that names
 // the assessor in one of them as speaking for it. One list, so that a name
 // assembly reads is never one provenance overlooks. (A user's convention
-// map may name more; Genkit's genkit:name names prompts and flows as well
-// as agents, and is read with its type.)
+// map may name more. Genkit's genkit:name also names prompts and flows:
+// a span giving one of them the assessor's name is taken as a claim all
+// the same.)
 func NamesAgent(k attribute.Key) bool {
 	switch k {
 	case AttrGenAIAgentName, AttrGenAIAgentID,
 		AttrOIAgentName, AttrOIGraphNodeID, AttrOIGraphNodeParentID,
 		AttrTraceloopEntityName,
 		AttrGenAIHandoffFromAgent, AttrGenAIHandoffToAgent,
-		AttrAIFunctionID, AttrPydanticAgentName:
+		AttrAIFunctionID, AttrPydanticAgentName, AttrGenkitName:
 		return true
 	}
 	return false

@@ -184,7 +184,7 @@ func TestVouchReadsEveryAgentNameKey(t *testing.T) {
 	keys := []attribute.Key{
 		otelmap.AttrGenAIAgentName, otelmap.AttrGenAIAgentID, otelmap.AttrOIAgentName, otelmap.AttrOIGraphNodeID,
 		otelmap.AttrOIGraphNodeParentID, otelmap.AttrTraceloopEntityName, otelmap.AttrGenAIHandoffFromAgent,
-		otelmap.AttrGenAIHandoffToAgent, otelmap.AttrAIFunctionID, otelmap.AttrPydanticAgentName,
+		otelmap.AttrGenAIHandoffToAgent, otelmap.AttrAIFunctionID, otelmap.AttrPydanticAgentName, otelmap.AttrGenkitName,
 	}
 	for _, k := range keys {
 		if !otelmap.NamesAgent(k) {
