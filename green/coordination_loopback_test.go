@@ -12,6 +12,7 @@ import (
 	"github.com/coordbench/coordbench/a2acall"
 	"github.com/coordbench/coordbench/evals"
 	"github.com/coordbench/coordbench/internal/a2atest"
+	"github.com/coordbench/coordbench/internal/testenv"
 	"github.com/coordbench/coordbench/otelmap"
 	"github.com/coordbench/coordbench/otelmap/assemble"
 	"github.com/coordbench/coordbench/otelmap/tracestore"
@@ -140,10 +141,9 @@ func coordTestTask(t *testing.T, s *coordination.Scenario, venue, id string) (sc
 // peerReadTestDir is the shared copy of PeerRead.
 func peerReadTestDir(t *testing.T) string {
 	t.Helper()
-	// TODO(testenv): skip locally, fail under CI=true.
 	dir, err := coordination.DefaultPeerReadDir()
 	if err != nil {
-		t.Skipf("PeerRead data set: %v", err)
+		testenv.Missing(t, "PeerRead data set: %v", err)
 	}
 	return dir
 }

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -16,6 +14,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
 	"github.com/coordbench/coordbench/internal/a2atest"
+	"github.com/coordbench/coordbench/internal/testenv"
 	"github.com/coordbench/coordbench/sandbox"
 	"github.com/coordbench/coordbench/scenario"
 	"github.com/coordbench/coordbench/scenario/scicode"
@@ -32,7 +31,7 @@ func newSciCodeForTest(t *testing.T, sb sandbox.Options) *scicode.Scenario {
 	s, err := scicode.New(t.Context(), scicode.Options{DataDir: dir, Sandbox: sb, Logger: quietLogger})
 	if err != nil {
 		if errors.Is(err, sandbox.ErrNoPython) || errors.Is(err, errors.ErrUnsupported) {
-			sciCodeUnavailable(t, err.Error())
+			testenv.Missing(t, "%v", err)
 		}
 		t.Fatal(err)
 	}
@@ -253,28 +252,11 @@ func TestSciCodeServerLegacyTags(t *testing.T) {
 	}
 }
 
-// sciCodeTestDir is ../shared/data/scicode relative to the module root.
+// sciCodeTestDir is ../shared/data/scicode beside the module root.
 // Without it the SciCode tests skip (or fail with CI=true).
 func sciCodeTestDir(t testing.TB) string {
 	t.Helper()
-	dir, err := filepath.Abs(filepath.Join("..", "..", "shared", "data", "scicode"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-		sciCodeUnavailable(t, fmt.Sprintf("SciCode data set not at %s: %v", dir, err))
-	}
-	return dir
-}
-
-// sciCodeUnavailable skips, or fails under CI=true.
-// TODO(testenv): use internal/testenv once it exists.
-func sciCodeUnavailable(t testing.TB, msg string) {
-	t.Helper()
-	if os.Getenv("CI") == "true" {
-		t.Fatal(msg)
-	}
-	t.Skip(msg)
+	return testenv.SharedData(t, "scicode")
 }
 
 // oracleStepTimeout is SciCode's own maximum: step 51.4's reference (a

@@ -40,7 +40,7 @@ var allowed = map[string][]string{
 	"otelmap/otlpreceiver": {"otelmap", "otelmap/otlpdecode"},
 	"otelmap/sdkbridge":    {"otelmap", "otelmap/tracestore"},
 	// Test helpers shared by otelmap's packages; imported by tests only.
-	"otelmap/internal/otlptest": {"otelmap", "tracedata"},
+	"otelmap/internal/otlptest": {"otelmap", "tracedata", "internal/testenv"},
 	"otelmap/assemble":          {"otelmap", "otelmap/extension", "tracedata"},
 	"evals":                     {"tracedata"},
 	"evals/judge":               {"evals", "tracedata", "internal/textutil", "internal/llmconfig"},

@@ -3,8 +3,6 @@ package assemble_test
 import (
 	"context"
 	"math"
-	"os"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -114,38 +112,10 @@ func TestAssembleExtensionSteps(t *testing.T) {
 	}
 }
 
-// brokenSpans is input no producer should send: attributes of the wrong
-
-func extFixture(t *testing.T, name string) *tracedata.ResponseTrace {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "..", "tracedata", "testdata", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rt, err := tracedata.DecodeResponseTrace(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return rt
-}
-
-// extBySpanName indexes spans by name, failing on duplicates.
-func extBySpanName(t *testing.T, spans []otelmap.Span) map[string]*otelmap.Span {
-	t.Helper()
-	m := map[string]*otelmap.Span{}
-	for i := range spans {
-		if _, dup := m[spans[i].Name]; dup {
-			t.Fatalf("two spans named %q", spans[i].Name)
-		}
-		m[spans[i].Name] = &spans[i]
-	}
-	return m
-}
-
 // TestAssembleExtensionPythonSample: the spans the Python sample's
 // extension answer becomes are read as the calls they stand for.
 func TestAssembleExtensionPythonSample(t *testing.T) {
-	rt := extFixture(t, "python_sample.json")
+	rt := otlptest.ResponseTraceFixture(t, "python_sample.json")
 	caller := otlptest.CallerSpan(t, "Host Agent")
 	spans, err := extension.SpansFromResponseTrace(rt, otlptest.RemoteParent(caller), "Host Agent")
 	if err != nil {

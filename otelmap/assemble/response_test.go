@@ -114,7 +114,7 @@ func TestResponseTraceForCall(t *testing.T) {
 			t.Errorf("span %q times %v..%v, real %v..%v", sp.Name, sp.Start, sp.End, r.Start, r.End)
 		}
 	}
-	byName := extBySpanName(t, spans)
+	byName := otlptest.SpansByName(t, spans)
 	if sp := byName["invoke_agent booking"]; sp == nil || sp.Kind != trace.SpanKindClient || !sp.StatusError {
 		t.Errorf("booking call span %+v", sp)
 	}

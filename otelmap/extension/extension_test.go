@@ -2,8 +2,6 @@ package extension
 
 import (
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -31,38 +29,12 @@ func extNoAttr(t *testing.T, sp *otelmap.Span, key attribute.Key) {
 	}
 }
 
-func extFixture(t *testing.T, name string) *tracedata.ResponseTrace {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "..", "tracedata", "testdata", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rt, err := tracedata.DecodeResponseTrace(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return rt
-}
-
-// extBySpanName indexes spans by name, failing on duplicates.
-func extBySpanName(t *testing.T, spans []otelmap.Span) map[string]*otelmap.Span {
-	t.Helper()
-	m := map[string]*otelmap.Span{}
-	for i := range spans {
-		if _, dup := m[spans[i].Name]; dup {
-			t.Fatalf("two spans named %q", spans[i].Name)
-		}
-		m[spans[i].Name] = &spans[i]
-	}
-	return m
-}
-
 // The Python sample's answer becomes spans of the caller's trace shaped as
 // a participant would have recorded them: the responder's handling (SERVER),
 // its call to another agent (CLIENT), that agent's tool and LLM calls
 // (INTERNAL, on that agent's resource).
 func TestExtensionSpansFromPythonSample(t *testing.T) {
-	rt := extFixture(t, "python_sample.json")
+	rt := otlptest.ResponseTraceFixture(t, "python_sample.json")
 	caller := otlptest.CallerSpan(t, "Host Agent")
 	parent := otlptest.RemoteParent(caller)
 	spans, err := SpansFromResponseTrace(rt, parent, "Host Agent")
@@ -72,7 +44,7 @@ func TestExtensionSpansFromPythonSample(t *testing.T) {
 	if len(spans) != len(rt.Steps) {
 		t.Fatalf("%d spans from %d steps", len(spans), len(rt.Steps))
 	}
-	by := extBySpanName(t, spans)
+	by := otlptest.SpansByName(t, spans)
 	root := by["invoke_agent Host Agent"]
 	call := by["invoke_agent Weather Agent"]
 	weather, llm, failed, summary := by["get_weather"], by["gemini-2.0-flash"], by["lookup_airport"], by["send_summary"]

@@ -15,6 +15,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -32,6 +33,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/protobuf/encoding/protowire"
 
+	"github.com/coordbench/coordbench/internal/testenv"
 	"github.com/coordbench/coordbench/otelmap"
 	"github.com/coordbench/coordbench/tracedata"
 )
@@ -441,4 +443,32 @@ func SpansFromSDK(ended []sdktrace.ReadOnlySpan, source string) []otelmap.Span {
 		})
 	}
 	return out
+}
+
+// ResponseTraceFixture decodes tracedata/testdata/<name>, an extension
+// answer the tests of the extension codec and of assembly share.
+func ResponseTraceFixture(t testing.TB, name string) *tracedata.ResponseTrace {
+	t.Helper()
+	b, err := os.ReadFile(testenv.RepoFile(t, "tracedata/testdata/"+name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt, err := tracedata.DecodeResponseTrace(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rt
+}
+
+// SpansByName indexes spans by name, failing on duplicates.
+func SpansByName(t testing.TB, spans []otelmap.Span) map[string]*otelmap.Span {
+	t.Helper()
+	m := map[string]*otelmap.Span{}
+	for i := range spans {
+		if _, dup := m[spans[i].Name]; dup {
+			t.Fatalf("two spans named %q", spans[i].Name)
+		}
+		m[spans[i].Name] = &spans[i]
+	}
+	return m
 }
