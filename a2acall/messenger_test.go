@@ -1,7 +1,6 @@
 package a2acall_test
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -9,14 +8,11 @@ import (
 	"testing"
 
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/sdk/resource"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/coordbench/coordbench/a2acall"
 	"github.com/coordbench/coordbench/internal/a2atest"
 	"github.com/coordbench/coordbench/otelmap"
-	"github.com/coordbench/coordbench/otelmap/sdkbridge"
 	"github.com/coordbench/coordbench/otelmap/tracestore"
 	"github.com/coordbench/coordbench/tracedata"
 )
@@ -35,21 +31,8 @@ type caller struct {
 
 func newCaller(t *testing.T, opts a2acall.Options) *caller {
 	t.Helper()
-	store := tracestore.NewStore(tracestore.Limits{})
-	tp := sdktrace.NewTracerProvider(
-		sdktrace.WithResource(resource.NewSchemaless(otelmap.AttrServiceName.String("green"),
-			otelmap.AttrRole.String(otelmap.RoleAssessor))),
-		sdktrace.WithSpanProcessor(sdkbridge.NewRecorder(store)),
-	)
-	if opts.Logger == nil {
-		opts.Logger = quietLogger
-	}
-	c := &caller{m: a2acall.New(tp, store, opts), store: store, tracer: tp.Tracer("test")}
-	t.Cleanup(func() {
-		_ = c.m.Close()
-		_ = tp.Shutdown(context.Background())
-	})
-	return c
+	c := a2atest.NewCaller(t, opts)
+	return &caller{m: c.Messenger, store: c.Store, tracer: c.Tracer}
 }
 
 // send makes one call inside a HOST task span, as the green executor does,
