@@ -569,7 +569,7 @@ func (e *executor) work(ctx context.Context, in Input) (string, error) {
 // Traceability Extension: the agent's steps under its invoke_agent span.
 func (e *executor) extensionMeta(ec *a2asrv.ExecutorContext, root trace.SpanContext) (map[string]any, error) {
 	p := e.p
-	if !p.opts.Extension || !extensionRequested(ec) {
+	if !p.opts.Extension || !a2aserve.ExtensionRequested(ec, tracedata.ExtensionURI) {
 		return nil, nil
 	}
 	if p.opts.ExtensionPayload != nil {
@@ -585,23 +585,6 @@ func (e *executor) extensionMeta(ec *a2asrv.ExecutorContext, root trace.SpanCont
 		return nil, fmt.Errorf("a2atest: re-read the response trace: %w", err)
 	}
 	return map[string]any{tracedata.ExtensionMetadataKey: payload}, nil
-}
-
-// extensionRequested reads the activation from the request's service
-// parameters (A2A-Extensions; a2av0 maps X-A2A-Extensions onto it).
-func extensionRequested(ec *a2asrv.ExecutorContext) bool {
-	if ec.ServiceParams == nil {
-		return false
-	}
-	vals, _ := ec.ServiceParams.Get(a2a.SvcParamExtensions)
-	for _, v := range vals {
-		for _, u := range strings.Split(v, ",") {
-			if strings.TrimSpace(u) == tracedata.ExtensionURI {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // wireListener keeps the raw bytes of every connection, so tests can check
