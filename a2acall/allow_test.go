@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/coordbench/coordbench/a2acall"
+	"github.com/coordbench/coordbench/internal/a2atest"
 	"github.com/coordbench/coordbench/otelmap"
 )
 
@@ -88,7 +89,7 @@ func TestAllowListRefusesAlike(t *testing.T) {
 	}
 	m := newMessenger(t, a2acall.Options{Allow: allow})
 	open, hits := countingServer(t)
-	closed := refusedURL(t)
+	closed := a2atest.RefusedURL(t)
 	for _, rewrite := range []func(string) string{
 		func(u string) string { return u },
 		// By name: allowed by the URL check (the list holds ranges), refused
@@ -136,7 +137,7 @@ func TestAllowListRefusesAlike(t *testing.T) {
 // TestAllowListAllows: a participant inside the list is called as before,
 // by address range or by name.
 func TestAllowListAllows(t *testing.T) {
-	agent := startAgent(t, agentOptions{Name: "solver", Path: "/solver"})
+	agent := a2atest.Start(t, a2atest.Options{Name: "solver", Path: "/solver"})
 	byName := strings.Replace(agent.URL, "127.0.0.1", "localhost", 1)
 	for _, tc := range []struct {
 		spec, url      string

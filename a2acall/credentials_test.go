@@ -8,6 +8,7 @@ import (
 
 	"github.com/coordbench/coordbench/a2acall"
 	"github.com/coordbench/coordbench/a2aserve"
+	"github.com/coordbench/coordbench/internal/a2atest"
 )
 
 const agentToken = "tok-123_ABC"
@@ -20,17 +21,17 @@ const agentToken = "tok-123_ABC"
 func TestMessengerCredentials(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		opts agentOptions
+		opts a2atest.Options
 	}{
-		{"1.0 blocking", agentOptions{Name: "locked"}},
-		{"1.0 streaming", agentOptions{Name: "locked", Streaming: true}},
-		{"0.3 blocking", agentOptions{Name: "locked", Legacy: true}},
-		{"0.3 streaming", agentOptions{Name: "locked", Legacy: true, Streaming: true}},
+		{"1.0 blocking", a2atest.Options{Name: "locked"}},
+		{"1.0 streaming", a2atest.Options{Name: "locked", Streaming: true}},
+		{"0.3 blocking", a2atest.Options{Name: "locked", Legacy: true}},
+		{"0.3 streaming", a2atest.Options{Name: "locked", Legacy: true, Streaming: true}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.opts.Token = agentToken
-			locked := startAgent(t, tc.opts)
-			open := startAgent(t, agentOptions{Name: "open"})
+			locked := a2atest.Start(t, tc.opts)
+			open := a2atest.Start(t, a2atest.Options{Name: "open"})
 
 			for _, bad := range []*a2acall.Credentials{
 				nil,
@@ -96,7 +97,7 @@ func TestMessengerCredentials(t *testing.T) {
 // TestMessengerDefaultCredential: the default goes to every URL no prefix
 // names.
 func TestMessengerDefaultCredential(t *testing.T) {
-	locked := startAgent(t, agentOptions{Name: "locked", Token: agentToken})
+	locked := a2atest.Start(t, a2atest.Options{Name: "locked", Token: agentToken})
 	c := newCaller(t, a2acall.Options{Credentials: &a2acall.Credentials{Default: a2acall.BearerCredential(agentToken)}})
 	if _, _, err := c.send(t, a2acall.SendRequest{URL: locked.URL, Text: "hi"}); err != nil {
 		t.Fatal(err)

@@ -1,23 +1,24 @@
 package a2acall_test
 
 import (
-	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"testing"
 
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/sdk/resource"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/coordbench/coordbench/a2acall"
+	"github.com/coordbench/coordbench/internal/a2atest"
 	"github.com/coordbench/coordbench/otelmap"
-	"github.com/coordbench/coordbench/otelmap/sdkbridge"
 	"github.com/coordbench/coordbench/otelmap/tracestore"
 	"github.com/coordbench/coordbench/tracedata"
 )
+
+// quietLogger drops a2a-go's and the Messenger's logs in tests.
+var quietLogger = slog.New(slog.DiscardHandler)
 
 // caller is the calling side of a messenger test: a Messenger whose spans,
 // and the spans it rebuilds from the Traceability Extension, land in one
@@ -30,21 +31,8 @@ type caller struct {
 
 func newCaller(t *testing.T, opts a2acall.Options) *caller {
 	t.Helper()
-	store := tracestore.NewStore(tracestore.Limits{})
-	tp := sdktrace.NewTracerProvider(
-		sdktrace.WithResource(resource.NewSchemaless(otelmap.AttrServiceName.String("green"),
-			otelmap.AttrRole.String(otelmap.RoleAssessor))),
-		sdktrace.WithSpanProcessor(sdkbridge.NewRecorder(store)),
-	)
-	if opts.Logger == nil {
-		opts.Logger = quietLogger
-	}
-	c := &caller{m: a2acall.New(tp, store, opts), store: store, tracer: tp.Tracer("test")}
-	t.Cleanup(func() {
-		_ = c.m.Close()
-		_ = tp.Shutdown(context.Background())
-	})
-	return c
+	c := a2atest.NewCaller(t, opts)
+	return &caller{m: c.Messenger, store: c.Store, tracer: c.Tracer}
 }
 
 // send makes one call inside a HOST task span, as the green executor does,
@@ -63,24 +51,24 @@ func (c *caller) send(t *testing.T, req a2acall.SendRequest) (*a2acall.Reply, tr
 func TestMessengerProtocols(t *testing.T) {
 	cases := []struct {
 		name       string
-		opts       agentOptions
+		opts       a2atest.Options
 		protocol   string
 		wireMethod string
 	}{
-		{"1.0 blocking", agentOptions{}, "1.0", `"method":"SendMessage"`},
-		{"1.0 streaming", agentOptions{Streaming: true}, "1.0", `"method":"SendStreamingMessage"`},
-		{"1.0 message", agentOptions{AsMessage: true}, "1.0", `"method":"SendMessage"`},
-		{"1.0 streaming message", agentOptions{Streaming: true, AsMessage: true}, "1.0", `"method":"SendStreamingMessage"`},
-		{"0.3 blocking", agentOptions{Legacy: true}, "0.3.0", `"method":"message/send"`},
-		{"0.3 streaming", agentOptions{Legacy: true, Streaming: true}, "0.3.0", `"method":"message/stream"`},
-		{"0.3 streaming message", agentOptions{Legacy: true, Streaming: true, AsMessage: true}, "0.3.0", `"method":"message/stream"`},
+		{"1.0 blocking", a2atest.Options{}, "1.0", `"method":"SendMessage"`},
+		{"1.0 streaming", a2atest.Options{Streaming: true}, "1.0", `"method":"SendStreamingMessage"`},
+		{"1.0 message", a2atest.Options{AsMessage: true}, "1.0", `"method":"SendMessage"`},
+		{"1.0 streaming message", a2atest.Options{Streaming: true, AsMessage: true}, "1.0", `"method":"SendStreamingMessage"`},
+		{"0.3 blocking", a2atest.Options{Legacy: true}, "0.3.0", `"method":"message/send"`},
+		{"0.3 streaming", a2atest.Options{Legacy: true, Streaming: true}, "0.3.0", `"method":"message/stream"`},
+		{"0.3 streaming message", a2atest.Options{Legacy: true, Streaming: true, AsMessage: true}, "0.3.0", `"method":"message/stream"`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			opts := tc.opts
 			opts.Name = "solver"
 			opts.ReplyData = map[string]any{"decision": "accept"}
-			p := startAgent(t, opts)
+			p := a2atest.Start(t, opts)
 			c := newCaller(t, a2acall.Options{})
 			reply, _, err := c.send(t, a2acall.SendRequest{URL: p.URL, Text: "review paper 7", Data: map[string]any{"paper": "7"}})
 			if err != nil {
@@ -114,7 +102,7 @@ func TestMessengerProtocols(t *testing.T) {
 func TestMessengerCardPath(t *testing.T) {
 	for _, legacy := range []bool{false, true} {
 		t.Run(fmt.Sprintf("legacy=%v", legacy), func(t *testing.T) {
-			p := startAgent(t, agentOptions{Name: "reviewer", Path: "/reviewer", Legacy: legacy})
+			p := a2atest.Start(t, a2atest.Options{Name: "reviewer", Path: "/reviewer", Legacy: legacy})
 			if !strings.HasSuffix(p.URL, "/reviewer") {
 				t.Fatalf("url %s", p.URL)
 			}
@@ -140,7 +128,7 @@ func TestMessengerCardPath(t *testing.T) {
 // TestMessengerOptions: DisableStreaming sends message/send to an agent
 // that streams; DisableContentCapture leaves message text off the spans.
 func TestMessengerOptions(t *testing.T) {
-	p := startAgent(t, agentOptions{Streaming: true})
+	p := a2atest.Start(t, a2atest.Options{Streaming: true})
 	c := newCaller(t, a2acall.Options{DisableStreaming: true, DisableContentCapture: true})
 	reply, tid, err := c.send(t, a2acall.SendRequest{URL: p.URL, Text: "hi"})
 	if err != nil {
@@ -164,7 +152,7 @@ func TestMessengerOptions(t *testing.T) {
 // Messenger's, the request's value winning for a key in both; the
 // Messenger's own map is left as it was.
 func TestMessengerMetadata(t *testing.T) {
-	p := startAgent(t, agentOptions{})
+	p := a2atest.Start(t, a2atest.Options{})
 	opts := map[string]any{"a": "messenger", "b": "messenger"}
 	c := newCaller(t, a2acall.Options{Metadata: opts})
 	if _, _, err := c.send(t, a2acall.SendRequest{URL: p.URL, Text: "hi", Metadata: map[string]any{"b": "request", "c": "request"}}); err != nil {

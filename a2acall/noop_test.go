@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/coordbench/coordbench/a2acall"
+	"github.com/coordbench/coordbench/internal/a2atest"
 	"github.com/coordbench/coordbench/otelmap"
 )
 
@@ -19,7 +20,7 @@ import (
 // no-op tracer's own spans would have placed them; without a span in the
 // context no traceparent is sent.
 func TestMessengerNoopTracer(t *testing.T) {
-	p := startAgent(t, agentOptions{Name: "solver", Extension: true, Chat: true})
+	p := a2atest.Start(t, a2atest.Options{Name: "solver", Extension: true, Chat: true})
 	var mu sync.Mutex
 	var got []otelmap.Span
 	m := a2acall.New(noop.NewTracerProvider(), nil, a2acall.Options{Logger: quietLogger, OnExtensionSpans: func(_ context.Context, spans []otelmap.Span) {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/coordbench/coordbench/a2acall"
+	"github.com/coordbench/coordbench/internal/a2atest"
 	"github.com/coordbench/coordbench/internal/testenv"
 	"github.com/coordbench/coordbench/otelmap"
 )
@@ -22,33 +23,33 @@ import (
 func TestMessengerFailures(t *testing.T) {
 	cases := []struct {
 		name    string
-		opts    agentOptions
+		opts    a2atest.Options
 		refused bool
 		errType string
 		is      error
 	}{
-		{name: "hang", opts: agentOptions{Fault: faultHang}, errType: "timeout", is: context.DeadlineExceeded},
-		{name: "hang streaming", opts: agentOptions{Fault: faultHang, Streaming: true}, errType: "timeout", is: context.DeadlineExceeded},
-		{name: "hang 0.3 streaming", opts: agentOptions{Fault: faultHang, Streaming: true, Legacy: true}, errType: "timeout", is: context.DeadlineExceeded},
-		{name: "fail", opts: agentOptions{Fault: faultFail}, errType: "task_failed", is: a2acall.ErrTaskFailed},
-		{name: "fail 0.3 streaming", opts: agentOptions{Fault: faultFail, Legacy: true, Streaming: true}, errType: "task_failed", is: a2acall.ErrTaskFailed},
-		{name: "garbage", opts: agentOptions{Fault: faultGarbage}, errType: "protocol"},
-		{name: "garbage streaming", opts: agentOptions{Fault: faultGarbage, Streaming: true}, errType: "no_result", is: a2acall.ErrNoResult},
-		{name: "garbage 0.3", opts: agentOptions{Fault: faultGarbage, Legacy: true}, errType: "protocol"},
-		{name: "crash 0.3 streaming", opts: agentOptions{Fault: faultCrash, Streaming: true, Legacy: true}, errType: "connection"},
-		{name: "crash", opts: agentOptions{Fault: faultCrash}, errType: "connection"},
-		{name: "crash streaming", opts: agentOptions{Fault: faultCrash, Streaming: true}, errType: "connection"},
+		{name: "hang", opts: a2atest.Options{Fault: a2atest.FaultHang}, errType: "timeout", is: context.DeadlineExceeded},
+		{name: "hang streaming", opts: a2atest.Options{Fault: a2atest.FaultHang, Streaming: true}, errType: "timeout", is: context.DeadlineExceeded},
+		{name: "hang 0.3 streaming", opts: a2atest.Options{Fault: a2atest.FaultHang, Streaming: true, Legacy: true}, errType: "timeout", is: context.DeadlineExceeded},
+		{name: "fail", opts: a2atest.Options{Fault: a2atest.FaultFail}, errType: "task_failed", is: a2acall.ErrTaskFailed},
+		{name: "fail 0.3 streaming", opts: a2atest.Options{Fault: a2atest.FaultFail, Legacy: true, Streaming: true}, errType: "task_failed", is: a2acall.ErrTaskFailed},
+		{name: "garbage", opts: a2atest.Options{Fault: a2atest.FaultGarbage}, errType: "protocol"},
+		{name: "garbage streaming", opts: a2atest.Options{Fault: a2atest.FaultGarbage, Streaming: true}, errType: "no_result", is: a2acall.ErrNoResult},
+		{name: "garbage 0.3", opts: a2atest.Options{Fault: a2atest.FaultGarbage, Legacy: true}, errType: "protocol"},
+		{name: "crash 0.3 streaming", opts: a2atest.Options{Fault: a2atest.FaultCrash, Streaming: true, Legacy: true}, errType: "connection"},
+		{name: "crash", opts: a2atest.Options{Fault: a2atest.FaultCrash}, errType: "connection"},
+		{name: "crash streaming", opts: a2atest.Options{Fault: a2atest.FaultCrash, Streaming: true}, errType: "connection"},
 		{name: "refused", refused: true, errType: "agent_card"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			before := runtime.NumGoroutine()
 			var url string
-			var p *testAgent
+			var p *a2atest.Agent
 			if tc.refused {
-				url = refusedURL(t)
+				url = a2atest.RefusedURL(t)
 			} else {
-				p = startAgent(t, tc.opts)
+				p = a2atest.Start(t, tc.opts)
 				url = p.URL
 			}
 			c := newCaller(t, a2acall.Options{CallTimeout: 500 * time.Millisecond})
@@ -107,7 +108,7 @@ func TestMessengerFailures(t *testing.T) {
 // TestMessengerRequestTimeout: SendRequest.Timeout bounds one call below
 // the Messenger's CallTimeout, and the error says how long it waited.
 func TestMessengerRequestTimeout(t *testing.T) {
-	p := startAgent(t, agentOptions{Fault: faultHang, Streaming: true})
+	p := a2atest.Start(t, a2atest.Options{Fault: a2atest.FaultHang, Streaming: true})
 	c := newCaller(t, a2acall.Options{})
 	_, _, err := c.send(t, a2acall.SendRequest{URL: p.URL, Text: "hi", Timeout: 300 * time.Millisecond})
 	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "no answer within 300ms") {
@@ -119,7 +120,7 @@ func TestMessengerRequestTimeout(t *testing.T) {
 // participant, concurrent first calls included; Close ends the Messenger.
 func TestMessengerReusesClients(t *testing.T) {
 	before := runtime.NumGoroutine()
-	p := startAgent(t, agentOptions{Streaming: true})
+	p := a2atest.Start(t, a2atest.Options{Streaming: true})
 	c := newCaller(t, a2acall.Options{})
 	var wg sync.WaitGroup
 	errs := make([]error, 6)
@@ -167,7 +168,7 @@ func TestMessengerReusesClients(t *testing.T) {
 func TestMessengerCardRetry(t *testing.T) {
 	var up sync.Mutex
 	ready := false
-	p := startAgent(t, agentOptions{})
+	p := a2atest.Start(t, a2atest.Options{})
 	gate := startHTTP(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		up.Lock()
 		ok := ready
@@ -195,7 +196,7 @@ func TestMessengerCardRetry(t *testing.T) {
 // that says so.
 func TestMessengerCloseEndsCalls(t *testing.T) {
 	before := runtime.NumGoroutine()
-	p := startAgent(t, agentOptions{Fault: faultHang, Streaming: true})
+	p := a2atest.Start(t, a2atest.Options{Fault: a2atest.FaultHang, Streaming: true})
 	c := newCaller(t, a2acall.Options{})
 	done := make(chan error, 1)
 	go func() {

@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/coordbench/coordbench/a2acall"
+	"github.com/coordbench/coordbench/internal/a2atest"
 	"github.com/coordbench/coordbench/otelmap"
 )
 
@@ -22,17 +23,17 @@ import (
 func TestMessengerProgressNotInReply(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		opts agentOptions
+		opts a2atest.Options
 	}{
-		{"1.0 streaming", agentOptions{Streaming: true}},
-		{"0.3 streaming", agentOptions{Streaming: true, Legacy: true}},
-		{"1.0 blocking", agentOptions{}},
-		{"0.3 blocking", agentOptions{Legacy: true}},
+		{"1.0 streaming", a2atest.Options{Streaming: true}},
+		{"0.3 streaming", a2atest.Options{Streaming: true, Legacy: true}},
+		{"1.0 blocking", a2atest.Options{}},
+		{"0.3 blocking", a2atest.Options{Legacy: true}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			opts := tc.opts
 			opts.Progress = "still reading the paper"
-			p := startAgent(t, opts)
+			p := a2atest.Start(t, opts)
 			c := newCaller(t, a2acall.Options{})
 			reply, _, err := c.send(t, a2acall.SendRequest{URL: p.URL, Text: "review"})
 			if err != nil {
@@ -50,17 +51,17 @@ func TestMessengerProgressNotInReply(t *testing.T) {
 func TestMessengerChunkedArtifact(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		opts agentOptions
+		opts a2atest.Options
 	}{
-		{"1.0 streaming", agentOptions{Streaming: true}},
-		{"0.3 streaming", agentOptions{Streaming: true, Legacy: true}},
-		{"1.0 blocking", agentOptions{}},
+		{"1.0 streaming", a2atest.Options{Streaming: true}},
+		{"0.3 streaming", a2atest.Options{Streaming: true, Legacy: true}},
+		{"1.0 blocking", a2atest.Options{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			opts := tc.opts
 			opts.Chunked = true
 			opts.ReplyData = map[string]any{"decision": "reject"}
-			p := startAgent(t, opts)
+			p := a2atest.Start(t, opts)
 			c := newCaller(t, a2acall.Options{})
 			reply, _, err := c.send(t, a2acall.SendRequest{URL: p.URL, Text: "review"})
 			if err != nil {
@@ -78,7 +79,7 @@ func TestMessengerChunkedArtifact(t *testing.T) {
 func TestMessengerInputRequired(t *testing.T) {
 	for _, streaming := range []bool{false, true} {
 		t.Run(fmt.Sprintf("streaming=%v", streaming), func(t *testing.T) {
-			p := startAgent(t, agentOptions{Streaming: streaming, AskFirst: "which paper?"})
+			p := a2atest.Start(t, a2atest.Options{Streaming: streaming, AskFirst: "which paper?"})
 			c := newCaller(t, a2acall.Options{})
 			reply, _, err := c.send(t, a2acall.SendRequest{URL: p.URL, Text: "review"})
 			if err != nil {

@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/coordbench/coordbench/a2acall"
+	"github.com/coordbench/coordbench/internal/a2atest"
 	"github.com/coordbench/coordbench/otelmap"
 	"github.com/coordbench/coordbench/otelmap/assemble"
 	"github.com/coordbench/coordbench/tracedata"
@@ -62,7 +63,7 @@ func strAttr(s otelmap.Span, key attribute.Key) string {
 func TestMessengerWireHeaders(t *testing.T) {
 	for _, legacy := range []bool{false, true} {
 		t.Run(fmt.Sprintf("legacy=%v", legacy), func(t *testing.T) {
-			p := startAgent(t, agentOptions{Legacy: legacy, Streaming: legacy})
+			p := a2atest.Start(t, a2atest.Options{Legacy: legacy, Streaming: legacy})
 			c := newCaller(t, a2acall.Options{})
 			_, tid, err := c.send(t, a2acall.SendRequest{URL: p.URL, Text: "hi"})
 			if err != nil {
@@ -106,11 +107,11 @@ func TestMessengerSpans(t *testing.T) {
 	for _, withServer := range []bool{false, true} {
 		t.Run(fmt.Sprintf("server spans=%v", withServer), func(t *testing.T) {
 			c := newCaller(t, a2acall.Options{})
-			opts := agentOptions{Name: "solver"}
+			opts := a2atest.Options{Name: "solver"}
 			if withServer {
 				opts.Store = c.store
 			}
-			p := startAgent(t, opts)
+			p := a2atest.Start(t, opts)
 			reply, tid, err := c.send(t, a2acall.SendRequest{URL: p.URL, Text: "hello", ContextID: "ctx-1"})
 			if err != nil {
 				t.Fatal(err)
@@ -186,7 +187,7 @@ func TestMessengerSpans(t *testing.T) {
 // 1.0 method name (the span names the operation, not the wire method) and
 // reports the task state as 0.3 spells it.
 func TestMessengerSpansLegacyStream(t *testing.T) {
-	p := startAgent(t, agentOptions{Name: "solver", Legacy: true, Streaming: true})
+	p := a2atest.Start(t, a2atest.Options{Name: "solver", Legacy: true, Streaming: true})
 	c := newCaller(t, a2acall.Options{})
 	reply, tid, err := c.send(t, a2acall.SendRequest{URL: p.URL, Text: "hello"})
 	if err != nil {
@@ -218,7 +219,7 @@ func TestMessengerSpansLegacyStream(t *testing.T) {
 // invoke_agent span alone, and the participant sees its context in
 // traceparent, with the Traceability Extension still requested.
 func TestMessengerNoTransportSpans(t *testing.T) {
-	p := startAgent(t, agentOptions{Name: "solver"})
+	p := a2atest.Start(t, a2atest.Options{Name: "solver"})
 	c := newCaller(t, a2acall.Options{NoTransportSpans: true})
 	_, tid, err := c.send(t, a2acall.SendRequest{URL: p.URL, Text: "hi"})
 	if err != nil {
@@ -250,8 +251,8 @@ func TestMessengerNoTransportSpans(t *testing.T) {
 // the green agent's trace under its invoke_agent span, and assembly shows
 // the lead's call to the worker, seen only through the extension.
 func TestMessengerExtensionSteps(t *testing.T) {
-	worker := startAgent(t, agentOptions{Name: "worker", Legacy: true, Extension: true, Chat: true})
-	lead := startAgent(t, agentOptions{Name: "lead", Streaming: true, Extension: true, Peers: []string{worker.URL}})
+	worker := a2atest.Start(t, a2atest.Options{Name: "worker", Legacy: true, Extension: true, Chat: true})
+	lead := a2atest.Start(t, a2atest.Options{Name: "lead", Streaming: true, Extension: true, Peers: []string{worker.URL}})
 	c := newCaller(t, a2acall.Options{})
 	reply, tid, err := c.send(t, a2acall.SendRequest{URL: lead.URL, Text: "review"})
 	if err != nil {
@@ -320,7 +321,7 @@ func TestMessengerExtensionSteps(t *testing.T) {
 // spans rebuilt from the extension to OnExtensionSpans, under its
 // invoke_agent span; without either it still counts the steps.
 func TestMessengerOnExtensionSpans(t *testing.T) {
-	p := startAgent(t, agentOptions{Name: "solver", Extension: true, Chat: true})
+	p := a2atest.Start(t, a2atest.Options{Name: "solver", Extension: true, Chat: true})
 	tp := sdktrace.NewTracerProvider()
 	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
 	var mu sync.Mutex
@@ -367,7 +368,7 @@ func TestMessengerMalformedExtension(t *testing.T) {
 		"step without an id": map[string]any{"steps": []any{map[string]any{"call_type": "AGENT"}}},
 	} {
 		t.Run(name, func(t *testing.T) {
-			p := startAgent(t, agentOptions{Extension: true, ExtensionPayload: payload, AsMessage: true})
+			p := a2atest.Start(t, a2atest.Options{Extension: true, ExtensionPayload: payload, AsMessage: true})
 			c := newCaller(t, a2acall.Options{})
 			reply, tid, err := c.send(t, a2acall.SendRequest{URL: p.URL, Text: "hi"})
 			if err != nil {

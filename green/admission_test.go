@@ -17,6 +17,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/coordbench/coordbench/internal/a2atest"
 	"github.com/coordbench/coordbench/otelmap"
 	"github.com/coordbench/coordbench/otelmap/otlpdecode"
 	"github.com/coordbench/coordbench/otelmap/otlpreceiver"
@@ -91,8 +92,8 @@ func TestIngestTokenThroughServer(t *testing.T) {
 			var mu sync.Mutex
 			var seen tokenExport
 			var exportErr error
-			p := startTestPurple(t, testPurpleOptions{Name: "accepter", Store: g.srv.Store(),
-				ReplyFunc: func(ctx context.Context, in testPurpleInput) (string, error) {
+			p := a2atest.Start(t, a2atest.Options{Name: "accepter", Store: g.srv.Store(),
+				ReplyFunc: func(ctx context.Context, in a2atest.Input) (string, error) {
 					md, _ := in.Metadata[MetadataIngest].(map[string]any)
 					token, _ := md["token"].(string)
 					task := trace.SpanContextFromContext(ctx).TraceID()

@@ -11,6 +11,8 @@ import (
 
 	"github.com/coordbench/coordbench/a2acall"
 	"github.com/coordbench/coordbench/evals"
+	"github.com/coordbench/coordbench/internal/a2atest"
+	"github.com/coordbench/coordbench/internal/testenv"
 	"github.com/coordbench/coordbench/otelmap"
 	"github.com/coordbench/coordbench/otelmap/assemble"
 	"github.com/coordbench/coordbench/otelmap/tracestore"
@@ -36,9 +38,9 @@ func TestCoordinationLoopback(t *testing.T) {
 	}
 	g := newTestGreen(t, a2acall.Options{CallTimeout: 30 * time.Second})
 
-	reviewer := func(name string, rec int) *testPurple {
-		return startTestPurple(t, testPurpleOptions{Name: name, Store: g.store, Extension: name == "reviewer-2",
-			ReplyFunc: func(_ context.Context, in testPurpleInput) (string, error) {
+	reviewer := func(name string, rec int) *a2atest.Agent {
+		return a2atest.Start(t, a2atest.Options{Name: name, Store: g.store, Extension: name == "reviewer-2",
+			ReplyFunc: func(_ context.Context, in a2atest.Input) (string, error) {
 				if !strings.Contains(in.Text, ct.Scenario.Paper.Title) {
 					return "", errors.New("the request did not reach the reviewer")
 				}
@@ -47,9 +49,9 @@ func TestCoordinationLoopback(t *testing.T) {
 	}
 	r1, r2 := reviewer("reviewer-1", 4), reviewer("reviewer-2", 5)
 	var seenData []map[string]any
-	coord := startTestPurple(t, testPurpleOptions{Name: "coordinator", Store: g.store, Path: "/coordinator",
+	coord := a2atest.Start(t, a2atest.Options{Name: "coordinator", Store: g.store, Path: "/coordinator",
 		Peers: []string{r1.URL, r2.URL},
-		ReplyFunc: func(_ context.Context, in testPurpleInput) (string, error) {
+		ReplyFunc: func(_ context.Context, in a2atest.Input) (string, error) {
 			seenData = in.Data
 			sum := 0.0
 			for _, r := range in.PeerReplies {
@@ -96,7 +98,7 @@ func TestCoordinationLoopback(t *testing.T) {
 
 	// A 0.3 agent (the Python SDK's wire format) answering with a data part.
 	rejectTask, _ := coordTestTask(t, s, "iclr_2017", "749")
-	legacy := startTestPurple(t, testPurpleOptions{Name: "solo", Legacy: true, Reply: "see the data part",
+	legacy := a2atest.Start(t, a2atest.Options{Name: "solo", Legacy: true, Reply: "see the data part",
 		ReplyData: map[string]any{"decision": "reject", "recommendation": 1, "rationale": "weak"}})
 	env = &scenario.TaskEnv{Messenger: g.m, Request: &scenario.Request{Participants: map[string]string{"solo": legacy.URL}}}
 	out, err = s.Run(t.Context(), env, rejectTask)
@@ -108,7 +110,7 @@ func TestCoordinationLoopback(t *testing.T) {
 	}
 
 	// A participant whose task fails costs the task, not the assessment.
-	failing := startTestPurple(t, testPurpleOptions{Name: "broken", Fault: faultFail})
+	failing := a2atest.Start(t, a2atest.Options{Name: "broken", Fault: a2atest.FaultFail})
 	env = &scenario.TaskEnv{Messenger: g.m, Request: &scenario.Request{Participants: map[string]string{"broken": failing.URL}}}
 	out, err = s.Run(t.Context(), env, rejectTask)
 	if err != nil {
@@ -139,10 +141,9 @@ func coordTestTask(t *testing.T, s *coordination.Scenario, venue, id string) (sc
 // peerReadTestDir is the shared copy of PeerRead.
 func peerReadTestDir(t *testing.T) string {
 	t.Helper()
-	// TODO(testenv): skip locally, fail under CI=true.
 	dir, err := coordination.DefaultPeerReadDir()
 	if err != nil {
-		t.Skipf("PeerRead data set: %v", err)
+		testenv.Missing(t, "PeerRead data set: %v", err)
 	}
 	return dir
 }

@@ -270,8 +270,9 @@ func (e *Executor) assess(ctx context.Context, req *scenario.Request, progress f
 	participants := a.participantNames(actx, messenger)
 	// A task's trace is complete when every call the assessor made, and
 	// every call to a participant that a participant made, was answered by
-	// a span of the callee's (docs/participants.md#when-a-tasks-trace-is-complete).
-	a.await = &tracestore.Await{Assessor: true, Agents: participants}
+	// a span of the callee's (docs/participants.md#when-a-tasks-trace-is-complete);
+	// what a call is, and whom it calls, is trace assembly's rule.
+	a.await = &tracestore.Await{Assessor: true, Agents: participants, Calls: assemble.CallRule(a.e.opts.Conventions)}
 	a.silent = map[string]bool{}
 	for _, role := range sortedKeys(req.Participants) {
 		a.await.Addresses = append(a.await.Addresses, req.Participants[role])

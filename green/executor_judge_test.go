@@ -12,6 +12,7 @@ import (
 
 	"github.com/coordbench/coordbench/a2acall"
 	"github.com/coordbench/coordbench/evals/judge"
+	"github.com/coordbench/coordbench/internal/a2atest"
 	"github.com/coordbench/coordbench/internal/llmconfig"
 	"github.com/coordbench/coordbench/otelmap"
 	"github.com/coordbench/coordbench/otelmap/sdkbridge"
@@ -33,7 +34,7 @@ func TestExecutorJudgeChatSpans(t *testing.T) {
 		_, _ = w.Write([]byte(`{"error": {"message": "bad key", "type": "invalid_request_error", "param": null, "code": null}}`))
 	}))
 	t.Cleanup(llm.Close)
-	purple := startTestPurple(t, testPurpleOptions{Name: "solo"})
+	purple := a2atest.Start(t, a2atest.Options{Name: "solo"})
 	req := mustParse(t, `{"participants": {"solo": %q}, "config": {"scenario": "route", "task_ids": ["solo#1"], "settle_quiet_ms": 50, "settle_max_wait_ms": 500}}`, purple.URL)
 
 	newExecutor := func(model string) (*Executor, *tracestore.Store) {

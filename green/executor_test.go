@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"runtime"
 	"slices"
 	"strings"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/coordbench/coordbench/a2acall"
 	"github.com/coordbench/coordbench/evals"
+	"github.com/coordbench/coordbench/internal/a2atest"
 	"github.com/coordbench/coordbench/internal/llmconfig"
 	"github.com/coordbench/coordbench/internal/testenv"
 	"github.com/coordbench/coordbench/otelmap"
@@ -26,6 +28,9 @@ import (
 	"github.com/coordbench/coordbench/report"
 	"github.com/coordbench/coordbench/scenario"
 )
+
+// quietLogger drops a2a-go's and the Messenger's logs in tests.
+var quietLogger = slog.New(slog.DiscardHandler)
 
 // newExecutorForTest builds an executor as the server does (the green
 // agent's spans recorded into its store), without a server.
@@ -90,7 +95,7 @@ func (p *progressLog) all() []string {
 // task.
 func TestExecutorProgress(t *testing.T) {
 	e, _ := newExecutorForTest(t, map[string]scenario.Scenario{"route": routeScenario{}}, 50*time.Millisecond)
-	slow := startTestPurple(t, testPurpleOptions{Name: "slow", Delay: 600 * time.Millisecond})
+	slow := a2atest.Start(t, a2atest.Options{Name: "slow", Delay: 600 * time.Millisecond})
 	req := mustParse(t, `{"participants": {"slow": %q}, "config": {"scenario": "route", "task_ids": ["slow#1"], "settle_quiet_ms": 50, "settle_max_wait_ms": 500}}`, slow.URL)
 	var log progressLog
 	res, err := e.Assess(t.Context(), req, log.add)
@@ -154,8 +159,8 @@ func TestExecutorRejects(t *testing.T) {
 // not the assessment; the store is left without their traces.
 func TestExecutorTaskFailures(t *testing.T) {
 	e, store := newExecutorForTest(t, map[string]scenario.Scenario{"route": routeScenario{}, "broken": brokenScenario{}}, time.Minute)
-	hang := startTestPurple(t, testPurpleOptions{Name: "hang", Fault: faultHang})
-	good := startTestPurple(t, testPurpleOptions{Name: "good"})
+	hang := a2atest.Start(t, a2atest.Options{Name: "hang", Fault: a2atest.FaultHang})
+	good := a2atest.Start(t, a2atest.Options{Name: "good"})
 	before := runtime.NumGoroutine()
 
 	req := mustParse(t, `{"participants": {"hang": %q, "good": %q, "panic": %q}, "config": {"scenario": "route",
@@ -249,7 +254,7 @@ func TestExecutorNoTasks(t *testing.T) {
 // server stopping) aborts the assessment with its cause.
 func TestExecutorContextEnds(t *testing.T) {
 	e, _ := newExecutorForTest(t, map[string]scenario.Scenario{"route": routeScenario{}}, time.Minute)
-	hang := startTestPurple(t, testPurpleOptions{Name: "hang", Fault: faultHang})
+	hang := a2atest.Start(t, a2atest.Options{Name: "hang", Fault: a2atest.FaultHang})
 	req := mustParse(t, `{"participants": {"hang": %q}, "config": {"scenario": "route", "task_ids": ["hang#1", "hang#2"]}}`, hang.URL)
 	ctx, cancel := context.WithCancelCause(t.Context())
 	cause := errors.New("stop now")
@@ -266,9 +271,9 @@ func TestExecutorContextEnds(t *testing.T) {
 
 func TestParticipantNamesFromCards(t *testing.T) {
 	e, _ := newExecutorForTest(t, map[string]scenario.Scenario{"route": routeScenario{}}, time.Minute)
-	named := startTestPurple(t, testPurpleOptions{Name: "Reviewer Agent"})
+	named := a2atest.Start(t, a2atest.Options{Name: "Reviewer Agent"})
 	req := mustParse(t, `{"participants": {"reviewer": %q, "ghost": %q}, "config": {"scenario": "route", "task_ids": ["reviewer#1"], "settle_quiet_ms": 50, "settle_max_wait_ms": 500, "call_timeout_seconds": 2}}`,
-		named.URL, refusedURL(t))
+		named.URL, a2atest.RefusedURL(t))
 	res, err := e.Assess(t.Context(), req, nil)
 	if err != nil {
 		t.Fatalf("Assess: %v", err)

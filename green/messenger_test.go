@@ -1,16 +1,12 @@
 package green
 
 import (
-	"context"
 	"testing"
 
-	"go.opentelemetry.io/otel/sdk/resource"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/coordbench/coordbench/a2acall"
-	"github.com/coordbench/coordbench/otelmap"
-	"github.com/coordbench/coordbench/otelmap/sdkbridge"
+	"github.com/coordbench/coordbench/internal/a2atest"
 	"github.com/coordbench/coordbench/otelmap/tracestore"
 )
 
@@ -26,19 +22,6 @@ type testGreen struct {
 
 func newTestGreen(t *testing.T, opts a2acall.Options) *testGreen {
 	t.Helper()
-	store := tracestore.NewStore(tracestore.Limits{})
-	tp := sdktrace.NewTracerProvider(
-		sdktrace.WithResource(resource.NewSchemaless(otelmap.AttrServiceName.String("green"),
-			otelmap.AttrRole.String(otelmap.RoleAssessor))),
-		sdktrace.WithSpanProcessor(sdkbridge.NewRecorder(store)),
-	)
-	if opts.Logger == nil {
-		opts.Logger = quietLogger
-	}
-	g := &testGreen{m: a2acall.New(tp, store, opts), store: store, tracer: tp.Tracer("test")}
-	t.Cleanup(func() {
-		_ = g.m.Close()
-		_ = tp.Shutdown(context.Background())
-	})
-	return g
+	c := a2atest.NewCaller(t, opts)
+	return &testGreen{m: c.Messenger, store: c.Store, tracer: c.Tracer}
 }

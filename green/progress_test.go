@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coordbench/coordbench/internal/a2atest"
 	"github.com/coordbench/coordbench/scenario"
 )
 
@@ -13,8 +14,8 @@ import (
 // smaller by at least the first task's time.
 func TestProgressTaskTime(t *testing.T) {
 	e, _ := newExecutorForTest(t, map[string]scenario.Scenario{"route": routeScenario{}}, 50*time.Millisecond)
-	slow := startTestPurple(t, testPurpleOptions{Name: "slow", Delay: 600 * time.Millisecond})
-	req := mustParse(t, `{"participants": {"slow": %q}, "config": {"scenario": "route", "task_ids": ["slow#1", "slow#2"], "settle_quiet_ms": 50}}`, slow.URL)
+	slow := a2atest.Start(t, a2atest.Options{Name: "slow", Delay: 600 * time.Millisecond})
+	req := mustParse(t, `{"participants": {"slow": %q}, "config": {"scenario": "route", "task_ids": ["slow#1", "slow#2"], "settle_quiet_ms": 50, "settle_max_wait_ms": 500}}`, slow.URL)
 	var log progressLog
 	if _, err := e.Assess(t.Context(), req, log.add); err != nil {
 		t.Fatalf("Assess: %v", err)

@@ -8,6 +8,7 @@ import (
 	"github.com/coordbench/coordbench/otelmap"
 	"github.com/coordbench/coordbench/otelmap/tracestore"
 	"github.com/coordbench/coordbench/report"
+	"github.com/coordbench/coordbench/tracedata"
 )
 
 // Provenance (docs/trace-assembly.md, "Provenance"): before a task's trace
@@ -19,18 +20,10 @@ import (
 // vouchedSpans keeps the spans of a task's trace the assessor vouches for,
 // and says what it set aside (nil when nothing was) and, if anything was,
 // a warning naming the task.
-func vouchedSpans(taskID string, spans []otelmap.Span, root trace.SpanID) ([]otelmap.Span, *report.SetAside, string) {
+func vouchedSpans(taskID string, spans []otelmap.Span, root trace.SpanID) ([]otelmap.Span, *tracedata.SetAside, string) {
 	kept, aside := tracestore.Vouch(spans, root)
 	if aside.Spans == 0 {
 		return kept, nil, ""
 	}
-	out := &report.SetAside{
-		Spans:         aside.Spans,
-		Impersonating: aside.Impersonating,
-		Outside:       aside.Outside,
-		ParentMissing: aside.ParentMissing,
-		Claimed:       aside.Claimed,
-		ClaimedMore:   aside.ClaimedMore,
-	}
-	return kept, out, fmt.Sprintf("task %s: %s (set_aside; see docs/trace-assembly.md#provenance)", taskID, out.Describe())
+	return kept, &aside, fmt.Sprintf("task %s: %s (set_aside; see docs/trace-assembly.md#provenance)", taskID, report.DescribeSetAside(&aside))
 }

@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/coordbench/coordbench/internal/a2atest"
 	"github.com/coordbench/coordbench/otelmap"
 	"github.com/coordbench/coordbench/otelmap/otlpreceiver"
 	"github.com/coordbench/coordbench/scenario"
@@ -28,7 +29,7 @@ import (
 func TestServerProvenanceSetsForgeriesAside(t *testing.T) {
 	g := startGreen(t, ServerOptions{Scenarios: map[string]scenario.Scenario{"route": routeScenario{}}, ProgressInterval: time.Minute})
 	traces := g.url + strings.TrimPrefix(otlpreceiver.TracesPath, "/")
-	forge := func(ctx context.Context, _ testPurpleInput) (string, error) {
+	forge := func(ctx context.Context, _ a2atest.Input) (string, error) {
 		sc := trace.SpanContextFromContext(ctx)
 		now := time.Now()
 		call := func(name string) []attribute.KeyValue {
@@ -60,7 +61,7 @@ func TestServerProvenanceSetsForgeriesAside(t *testing.T) {
 		}
 		return "done", nil
 	}
-	worker := startTestPurple(t, testPurpleOptions{Name: "worker", ReplyFunc: forge, OTLP: traces})
+	worker := a2atest.Start(t, a2atest.Options{Name: "worker", ReplyFunc: forge, OTLP: traces})
 
 	raw, _ := json.Marshal(map[string]any{"participants": map[string]string{"worker": worker.URL}, "config": map[string]any{
 		"scenario": "route", "task_ids": []string{"worker#1"}, "settle_quiet_ms": 200, "settle_max_wait_ms": 20000,
@@ -132,7 +133,7 @@ func TestServerProvenanceExtensionForgery(t *testing.T) {
 		return map[string]any{"step_id": id, "parent_step_id": parent, "call_type": "AGENT", "agent": agent, "caller": caller,
 			"start_time": now.Format(time.RFC3339Nano), "end_time": now.Add(time.Millisecond).Format(time.RFC3339Nano), "latency": 1}
 	}
-	worker := startTestPurple(t, testPurpleOptions{Name: "worker", Reply: "done", Extension: true,
+	worker := a2atest.Start(t, a2atest.Options{Name: "worker", Reply: "done", Extension: true,
 		ExtensionPayload: map[string]any{"trace_id": "", "steps": []any{
 			step("w1", "", "worker", DefaultServiceName),
 			step("g1", "w1", DefaultServiceName, "worker"),

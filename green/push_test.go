@@ -19,6 +19,7 @@ import (
 
 	"github.com/coordbench/coordbench/a2acall"
 	"github.com/coordbench/coordbench/a2aserve"
+	"github.com/coordbench/coordbench/internal/a2atest"
 	"github.com/coordbench/coordbench/internal/testenv"
 	"github.com/coordbench/coordbench/scenario"
 )
@@ -127,7 +128,7 @@ func TestServerCardDeclaresPush(t *testing.T) {
 func TestServerPushAssessment10(t *testing.T) {
 	hook := startHook(t, nil, nil)
 	g := pushServer(t, fastRetries, nil)
-	purple := startTestPurple(t, testPurpleOptions{Name: "good", Reply: "done"})
+	purple := a2atest.Start(t, a2atest.Options{Name: "good", Reply: "done"})
 	c := g.client10(t)
 	req := userMessage(routeRequest(purple.URL))
 	req.Config = &a2a.SendMessageConfig{PushConfig: &a2a.PushConfig{URL: hook.URL + "/a2a", Token: "client-token",
@@ -194,7 +195,7 @@ func TestServerPushAssessment10(t *testing.T) {
 func TestServerPushAssessment03(t *testing.T) {
 	hook := startHook(t, nil, nil)
 	g := pushServer(t, fastRetries, nil)
-	purple := startTestPurple(t, testPurpleOptions{Name: "good", Reply: "done"})
+	purple := a2atest.Start(t, a2atest.Options{Name: "good", Reply: "done"})
 	c, rec := g.client03(t)
 	req := userMessage(routeRequest(purple.URL))
 	req.Config = &a2a.SendMessageConfig{PushConfig: &a2a.PushConfig{URL: hook.URL, Token: "tok-03"}}
@@ -248,7 +249,7 @@ func TestServerPushAllowList(t *testing.T) {
 		t.Fatal(err)
 	}
 	g := pushServer(t, fastRetries, allow)
-	purple := startTestPurple(t, testPurpleOptions{Name: "good", Reply: "done"})
+	purple := a2atest.Start(t, a2atest.Options{Name: "good", Reply: "done"})
 	c := g.client10(t)
 
 	req := userMessage(routeRequest(purple.URL))
@@ -320,7 +321,7 @@ func TestServerPushFailingWebhook(t *testing.T) {
 	opts := fastRetries
 	opts.MaxAttempts = 2
 	g := pushServer(t, opts, nil)
-	purple := startTestPurple(t, testPurpleOptions{Name: "good", Reply: "done"})
+	purple := a2atest.Start(t, a2atest.Options{Name: "good", Reply: "done"})
 	req := userMessage(routeRequest(purple.URL))
 	req.Config = &a2a.SendMessageConfig{PushConfig: &a2a.PushConfig{URL: hook.URL}}
 	out, err := g.client10(t).SendMessage(t.Context(), req)
@@ -356,7 +357,7 @@ func TestServerPushHangingWebhookAtShutdown(t *testing.T) {
 		defer hook.Close()
 		defer close(release)
 		g := pushServer(t, a2aserve.PushOptions{Timeout: time.Hour}, nil)
-		purple := startTestPurple(t, testPurpleOptions{Name: "good", Reply: "done"})
+		purple := a2atest.Start(t, a2atest.Options{Name: "good", Reply: "done"})
 		defer purple.Close()
 		c := g.client10(t)
 		req := userMessage(routeRequest(purple.URL))

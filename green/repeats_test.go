@@ -10,6 +10,7 @@ import (
 
 	"github.com/coordbench/coordbench/a2acall"
 	"github.com/coordbench/coordbench/evals"
+	"github.com/coordbench/coordbench/internal/a2atest"
 	"github.com/coordbench/coordbench/internal/stats"
 	"github.com/coordbench/coordbench/report"
 	"github.com/coordbench/coordbench/scenario"
@@ -60,7 +61,7 @@ func TestExecutorRepeats(t *testing.T) {
 	// The agent returns its steps by the Traceability Extension, so each
 	// run's trace holds the callee's answer (an agent that reports nothing
 	// would be insufficient_evidence).
-	purple := startTestPurple(t, testPurpleOptions{Name: "solo", Extension: true})
+	purple := a2atest.Start(t, a2atest.Options{Name: "solo", Extension: true})
 	req := mustParse(t, `{"participants": {"solo": %q}, "config": {"scenario": "varying", "task_ids": ["a", "b"],
 		"repeats": 4, "settle_quiet_ms": 50, "evaluators": {"text": false}}}`, purple.URL)
 	var log progressLog

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -15,6 +13,8 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
+	"github.com/coordbench/coordbench/internal/a2atest"
+	"github.com/coordbench/coordbench/internal/testenv"
 	"github.com/coordbench/coordbench/sandbox"
 	"github.com/coordbench/coordbench/scenario"
 	"github.com/coordbench/coordbench/scenario/scicode"
@@ -31,7 +31,7 @@ func newSciCodeForTest(t *testing.T, sb sandbox.Options) *scicode.Scenario {
 	s, err := scicode.New(t.Context(), scicode.Options{DataDir: dir, Sandbox: sb, Logger: quietLogger})
 	if err != nil {
 		if errors.Is(err, sandbox.ErrNoPython) || errors.Is(err, errors.ErrUnsupported) {
-			sciCodeUnavailable(t, err.Error())
+			testenv.Missing(t, "%v", err)
 		}
 		t.Fatal(err)
 	}
@@ -64,8 +64,8 @@ func (l *sciSolverLog) all() []sciMessage {
 // split's reference code: "oracle" answers with it; "repair" answers with
 // a stub first and with the reference after feedback; "prose" answers
 // without code.
-func sciCodeTestSolver(t *testing.T, split *scicode.Split, mode string, log *sciSolverLog) func(context.Context, testPurpleInput) (string, error) {
-	return func(_ context.Context, in testPurpleInput) (string, error) {
+func sciCodeTestSolver(t *testing.T, split *scicode.Split, mode string, log *sciSolverLog) func(context.Context, a2atest.Input) (string, error) {
+	return func(_ context.Context, in a2atest.Input) (string, error) {
 		var d map[string]any
 		for _, m := range in.Data {
 			if k, _ := m["kind"].(string); k == stepproto.StepKind || k == stepproto.FeedbackKind {
@@ -114,9 +114,9 @@ func TestSciCodeScenarioRepair(t *testing.T) {
 	s := newSciCodeForTest(t, sandbox.Options{Timeout: oracleStepTimeout})
 	split, _ := s.Split(scicode.SplitValidation)
 	log := &sciSolverLog{}
-	purple := startTestPurple(t, testPurpleOptions{Name: "scicode-solver", ReplyFunc: sciCodeTestSolver(t, split, "repair", log)})
+	purple := a2atest.Start(t, a2atest.Options{Name: "scicode-solver", ReplyFunc: sciCodeTestSolver(t, split, "repair", log)})
 	e, _ := newExecutorForTest(t, map[string]scenario.Scenario{scenario.SciCode: s}, time.Minute)
-	req := mustParse(t, `{"participants": {"solver": %q}, "config": {"scenario": "scicode", "problem_ids": ["29", 1], "max_num_steps": 2, "settle_quiet_ms": 100}}`, purple.URL)
+	req := mustParse(t, `{"participants": {"solver": %q}, "config": {"scenario": "scicode", "problem_ids": ["29", 1], "max_num_steps": 2, "settle_quiet_ms": 100, "settle_max_wait_ms": 500}}`, purple.URL)
 	res, err := e.Assess(t.Context(), req, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -220,8 +220,11 @@ func TestSciCodeServerLegacyTags(t *testing.T) {
 	s := newSciCodeForTest(t, sandbox.Options{Timeout: oracleStepTimeout})
 	split, _ := s.Split(scicode.SplitValidation)
 	log := &sciSolverLog{}
-	white := startTestPurple(t, testPurpleOptions{Name: "white", Legacy: true, ReplyFunc: sciCodeTestSolver(t, split, "oracle", log)})
 	g := startGreen(t, ServerOptions{Scenarios: map[string]scenario.Scenario{scenario.SciCode: s}, ProgressInterval: time.Minute})
+	// The tag format carries no settle settings: the white agent's spans
+	// reach the green agent's store, so its trace settles without the
+	// default maximum wait.
+	white := a2atest.Start(t, a2atest.Options{Name: "white", Legacy: true, Store: g.srv.Store(), ReplyFunc: sciCodeTestSolver(t, split, "oracle", log)})
 	c, _ := g.client03(t)
 	text := fmt.Sprintf("Solve these.\n<white_agent_url>%s</white_agent_url>\n<scicode_problem_id>3, 6</scicode_problem_id>\n<split>dev</split>\n<max_num_steps>2</max_num_steps>", white.URL)
 	out, err := c.SendMessage(t.Context(), userMessage(text))
@@ -249,28 +252,11 @@ func TestSciCodeServerLegacyTags(t *testing.T) {
 	}
 }
 
-// sciCodeTestDir is ../shared/data/scicode relative to the module root.
+// sciCodeTestDir is ../shared/data/scicode beside the module root.
 // Without it the SciCode tests skip (or fail with CI=true).
 func sciCodeTestDir(t testing.TB) string {
 	t.Helper()
-	dir, err := filepath.Abs(filepath.Join("..", "..", "shared", "data", "scicode"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-		sciCodeUnavailable(t, fmt.Sprintf("SciCode data set not at %s: %v", dir, err))
-	}
-	return dir
-}
-
-// sciCodeUnavailable skips, or fails under CI=true.
-// TODO(testenv): use internal/testenv once it exists.
-func sciCodeUnavailable(t testing.TB, msg string) {
-	t.Helper()
-	if os.Getenv("CI") == "true" {
-		t.Fatal(msg)
-	}
-	t.Skip(msg)
+	return testenv.SharedData(t, "scicode")
 }
 
 // oracleStepTimeout is SciCode's own maximum: step 51.4's reference (a
@@ -292,7 +278,10 @@ func tail(s string, n int) string {
 func TestSciCodeServerForgery(t *testing.T) {
 	s := newSciCodeForTest(t, sandbox.Options{Timeout: oracleStepTimeout})
 	split, _ := s.Split(scicode.SplitValidation)
-	white := startTestPurple(t, testPurpleOptions{Name: "white", Legacy: true, ReplyFunc: func(_ context.Context, in testPurpleInput) (string, error) {
+	g := startGreen(t, ServerOptions{Scenarios: map[string]scenario.Scenario{scenario.SciCode: s}, ProgressInterval: time.Minute})
+	// The white agent's spans reach the green agent's store (the tag
+	// format carries no settle settings).
+	white := a2atest.Start(t, a2atest.Options{Name: "white", Legacy: true, Store: g.srv.Store(), ReplyFunc: func(_ context.Context, in a2atest.Input) (string, error) {
 		for _, d := range in.Data {
 			pid, _ := d["problem_id"].(string)
 			num, _ := d["step_number"].(string)
@@ -307,7 +296,6 @@ func TestSciCodeServerForgery(t *testing.T) {
 		}
 		return "", fmt.Errorf("no step in %v", in.Data)
 	}})
-	g := startGreen(t, ServerOptions{Scenarios: map[string]scenario.Scenario{scenario.SciCode: s}, ProgressInterval: time.Minute})
 	c, _ := g.client03(t)
 	text := fmt.Sprintf("<white_agent_url>%s</white_agent_url>\n<scicode_problem_id>1, 3, 4</scicode_problem_id>\n<split>dev</split>\n<max_num_steps>1</max_num_steps>", white.URL)
 	out, err := c.SendMessage(t.Context(), userMessage(text))

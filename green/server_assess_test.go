@@ -19,6 +19,7 @@ import (
 
 	"github.com/coordbench/coordbench/a2acall"
 	"github.com/coordbench/coordbench/evals"
+	"github.com/coordbench/coordbench/internal/a2atest"
 	"github.com/coordbench/coordbench/internal/testenv"
 	"github.com/coordbench/coordbench/scenario"
 	"github.com/coordbench/coordbench/scenario/coordination"
@@ -28,8 +29,8 @@ import (
 
 // coordinationAnswer is a purple agent's answer to the coordination
 // scenario's review request.
-func coordinationAnswer(decision string) func(context.Context, testPurpleInput) (string, error) {
-	return func(context.Context, testPurpleInput) (string, error) {
+func coordinationAnswer(decision string) func(context.Context, a2atest.Input) (string, error) {
+	return func(context.Context, a2atest.Input) (string, error) {
 		return fmt.Sprintf(`{"decision": %q, "recommendation": 4, "scores": {"originality": 4}, "rationale": "test"}`, decision), nil
 	}
 }
@@ -49,9 +50,9 @@ func newCoordinationForServer(t *testing.T) map[string]scenario.Scenario {
 // 0.3 purple agent.
 func TestServerFullAssessment(t *testing.T) {
 	g := startGreen(t, ServerOptions{Scenarios: newCoordinationForServer(t), ProgressInterval: time.Minute})
-	accepter := startTestPurple(t, testPurpleOptions{Name: "accepter", Streaming: true, Extension: true,
+	accepter := a2atest.Start(t, a2atest.Options{Name: "accepter", Streaming: true, Extension: true,
 		ReplyFunc: coordinationAnswer("accept"), Store: g.srv.Store()})
-	legacy := startTestPurple(t, testPurpleOptions{Name: "legacy-rejecter", Legacy: true, Path: "/rejecter",
+	legacy := a2atest.Start(t, a2atest.Options{Name: "legacy-rejecter", Legacy: true, Path: "/rejecter",
 		ReplyFunc: coordinationAnswer("reject")})
 
 	t.Run("1.0 stream", func(t *testing.T) {
@@ -209,12 +210,12 @@ func routeServer(t *testing.T, progress time.Duration) *greenUnderTest {
 func TestServerParticipantFailures(t *testing.T) {
 	g := routeServer(t, time.Minute)
 	participants := map[string]string{
-		"good":    startTestPurple(t, testPurpleOptions{Name: "good", Reply: "done"}).URL,
-		"hang":    startTestPurple(t, testPurpleOptions{Name: "hang", Fault: faultHang}).URL,
-		"crash":   startTestPurple(t, testPurpleOptions{Name: "crash", Fault: faultCrash}).URL,
-		"garbage": startTestPurple(t, testPurpleOptions{Name: "garbage", Fault: faultGarbage}).URL,
-		"fail":    startTestPurple(t, testPurpleOptions{Name: "fail", Fault: faultFail}).URL,
-		"refused": refusedURL(t),
+		"good":    a2atest.Start(t, a2atest.Options{Name: "good", Reply: "done"}).URL,
+		"hang":    a2atest.Start(t, a2atest.Options{Name: "hang", Fault: a2atest.FaultHang}).URL,
+		"crash":   a2atest.Start(t, a2atest.Options{Name: "crash", Fault: a2atest.FaultCrash}).URL,
+		"garbage": a2atest.Start(t, a2atest.Options{Name: "garbage", Fault: a2atest.FaultGarbage}).URL,
+		"fail":    a2atest.Start(t, a2atest.Options{Name: "fail", Fault: a2atest.FaultFail}).URL,
+		"refused": a2atest.RefusedURL(t),
 	}
 	ids := []string{"good#1", "hang#1", "crash#1", "garbage#1", "fail#1", "refused#1", "good#2"}
 	raw, _ := json.Marshal(map[string]any{"participants": participants, "config": map[string]any{
@@ -258,9 +259,9 @@ func TestServerParticipantFailures(t *testing.T) {
 // its own trace, and each task's graph holds its own participant only.
 func TestServerConcurrentAssessments(t *testing.T) {
 	g := routeServer(t, time.Minute)
-	alpha := startTestPurple(t, testPurpleOptions{Name: "alpha", Delay: 150 * time.Millisecond, Store: g.srv.Store(), Chat: true})
-	beta := startTestPurple(t, testPurpleOptions{Name: "beta", Delay: 150 * time.Millisecond, Store: g.srv.Store(), Chat: true})
-	run := func(c *a2aclient.Client, p *testPurple) (streamSummary, []a2a.Event) {
+	alpha := a2atest.Start(t, a2atest.Options{Name: "alpha", Delay: 150 * time.Millisecond, Store: g.srv.Store(), Chat: true})
+	beta := a2atest.Start(t, a2atest.Options{Name: "beta", Delay: 150 * time.Millisecond, Store: g.srv.Store(), Chat: true})
+	run := func(c *a2aclient.Client, p *a2atest.Agent) (streamSummary, []a2a.Event) {
 		raw := fmt.Sprintf(`{"participants": {"agent": %q}, "config": {"scenario": "route", "task_ids": ["agent#1", "agent#2", "agent#3"], "settle_quiet_ms": 150}}`, p.URL)
 		var events []a2a.Event
 		for ev, err := range c.SendStreamingMessage(t.Context(), userMessage(raw)) {
@@ -325,7 +326,7 @@ func TestServerConcurrentAssessments(t *testing.T) {
 
 func TestServerCancel(t *testing.T) {
 	g := routeServer(t, time.Minute)
-	hang := startTestPurple(t, testPurpleOptions{Name: "hang", Fault: faultHang, Streaming: true})
+	hang := a2atest.Start(t, a2atest.Options{Name: "hang", Fault: a2atest.FaultHang, Streaming: true})
 	c, canceler := g.client10(t), g.client10(t)
 	raw := fmt.Sprintf(`{"participants": {"hang": %q}, "config": {"scenario": "route", "task_ids": ["hang#1", "hang#2"]}}`, hang.URL)
 
@@ -377,7 +378,7 @@ func TestServerCancel(t *testing.T) {
 // not run, and the assessment completes with what it has.
 func TestServerDeadline(t *testing.T) {
 	g := routeServer(t, time.Minute)
-	hang := startTestPurple(t, testPurpleOptions{Name: "hang", Fault: faultHang})
+	hang := a2atest.Start(t, a2atest.Options{Name: "hang", Fault: a2atest.FaultHang})
 	raw := fmt.Sprintf(`{"participants": {"hang": %q}, "config": {"scenario": "route", "task_ids": ["hang#1", "hang#2"], "deadline_seconds": 1, "settle_quiet_ms": 50}}`, hang.URL)
 	start := time.Now()
 	out, err := g.client10(t).SendMessage(t.Context(), userMessage(raw))
@@ -413,7 +414,7 @@ func TestServerDeadline(t *testing.T) {
 // failed status that says why, and Serve returns.
 func TestServerShutdown(t *testing.T) {
 	g := routeServer(t, time.Minute)
-	hang := startTestPurple(t, testPurpleOptions{Name: "hang", Fault: faultHang})
+	hang := a2atest.Start(t, a2atest.Options{Name: "hang", Fault: a2atest.FaultHang})
 	raw := fmt.Sprintf(`{"participants": {"hang": %q}, "config": {"scenario": "route", "task_ids": ["hang#1"]}}`, hang.URL)
 	var events []a2a.Event
 	stopped := false
@@ -518,8 +519,8 @@ func TestServerNoGoroutineLeak(t *testing.T) {
 	before := runtime.NumGoroutine()
 	func() {
 		g := routeServer(t, time.Minute)
-		good := startTestPurple(t, testPurpleOptions{Name: "good", Streaming: true})
-		hang := startTestPurple(t, testPurpleOptions{Name: "hang", Fault: faultHang})
+		good := a2atest.Start(t, a2atest.Options{Name: "good", Streaming: true})
+		hang := a2atest.Start(t, a2atest.Options{Name: "hang", Fault: a2atest.FaultHang})
 		c := g.client10(t)
 		_ = streamAll(t, t.Context(), c, "Hello")
 		s := summarize(streamAll(t, t.Context(), c, fmt.Sprintf(

@@ -26,6 +26,50 @@ const (
 	AttrErrorType           = semconv.ErrorTypeKey
 )
 
+// Attributes of other conventions in which trace assembly's recognizers
+// (otelmap/assemble) read an agent's name, besides gen_ai.agent.name and
+// gen_ai.agent.id.
+const (
+	// OpenInference: the agent, and the graph node (LangGraph's) a span
+	// runs and the node that called it.
+	AttrOIAgentName         = attribute.Key("agent.name")
+	AttrOIGraphNodeID       = attribute.Key("graph.node.id")
+	AttrOIGraphNodeParentID = attribute.Key("graph.node.parent_id")
+	// OpenLLMetry (Traceloop): the entity an agent or workflow span runs.
+	AttrTraceloopEntityName = attribute.Key("traceloop.entity.name")
+	// The OpenAI Agents SDK's handoffs (OpenLLMetry and GenAI spans).
+	AttrGenAIHandoffFromAgent = attribute.Key("gen_ai.handoff.from_agent")
+	AttrGenAIHandoffToAgent   = attribute.Key("gen_ai.handoff.to_agent")
+	// The Vercel AI SDK: experimental_telemetry.functionId, which names
+	// the agent of every span of a call.
+	AttrAIFunctionID = attribute.Key("ai.telemetry.functionId")
+	// Pydantic AI's own agent_name.
+	AttrPydanticAgentName = attribute.Key("agent_name")
+	// Genkit: the name of the action a span runs (an agent, a prompt, a
+	// flow; genkit:type says which).
+	AttrGenkitName = attribute.Key("genkit:name")
+)
+
+// NamesAgent reports whether k is an attribute in which trace assembly
+// reads an agent's name: the recognizers read these constants, and
+// provenance (otelmap/tracestore) takes a span of another road that names
+// the assessor in one of them as speaking for it. One list, so that a name
+// assembly reads is never one provenance overlooks. (A user's convention
+// map may name more. Genkit's genkit:name also names prompts and flows:
+// a span giving one of them the assessor's name is taken as a claim all
+// the same.)
+func NamesAgent(k attribute.Key) bool {
+	switch k {
+	case AttrGenAIAgentName, AttrGenAIAgentID,
+		AttrOIAgentName, AttrOIGraphNodeID, AttrOIGraphNodeParentID,
+		AttrTraceloopEntityName,
+		AttrGenAIHandoffFromAgent, AttrGenAIHandoffToAgent,
+		AttrAIFunctionID, AttrPydanticAgentName, AttrGenkitName:
+		return true
+	}
+	return false
+}
+
 // Values of gen_ai.operation.name that coordbench reads.
 const (
 	OpInvokeAgent = "invoke_agent"

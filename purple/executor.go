@@ -194,7 +194,7 @@ func dataList(d map[string]any) []map[string]any {
 // on this call (root and below, its peers' steps included), nil otherwise.
 func (x *executor) extensionMeta(ec *a2asrv.ExecutorContext, root trace.SpanContext) map[string]any {
 	s := x.s
-	if !s.returnsSteps() || !root.IsValid() || !extensionRequested(ec) {
+	if !s.returnsSteps() || !root.IsValid() || !a2aserve.ExtensionRequested(ec, tracedata.ExtensionURI) {
 		return nil
 	}
 	rt := assemble.ResponseTraceForCall(root.TraceID(), s.tel.store.Spans(root.TraceID()), root.SpanID())
@@ -212,23 +212,6 @@ func (x *executor) extensionMeta(ec *a2asrv.ExecutorContext, root trace.SpanCont
 		return nil
 	}
 	return map[string]any{tracedata.ExtensionMetadataKey: payload}
-}
-
-// extensionRequested reads the activation from the request's service
-// parameters: A2A-Extensions, onto which a2av0 maps X-A2A-Extensions.
-func extensionRequested(ec *a2asrv.ExecutorContext) bool {
-	if ec.ServiceParams == nil {
-		return false
-	}
-	vals, _ := ec.ServiceParams.Get(a2a.SvcParamExtensions)
-	for _, v := range vals {
-		for _, u := range strings.Split(v, ",") {
-			if strings.TrimSpace(u) == tracedata.ExtensionURI {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // String names the agent for logs.

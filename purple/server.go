@@ -125,6 +125,11 @@ type Options struct {
 	TaskLimits a2aserve.TaskStoreLimits
 	// Logger receives the agent's logs; nil discards them.
 	Logger *slog.Logger
+
+	// storedTraces bounds the traces kept for extension answers (default
+	// storeMaxTraces); the package's tests lower it to reach the bound in
+	// few calls.
+	storedTraces int
 }
 
 func (o *Options) withDefaults() error {

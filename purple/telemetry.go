@@ -101,15 +101,19 @@ func newTelemetry(ctx context.Context, opts *Options) (*telemetry, error) {
 		t.tp = sdktrace.NewTracerProvider(tpOpts...)
 		return t, nil
 	}
+	maxTraces := storeMaxTraces
+	if opts.storedTraces > 0 {
+		maxTraces = opts.storedTraces
+	}
 	if !opts.NoExtension {
-		t.store = tracestore.NewStore(tracestore.Limits{MaxAge: storeMaxAge, MaxTraces: storeMaxTraces})
+		t.store = tracestore.NewStore(tracestore.Limits{MaxAge: storeMaxAge, MaxTraces: maxTraces})
 		// The LRU runs first, so a new trace finds room when its first
 		// span ends.
-		t.lru = newTraceLRU(t.store, storeMaxTraces)
+		t.lru = newTraceLRU(t.store, maxTraces)
 		tpOpts = append(tpOpts, sdktrace.WithSpanProcessor(t.lru), sdktrace.WithSpanProcessor(sdkbridge.NewRecorder(t.store)))
 	}
 	if !opts.NoIngestToken {
-		t.tokens = newIngestTokens(storeMaxTraces, storeMaxAge)
+		t.tokens = newIngestTokens(maxTraces, storeMaxAge)
 	}
 	var exporters []sdktrace.SpanExporter
 	if opts.OTLPEndpoint != "" {

@@ -5,15 +5,17 @@ import (
 )
 
 // TestStepsBeyondStoreBound: an agent called more times than its span store
-// holds traces (storeMaxTraces, within storeMaxAge) still answers every
-// call with its steps: the least recent traces make room, none is refused.
+// holds traces (its bound, within storeMaxAge) still answers every call
+// with its steps: the least recent traces make room, none is refused.
 // Before, the store refused every trace past the 1,000th, and the steps of
-// every later call vanished without an error (found by the soak test).
+// every later call vanished without an error (found by the soak test). The
+// bound is lowered to 50 so the test makes 70 calls, not 1,020.
 func TestStepsBeyondStoreBound(t *testing.T) {
+	const bound = 50
 	h := newHarness(t)
-	sys := startSystem(t, h, AgentSpec{Options: Options{Name: "reviewer-2"}})
+	sys := startSystem(t, h, AgentSpec{Options: Options{Name: "reviewer-2", storedTraces: bound}})
 	agent := sys.Agent("reviewer-2")
-	calls := storeMaxTraces + 20
+	calls := bound + 20
 	for i := range calls {
 		// No parent span: each call is a trace of its own.
 		reply, err := h.m.Send(t.Context(), reviewRequest(agent.URL(), "t-bound"))
@@ -25,10 +27,10 @@ func TestStepsBeyondStoreBound(t *testing.T) {
 		}
 	}
 	st := agent.tel.store.Stats()
-	if st.Traces > storeMaxTraces || st.RejectedMaxTraces != 0 {
-		t.Errorf("store holds %d traces (bound %d), refused %d spans for the trace limit", st.Traces, storeMaxTraces, st.RejectedMaxTraces)
+	if st.Traces > bound || st.RejectedMaxTraces != 0 {
+		t.Errorf("store holds %d traces (bound %d), refused %d spans for the trace limit", st.Traces, bound, st.RejectedMaxTraces)
 	}
-	if n := agent.tel.lru.evictedCount(); n < calls-storeMaxTraces {
-		t.Errorf("%d traces evicted, want at least %d", n, calls-storeMaxTraces)
+	if n := agent.tel.lru.evictedCount(); n < calls-bound {
+		t.Errorf("%d traces evicted, want at least %d", n, calls-bound)
 	}
 }

@@ -5,29 +5,12 @@ import (
 	"strings"
 
 	"github.com/coordbench/coordbench/internal/textutil"
+	"github.com/coordbench/coordbench/tracedata"
 )
 
-// SetAside is what a task's trace lost to provenance (docs/trace-assembly.md,
-// "Provenance"): spans that reached the assessor by OTLP or the
-// Traceability Extension and that it could not vouch for.
-type SetAside struct {
-	// Spans counts the spans set aside: Impersonating + Outside.
-	Spans int `json:"spans"`
-	// Impersonating spans claimed the assessor's identity.
-	Impersonating int `json:"impersonating,omitempty"`
-	// Outside spans did not descend from any call the assessor made;
-	// ParentMissing of them had a parent that is not in the trace.
-	Outside       int `json:"outside,omitempty"`
-	ParentMissing int `json:"parent_missing,omitempty"`
-	// Claimed are the service and agent names the spans carried, sorted and
-	// clipped; ClaimedMore counts the names left off.
-	Claimed     []string `json:"claimed,omitempty"`
-	ClaimedMore int      `json:"claimed_more,omitempty"`
-}
-
-// Describe says in one line what was set aside, for warnings and the
-// summary.
-func (s *SetAside) Describe() string {
+// DescribeSetAside says in one line what was set aside, for warnings and
+// the summary; "" when nothing was.
+func DescribeSetAside(s *tracedata.SetAside) string {
 	if s == nil || s.Spans == 0 {
 		return ""
 	}

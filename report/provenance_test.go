@@ -4,11 +4,13 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/coordbench/coordbench/tracedata"
 )
 
 func TestSetAsideInTheResultAndSummary(t *testing.T) {
 	r := summaryFixture()
-	r.Tasks[0].SetAside = &SetAside{Spans: 3, Impersonating: 1, Outside: 2, ParentMissing: 1,
+	r.Tasks[0].SetAside = &tracedata.SetAside{Spans: 3, Impersonating: 1, Outside: 2, ParentMissing: 1,
 		Claimed: []string{"coordbench-green", "hijacked\nnext line"}, ClaimedMore: 4}
 	md := Summary(r)
 	want := "- ⚠ Provenance: 3 received spans set aside, not counted: 1 claimed to be the assessor's, " +
@@ -34,7 +36,7 @@ func TestSetAsideInTheResultAndSummary(t *testing.T) {
 	if back.Tasks[1].SetAside != nil || strings.Count(string(raw), `"set_aside"`) != 1 {
 		t.Errorf("set_aside is not omitted when nothing was set aside: %s", raw)
 	}
-	if (*SetAside)(nil).Describe() != "" {
+	if DescribeSetAside(nil) != "" {
 		t.Error("nil SetAside describes something")
 	}
 }

@@ -72,7 +72,7 @@ type TaskResult struct {
 	// received spans that claimed the assessor's identity or lay outside
 	// the subtrees of the assessor's calls. They were not used for the
 	// graph, latency, text or judge.
-	SetAside *SetAside `json:"set_aside,omitempty"`
+	SetAside *tracedata.SetAside `json:"set_aside,omitempty"`
 	// Evaluations hold each evaluator's result under its name ("graph",
 	// "latency", "judge", "text"), so a new evaluator needs no change here.
 	Evaluations Evaluations `json:"evaluations,omitempty"`

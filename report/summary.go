@@ -105,7 +105,7 @@ func writeTask(b *strings.Builder, i int, t *TaskResult, addrs map[string]string
 		fmt.Fprintf(b, "- Outcome: **fail** — %s\n", textutil.OneLine(t.Outcome.Summary))
 	}
 	fmt.Fprintf(b, "- Coverage: %s\n", coverageLine(t.Coverage))
-	if d := t.SetAside.Describe(); d != "" {
+	if d := DescribeSetAside(t.SetAside); d != "" {
 		fmt.Fprintf(b, "- ⚠ Provenance: %s (see docs/trace-assembly.md#provenance)\n", d)
 	}
 	absent := absentParticipants(t)

@@ -14,19 +14,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coordbench/coordbench/internal/testenv"
 	"github.com/coordbench/coordbench/sandbox"
 )
-
-// unavailable skips a test that needs a tool this machine lacks, or fails it
-// under CI=true, where every tool must be there.
-// TODO(testenv): use internal/testenv once it exists.
-func unavailable(t testing.TB, msg string) {
-	t.Helper()
-	if os.Getenv("CI") == "true" {
-		t.Fatal(msg)
-	}
-	t.Skip(msg)
-}
 
 // Runners are shared by the tests of one configuration, so the probe runs
 // once per configuration.
@@ -52,7 +42,7 @@ func testRunner(t testing.TB, opts sandbox.Options) *sandbox.Runner {
 	}
 	info, err := r.Check(context.Background())
 	if err != nil {
-		unavailable(t, err.Error())
+		testenv.Missing(t, "%v", err)
 	}
 	t.Logf("sandbox: %+v", *info)
 	return r
@@ -432,7 +422,7 @@ func TestSandboxMinimalRoot(t *testing.T) {
 	r := testRunner(t, sandbox.Options{Hidden: []string{secret}})
 	info, _ := r.Check(t.Context())
 	if !info.HostFilesHidden {
-		unavailable(t, "no minimal root here: "+strings.Join(info.Notes, "; "))
+		testenv.Missing(t, "%s", "no minimal root here: "+strings.Join(info.Notes, "; "))
 	}
 	wd, _ := os.Getwd()
 	script := fmt.Sprintf(`import os, sys

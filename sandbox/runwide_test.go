@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coordbench/coordbench/internal/testenv"
 	"github.com/coordbench/coordbench/sandbox"
 )
 
@@ -25,7 +26,7 @@ func runWide(t *testing.T, opts sandbox.Options) *sandbox.Runner {
 	r := testRunner(t, opts)
 	info, _ := r.Check(t.Context())
 	if info.LimitMode == sandbox.LimitModePerProcess {
-		unavailable(t, "no cgroup for runs here: "+strings.Join(info.Notes, "; "))
+		testenv.Missing(t, "%s", "no cgroup for runs here: "+strings.Join(info.Notes, "; "))
 	}
 	return r
 }
@@ -224,7 +225,7 @@ func TestSandboxNoHostNames(t *testing.T) {
 	r := testRunner(t, sandbox.Options{TempDir: tmp})
 	info, _ := r.Check(t.Context())
 	if !info.HostFilesHidden {
-		unavailable(t, "no minimal root here")
+		testenv.Missing(t, "%s", "no minimal root here")
 	}
 	script := `import os, socket
 for path in ("/proc/self/mountinfo", "/proc/self/cgroup", "/proc/self/cmdline", "/proc/self/environ",

@@ -3,88 +3,45 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"iter"
-	"net/http"
-	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
-	"github.com/a2aproject/a2a-go/v2/a2a"
-	"github.com/a2aproject/a2a-go/v2/a2asrv"
+	"github.com/coordbench/coordbench/internal/a2atest"
+	"github.com/coordbench/coordbench/internal/testenv"
 )
+
+var hollowReturn = regexp.MustCompile(`^\s*return\s+(.*?)\s*$`)
 
 // hollowSolver answers every SciCode step with its function returning, for
 // each name of the step's return line, an empty array shaped to broadcast
 // against anything: an answer that computes nothing (issue 21).
-type hollowSolver struct{}
-
-var hollowReturn = regexp.MustCompile(`^\s*return\s+(.*?)\s*$`)
-
-func (hollowSolver) Execute(_ context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
-	return func(yield func(a2a.Event, error) bool) {
-		header, ret := "", ""
-		for _, p := range ec.Message.Parts {
-			if d, ok := p.Content.(a2a.Data); ok {
-				if m, ok := d.Value.(map[string]any); ok {
-					header, _ = m["function_header"].(string)
-					ret, _ = m["return_line"].(string)
-				}
-			}
-		}
-		n := 1
-		if m := hollowReturn.FindStringSubmatch(strings.TrimSpace(ret)); m != nil {
-			n = len(strings.Split(m[1], ","))
-		}
-		vals := strings.TrimSuffix(strings.Repeat("__np.zeros((0,) + (1,) * 8), ", n), ", ")
-		code := "import numpy as __np\n" + strings.TrimRight(header, "\n") + "\n    return " + vals + "\n"
-		msg := a2a.NewMessage(a2a.MessageRoleAgent, a2a.NewTextPart("```python\n"+code+"```"))
-		msg.ContextID = ec.ContextID
-		yield(msg, nil)
+func hollowSolver(_ context.Context, in a2atest.Input) (string, error) {
+	header, ret := "", ""
+	for _, m := range in.Data {
+		header, _ = m["function_header"].(string)
+		ret, _ = m["return_line"].(string)
 	}
-}
-
-func (hollowSolver) Cancel(_ context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
-	return func(yield func(a2a.Event, error) bool) {
-		yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCanceled, nil), nil)
+	n := 1
+	if m := hollowReturn.FindStringSubmatch(strings.TrimSpace(ret)); m != nil {
+		n = len(strings.Split(m[1], ","))
 	}
+	vals := strings.TrimSuffix(strings.Repeat("__np.zeros((0,) + (1,) * 8), ", n), ", ")
+	code := "import numpy as __np\n" + strings.TrimRight(header, "\n") + "\n    return " + vals + "\n"
+	return "```python\n" + code + "```", nil
 }
 
 // TestRunCommandSciCodeHollow: `green run` over the whole validation split
 // scores a solver that computes nothing at 0, every sub-step failing as
 // the solver's (test_failed, or crashed), none passing, none the runner's.
 func TestRunCommandSciCodeHollow(t *testing.T) {
-	dir, err := filepath.Abs(filepath.Join("..", "..", "..", "shared", "data", "scicode"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(dir); err != nil {
-		if os.Getenv("CI") == "true" { // TODO(testenv)
-			t.Fatal(err)
-		}
-		t.Skip(err)
-	}
-	srv := httptest.NewUnstartedServer(nil)
-	url := "http://" + srv.Listener.Addr().String() + "/"
-	card := &a2a.AgentCard{Name: "hollow-solver", Description: "computes nothing", Version: "1.0.0",
-		SupportedInterfaces: []*a2a.AgentInterface{a2a.NewAgentInterface(url, a2a.TransportProtocolJSONRPC)},
-		DefaultInputModes:   []string{"text/plain"}, DefaultOutputModes: []string{"text/plain"}, Skills: []a2a.AgentSkill{}}
-	mux := http.NewServeMux()
-	mux.Handle(a2asrv.WellKnownAgentCardPath, a2asrv.NewStaticAgentCardHandler(card))
-	mux.Handle("/", a2asrv.NewJSONRPCHandler(a2asrv.NewHandler(hollowSolver{})))
-	srv.Config.Handler = mux
-	srv.Start()
-	t.Cleanup(srv.Close)
+	dir := testenv.SharedData(t, "scicode")
+	url := a2atest.Start(t, a2atest.Options{Name: "hollow-solver", AsMessage: true, ReplyFunc: hollowSolver}).URL
 	code, stdout, stderr := runGreen(t, "run", "--scicode-dir", dir, "--participant", "solver="+url,
-		"--config", `{"scenario": "scicode", "split": "validation", "max_num_steps": 1, "settle_quiet_ms": 50}`)
+		"--config", `{"scenario": "scicode", "split": "validation", "max_num_steps": 1, "settle_quiet_ms": 50, "settle_max_wait_ms": 500}`)
 	if code != 0 {
 		if strings.Contains(stderr, "scicode is not available") {
-			if os.Getenv("CI") == "true" { // TODO(testenv)
-				t.Fatal(stderr)
-			}
-			t.Skip(stderr)
+			testenv.Missing(t, "%s", stderr)
 		}
 		t.Fatalf("exit %d:\n%s", code, stderr)
 	}

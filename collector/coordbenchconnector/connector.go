@@ -160,7 +160,7 @@ func newCore(set connector.Settings, cfg *Config) (*core, error) {
 		tel:      tel,
 		registry: evals.NewRegistry(evals.Options{}),
 		evalCfg:  evals.Config{Evaluators: cfg.Evaluators, IncludeVirtualNodes: cfg.IncludeVirtualNodes},
-		await:    &tracestore.Await{AllAgents: true, Except: cfg.AwaitExcept},
+		await:    &tracestore.Await{Calls: assemble.CallRule(nil), AllAgents: true, Except: cfg.AwaitExcept},
 		resource: res,
 		agg:      newAggregate(cfg, tel),
 		held:     map[trace.TraceID]*heldTrace{},

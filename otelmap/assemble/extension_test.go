@@ -3,22 +3,17 @@ package assemble_test
 import (
 	"context"
 	"math"
-	"os"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/codes"
-	"go.opentelemetry.io/otel/sdk/resource"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/coordbench/coordbench/otelmap"
 	"github.com/coordbench/coordbench/otelmap/assemble"
 	"github.com/coordbench/coordbench/otelmap/extension"
+	"github.com/coordbench/coordbench/otelmap/internal/otlptest"
 	"github.com/coordbench/coordbench/otelmap/tracestore"
 	"github.com/coordbench/coordbench/tracedata"
 )
@@ -117,113 +112,12 @@ func TestAssembleExtensionSteps(t *testing.T) {
 	}
 }
 
-// brokenSpans is input no producer should send: attributes of the wrong
-
-// extTracer returns a real SDK tracer of service, and the recorder of its
-// ended spans.
-func extTracer(t *testing.T, service string) (trace.Tracer, *tracetest.SpanRecorder) {
-	t.Helper()
-	rec := tracetest.NewSpanRecorder()
-	tp := sdktrace.NewTracerProvider(
-		sdktrace.WithSpanProcessor(rec),
-		sdktrace.WithResource(resource.NewSchemaless(otelmap.AttrServiceName.String(service))),
-	)
-	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
-	return tp.Tracer("coordbench-test"), rec
-}
-
-// extCallerSpan starts and ends the caller's CLIENT invoke_agent span of a
-// call to callee, as the green agent records it, and returns it as the store
-// holds it.
-func extCallerSpan(t *testing.T, callee string) otelmap.Span {
-	t.Helper()
-	tr, rec := extTracer(t, "green")
-	_, span := tr.Start(context.Background(), otelmap.SpanInvokeAgentPrefix+callee,
-		trace.WithSpanKind(trace.SpanKindClient),
-		trace.WithTimestamp(time.Date(2025, 6, 3, 9, 14, 6, 0, time.UTC)),
-		trace.WithAttributes(
-			otelmap.AttrGenAIOperationName.String(otelmap.OpInvokeAgent),
-			otelmap.AttrGenAIAgentName.String(callee),
-			otelmap.AttrCallType.String(string(tracedata.CallAgent)),
-		))
-	span.End(trace.WithTimestamp(time.Date(2025, 6, 3, 9, 14, 10, 0, time.UTC)))
-	return extFromSDK(rec.Ended(), otelmap.SourceInProcess)[0]
-}
-
-// extParent is the caller's span context as the participant receives it
-// through traceparent.
-func extParent(caller otelmap.Span) trace.SpanContext {
-	return trace.NewSpanContext(trace.SpanContextConfig{
-		TraceID: caller.TraceID, SpanID: caller.SpanID, TraceFlags: trace.FlagsSampled, Remote: true,
-	})
-}
-
-// extFromSDK converts SDK spans as the in-process road would.
-func extFromSDK(ended []sdktrace.ReadOnlySpan, source string) []otelmap.Span {
-	out := make([]otelmap.Span, 0, len(ended))
-	resources := map[string]*otelmap.Resource{}
-	for _, s := range ended {
-		svc := ""
-		for _, kv := range s.Resource().Attributes() {
-			if kv.Key == otelmap.AttrServiceName {
-				svc = kv.Value.AsString()
-			}
-		}
-		r := resources[svc]
-		if r == nil {
-			r = &otelmap.Resource{ServiceName: svc, Attrs: s.Resource().Attributes()}
-			resources[svc] = r
-		}
-		out = append(out, otelmap.Span{
-			TraceID:       s.SpanContext().TraceID(),
-			SpanID:        s.SpanContext().SpanID(),
-			ParentSpanID:  s.Parent().SpanID(),
-			Name:          s.Name(),
-			Kind:          s.SpanKind(),
-			Start:         s.StartTime(),
-			End:           s.EndTime(),
-			StatusError:   s.Status().Code == codes.Error,
-			StatusMessage: s.Status().Description,
-			Attrs:         s.Attributes(),
-			Resource:      r,
-			Source:        source,
-		})
-	}
-	return out
-}
-
-func extFixture(t *testing.T, name string) *tracedata.ResponseTrace {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "..", "tracedata", "testdata", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rt, err := tracedata.DecodeResponseTrace(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return rt
-}
-
-// extBySpanName indexes spans by name, failing on duplicates.
-func extBySpanName(t *testing.T, spans []otelmap.Span) map[string]*otelmap.Span {
-	t.Helper()
-	m := map[string]*otelmap.Span{}
-	for i := range spans {
-		if _, dup := m[spans[i].Name]; dup {
-			t.Fatalf("two spans named %q", spans[i].Name)
-		}
-		m[spans[i].Name] = &spans[i]
-	}
-	return m
-}
-
 // TestAssembleExtensionPythonSample: the spans the Python sample's
 // extension answer becomes are read as the calls they stand for.
 func TestAssembleExtensionPythonSample(t *testing.T) {
-	rt := extFixture(t, "python_sample.json")
-	caller := extCallerSpan(t, "Host Agent")
-	spans, err := extension.SpansFromResponseTrace(rt, extParent(caller), "Host Agent")
+	rt := otlptest.ResponseTraceFixture(t, "python_sample.json")
+	caller := otlptest.CallerSpan(t, "Host Agent")
+	spans, err := extension.SpansFromResponseTrace(rt, otlptest.RemoteParent(caller), "Host Agent")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -250,8 +144,8 @@ func stepIDs(steps []tracedata.Step) []string {
 
 // steps -> spans -> assemble.Trace -> steps keeps what the steps said.
 func TestExtensionRoundTripThroughAssembly(t *testing.T) {
-	caller := extCallerSpan(t, "purple")
-	parent := extParent(caller)
+	caller := otlptest.CallerSpan(t, "purple")
+	parent := otlptest.RemoteParent(caller)
 	t0 := caller.Start.Add(10 * time.Millisecond)
 	at := func(ms float64) time.Time { return t0.Add(time.Duration(ms * float64(time.Millisecond))) }
 	steps := []tracedata.Step{

@@ -205,9 +205,9 @@ func (r *reading) read(sp *otelmap.Span) {
 				r.readA2A(kv)
 			case strings.HasPrefix(key, "ai."):
 				r.readVercelAI(kv, key)
-			case key == "agent.name":
+			case key == string(otelmap.AttrOIAgentName):
 				r.readOpenInference(kv, key)
-			case key == "agent_name":
+			case key == string(otelmap.AttrPydanticAgentName):
 				r.gen.pydanticAgent = quiet(kv)
 			case strings.HasPrefix(key, "agent_loop."):
 				// Strands TS's execute_agent_loop_cycle: one turn of an

@@ -67,9 +67,9 @@ func (r *reading) readGenAI(kv *attribute.KeyValue, key string) {
 		g.model = true
 	default:
 		switch key {
-		case "gen_ai.handoff.from_agent":
+		case string(otelmap.AttrGenAIHandoffFromAgent):
 			g.handoffFrom = quiet(kv)
-		case "gen_ai.handoff.to_agent":
+		case string(otelmap.AttrGenAIHandoffToAgent):
 			g.handoffTo = quiet(kv)
 		}
 	}

@@ -1,6 +1,7 @@
 package assemble
 
 import (
+	"github.com/coordbench/coordbench/otelmap"
 	"go.opentelemetry.io/otel/attribute"
 )
 
@@ -81,7 +82,7 @@ func (r *reading) readGenkit(kv *attribute.KeyValue, key string) {
 		}
 	case "genkit:metadata:subtype":
 		g.subtype = quiet(kv)
-	case "genkit:name":
+	case string(otelmap.AttrGenkitName):
 		g.name = quiet(kv)
 	}
 }

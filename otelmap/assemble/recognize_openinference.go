@@ -72,11 +72,11 @@ func (r *reading) readOpenInference(kv *attribute.KeyValue, key string) {
 		default:
 			o.kind = oiOther
 		}
-	case "agent.name":
+	case string(otelmap.AttrOIAgentName):
 		o.agentName = quiet(kv)
-	case "graph.node.id":
+	case string(otelmap.AttrOIGraphNodeID):
 		o.nodeID = quiet(kv)
-	case "graph.node.parent_id":
+	case string(otelmap.AttrOIGraphNodeParentID):
 		o.parentID = quiet(kv)
 	case "tool.name":
 		o.tool = quiet(kv)

@@ -3,6 +3,7 @@ package assemble
 import (
 	"strings"
 
+	"github.com/coordbench/coordbench/otelmap"
 	"go.opentelemetry.io/otel/attribute"
 )
 
@@ -59,7 +60,7 @@ func (r *reading) readTraceloop(kv *attribute.KeyValue, key string) {
 		default:
 			t.kind = tlOther
 		}
-	case "traceloop.entity.name":
+	case string(otelmap.AttrTraceloopEntityName):
 		t.entity = quiet(kv)
 	case "llm.request.type":
 		t.llm = quiet(kv) != ""

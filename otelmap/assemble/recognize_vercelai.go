@@ -3,6 +3,7 @@ package assemble
 import (
 	"strings"
 
+	"github.com/coordbench/coordbench/otelmap"
 	"go.opentelemetry.io/otel/attribute"
 )
 
@@ -68,7 +69,7 @@ func (r *reading) readVercelAI(kv *attribute.KeyValue, key string) {
 	case "ai.operationId":
 		r.claim(famVercelAI)
 		r.ai.op = aiOperation(quiet(kv))
-	case "ai.telemetry.functionId":
+	case string(otelmap.AttrAIFunctionID):
 		r.ai.functionID = quiet(kv)
 	case "ai.toolCall.name":
 		r.ai.tool = quiet(kv)

@@ -11,6 +11,7 @@ import (
 	"github.com/coordbench/coordbench/otelmap"
 	"github.com/coordbench/coordbench/otelmap/assemble"
 	"github.com/coordbench/coordbench/otelmap/extension"
+	"github.com/coordbench/coordbench/otelmap/internal/otlptest"
 	"github.com/coordbench/coordbench/tracedata"
 )
 
@@ -18,9 +19,9 @@ import (
 // those of that call only, and the caller turns them back into spans with
 // the same ids, which the store matches against the real ones.
 func TestResponseTraceForCall(t *testing.T) {
-	caller := extCallerSpan(t, "purple")
-	parent := extParent(caller)
-	tr, rec := extTracer(t, "purple")
+	caller := otlptest.CallerSpan(t, "purple")
+	parent := otlptest.RemoteParent(caller)
+	tr, rec := otlptest.RecordingTracer(t, "purple")
 	ctx := trace.ContextWithRemoteSpanContext(context.Background(), parent)
 	agentAttrs := func(agent string) trace.SpanStartOption {
 		return trace.WithAttributes(otelmap.AttrGenAIOperationName.String(otelmap.OpInvokeAgent), otelmap.AttrGenAIAgentName.String(agent),
@@ -46,7 +47,7 @@ func TestResponseTraceForCall(t *testing.T) {
 	other.End()
 	send.End()
 	post.End()
-	own := extFromSDK(rec.Ended(), otelmap.SourceInProcess)
+	own := otlptest.SpansFromSDK(rec.Ended(), otelmap.SourceInProcess)
 
 	rootID := root.SpanContext().SpanID()
 	rt := assemble.ResponseTraceForCall(caller.TraceID, own, rootID)
@@ -113,7 +114,7 @@ func TestResponseTraceForCall(t *testing.T) {
 			t.Errorf("span %q times %v..%v, real %v..%v", sp.Name, sp.Start, sp.End, r.Start, r.End)
 		}
 	}
-	byName := extBySpanName(t, spans)
+	byName := otlptest.SpansByName(t, spans)
 	if sp := byName["invoke_agent booking"]; sp == nil || sp.Kind != trace.SpanKindClient || !sp.StatusError {
 		t.Errorf("booking call span %+v", sp)
 	}

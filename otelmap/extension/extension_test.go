@@ -1,97 +1,17 @@
 package extension
 
 import (
-	"context"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/codes"
-	"go.opentelemetry.io/otel/sdk/resource"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/coordbench/coordbench/otelmap"
+	"github.com/coordbench/coordbench/otelmap/internal/otlptest"
 	"github.com/coordbench/coordbench/tracedata"
 )
-
-// extTracer returns a real SDK tracer of service, and the recorder of its
-// ended spans.
-func extTracer(t *testing.T, service string) (trace.Tracer, *tracetest.SpanRecorder) {
-	t.Helper()
-	rec := tracetest.NewSpanRecorder()
-	tp := sdktrace.NewTracerProvider(
-		sdktrace.WithSpanProcessor(rec),
-		sdktrace.WithResource(resource.NewSchemaless(otelmap.AttrServiceName.String(service))),
-	)
-	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
-	return tp.Tracer("coordbench-test"), rec
-}
-
-// extCallerSpan starts and ends the caller's CLIENT invoke_agent span of a
-// call to callee, as the green agent records it, and returns it as the store
-// holds it.
-func extCallerSpan(t *testing.T, callee string) otelmap.Span {
-	t.Helper()
-	tr, rec := extTracer(t, "green")
-	_, span := tr.Start(context.Background(), otelmap.SpanInvokeAgentPrefix+callee,
-		trace.WithSpanKind(trace.SpanKindClient),
-		trace.WithTimestamp(time.Date(2025, 6, 3, 9, 14, 6, 0, time.UTC)),
-		trace.WithAttributes(
-			otelmap.AttrGenAIOperationName.String(otelmap.OpInvokeAgent),
-			otelmap.AttrGenAIAgentName.String(callee),
-			otelmap.AttrCallType.String(string(tracedata.CallAgent)),
-		))
-	span.End(trace.WithTimestamp(time.Date(2025, 6, 3, 9, 14, 10, 0, time.UTC)))
-	return extFromSDK(rec.Ended(), otelmap.SourceInProcess)[0]
-}
-
-// extParent is the caller's span context as the participant receives it
-// through traceparent.
-func extParent(caller otelmap.Span) trace.SpanContext {
-	return trace.NewSpanContext(trace.SpanContextConfig{
-		TraceID: caller.TraceID, SpanID: caller.SpanID, TraceFlags: trace.FlagsSampled, Remote: true,
-	})
-}
-
-// extFromSDK converts SDK spans as the in-process road would.
-func extFromSDK(ended []sdktrace.ReadOnlySpan, source string) []otelmap.Span {
-	out := make([]otelmap.Span, 0, len(ended))
-	resources := map[string]*otelmap.Resource{}
-	for _, s := range ended {
-		svc := ""
-		for _, kv := range s.Resource().Attributes() {
-			if kv.Key == otelmap.AttrServiceName {
-				svc = kv.Value.AsString()
-			}
-		}
-		r := resources[svc]
-		if r == nil {
-			r = &otelmap.Resource{ServiceName: svc, Attrs: s.Resource().Attributes()}
-			resources[svc] = r
-		}
-		out = append(out, otelmap.Span{
-			TraceID:       s.SpanContext().TraceID(),
-			SpanID:        s.SpanContext().SpanID(),
-			ParentSpanID:  s.Parent().SpanID(),
-			Name:          s.Name(),
-			Kind:          s.SpanKind(),
-			Start:         s.StartTime(),
-			End:           s.EndTime(),
-			StatusError:   s.Status().Code == codes.Error,
-			StatusMessage: s.Status().Description,
-			Attrs:         s.Attributes(),
-			Resource:      r,
-			Source:        source,
-		})
-	}
-	return out
-}
 
 func extAttr(t *testing.T, sp *otelmap.Span, key attribute.Key) attribute.Value {
 	t.Helper()
@@ -109,40 +29,14 @@ func extNoAttr(t *testing.T, sp *otelmap.Span, key attribute.Key) {
 	}
 }
 
-func extFixture(t *testing.T, name string) *tracedata.ResponseTrace {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "..", "tracedata", "testdata", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rt, err := tracedata.DecodeResponseTrace(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return rt
-}
-
-// extBySpanName indexes spans by name, failing on duplicates.
-func extBySpanName(t *testing.T, spans []otelmap.Span) map[string]*otelmap.Span {
-	t.Helper()
-	m := map[string]*otelmap.Span{}
-	for i := range spans {
-		if _, dup := m[spans[i].Name]; dup {
-			t.Fatalf("two spans named %q", spans[i].Name)
-		}
-		m[spans[i].Name] = &spans[i]
-	}
-	return m
-}
-
 // The Python sample's answer becomes spans of the caller's trace shaped as
 // a participant would have recorded them: the responder's handling (SERVER),
 // its call to another agent (CLIENT), that agent's tool and LLM calls
 // (INTERNAL, on that agent's resource).
 func TestExtensionSpansFromPythonSample(t *testing.T) {
-	rt := extFixture(t, "python_sample.json")
-	caller := extCallerSpan(t, "Host Agent")
-	parent := extParent(caller)
+	rt := otlptest.ResponseTraceFixture(t, "python_sample.json")
+	caller := otlptest.CallerSpan(t, "Host Agent")
+	parent := otlptest.RemoteParent(caller)
 	spans, err := SpansFromResponseTrace(rt, parent, "Host Agent")
 	if err != nil {
 		t.Fatal(err)
@@ -150,7 +44,7 @@ func TestExtensionSpansFromPythonSample(t *testing.T) {
 	if len(spans) != len(rt.Steps) {
 		t.Fatalf("%d spans from %d steps", len(spans), len(rt.Steps))
 	}
-	by := extBySpanName(t, spans)
+	by := otlptest.SpansByName(t, spans)
 	root := by["invoke_agent Host Agent"]
 	call := by["invoke_agent Weather Agent"]
 	weather, llm, failed, summary := by["get_weather"], by["gemini-2.0-flash"], by["lookup_airport"], by["send_summary"]
@@ -293,8 +187,8 @@ func extStep(id, parent string, ct tracedata.CallType, agent string) tracedata.S
 
 // coordbench's own steps, which name agents, callers, models and content.
 func TestExtensionSpanShapes(t *testing.T) {
-	caller := extCallerSpan(t, "purple")
-	parent := extParent(caller)
+	caller := otlptest.CallerSpan(t, "purple")
+	parent := otlptest.RemoteParent(caller)
 	long := strings.Repeat("é", otelmap.MaxContentChars)
 	steps := []tracedata.Step{
 		extStep("root", "", tracedata.CallAgent, ""),

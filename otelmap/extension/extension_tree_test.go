@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/coordbench/coordbench/otelmap"
+	"github.com/coordbench/coordbench/otelmap/internal/otlptest"
 	"github.com/coordbench/coordbench/otelmap/tracestore"
 	"github.com/coordbench/coordbench/tracedata"
 )
@@ -22,8 +23,8 @@ import (
 // Parent links that loop are cut, and the cut step hangs under the
 // caller's span; no walk up the result loops.
 func TestExtensionCycles(t *testing.T) {
-	caller := extCallerSpan(t, "p")
-	parent := extParent(caller)
+	caller := otlptest.CallerSpan(t, "p")
+	parent := otlptest.RemoteParent(caller)
 	rt := &tracedata.ResponseTrace{Steps: []tracedata.Step{
 		extStep("a", "c", tracedata.CallAgent, "x"),
 		extStep("b", "a", tracedata.CallTool, ""),
@@ -108,8 +109,8 @@ func extCheckTree(t *testing.T, spans []otelmap.Span, root trace.SpanID) {
 }
 
 func TestExtensionMissingTimes(t *testing.T) {
-	caller := extCallerSpan(t, "p")
-	parent := extParent(caller)
+	caller := otlptest.CallerSpan(t, "p")
+	parent := otlptest.RemoteParent(caller)
 	t0 := time.Date(2025, 6, 3, 9, 0, 0, 0, time.UTC)
 	rt := &tracedata.ResponseTrace{Steps: []tracedata.Step{
 		{StepID: "start-only", CallType: tracedata.CallAgent, StartTime: t0, Latency: 900},
@@ -156,8 +157,8 @@ func TestExtensionMissingTimes(t *testing.T) {
 }
 
 func TestExtensionSpansErrorsAndLimits(t *testing.T) {
-	caller := extCallerSpan(t, "p")
-	parent := extParent(caller)
+	caller := otlptest.CallerSpan(t, "p")
+	parent := otlptest.RemoteParent(caller)
 
 	if spans, err := SpansFromResponseTrace(nil, parent, "p"); spans != nil || err != nil {
 		t.Errorf("nil trace: %v, %v", spans, err)
@@ -232,16 +233,16 @@ func TestExtensionSpansErrorsAndLimits(t *testing.T) {
 // The store holds the span a participant recorded itself over the copy
 // rebuilt from its extension answer, whichever arrives first.
 func TestExtensionStoreDedup(t *testing.T) {
-	caller := extCallerSpan(t, "purple")
-	parent := extParent(caller)
+	caller := otlptest.CallerSpan(t, "purple")
+	parent := otlptest.RemoteParent(caller)
 
 	// The purple's real span of the call, as OTLP would bring it.
-	tr, rec := extTracer(t, "purple")
+	tr, rec := otlptest.RecordingTracer(t, "purple")
 	ctx := trace.ContextWithRemoteSpanContext(context.Background(), parent)
 	_, span := tr.Start(ctx, "invoke_agent purple", trace.WithSpanKind(trace.SpanKindServer),
 		trace.WithAttributes(otelmap.AttrGenAIOperationName.String(otelmap.OpInvokeAgent), otelmap.AttrGenAIAgentName.String("purple")))
 	span.End()
-	real := extFromSDK(rec.Ended(), otelmap.SourceOTLP)[0]
+	real := otlptest.SpansFromSDK(rec.Ended(), otelmap.SourceOTLP)[0]
 
 	// The same step in the purple's extension answer.
 	rt := &tracedata.ResponseTrace{TraceID: real.TraceID.String(), Steps: []tracedata.Step{{

@@ -9,6 +9,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/coordbench/coordbench/otelmap"
+	"github.com/coordbench/coordbench/tracedata"
 )
 
 // Provenance (docs/trace-assembly.md, "Provenance"): the spans of a task's
@@ -32,49 +33,12 @@ import (
 // reported, with the names they carried, so that the loss is visible
 // rather than silent.
 
-// MaxSetAsideNames bounds the names SetAside.Claimed lists; maxClaimedChars
+// MaxSetAsideNames bounds the names tracedata.SetAside.Claimed lists; maxClaimedChars
 // bounds each name.
 const (
 	MaxSetAsideNames = 20
 	maxClaimedChars  = 80
 )
-
-// SetAside is what Vouch left out of a task's trace.
-type SetAside struct {
-	// Spans counts the spans set aside: Impersonating + Outside.
-	Spans int
-	// Impersonating spans came by OTLP or the Traceability Extension and
-	// claimed the assessor's identity: its service.name or
-	// coordbench.role=assessor on their resource, an attribute only the
-	// assessor sets (coordbench.role, coordbench.assessment.id,
-	// coordbench.evaluator), or the assessor's name as an agent name (in
-	// an attribute that names agents, or as a word of the span's name).
-	Impersonating int
-	// Outside spans do not descend from any call the assessor made.
-	// ParentMissing counts those of them whose parent is not in the trace
-	// at all: most often a participant's span whose parent its process
-	// never exported (a server span of another tracer provider, or not
-	// sampled), which breaks the chain back to the assessor's call.
-	Outside       int
-	ParentMissing int
-	// Claimed are the service and agent names the set-aside spans carried,
-	// sorted, each cut to 80 bytes, at most MaxSetAsideNames of them;
-	// ClaimedMore counts the names left off.
-	Claimed     []string
-	ClaimedMore int
-}
-
-// namesAgent reports whether attribute k is one trace assembly reads an
-// agent's name from (otelmap/assemble's recognizers); a span of another
-// road naming the assessor in one of them speaks for it.
-func namesAgent(k attribute.Key) bool {
-	switch k {
-	case otelmap.AttrGenAIAgentName, otelmap.AttrGenAIAgentID, "agent.name", "graph.node.id", "graph.node.parent_id",
-		"traceloop.entity.name", "gen_ai.handoff.from_agent", "gen_ai.handoff.to_agent":
-		return true
-	}
-	return false
-}
 
 // Vouch splits the spans of one task's trace into those the assessor can
 // vouch for (kept, in input order; spans itself when nothing is set aside)
@@ -82,7 +46,7 @@ func namesAgent(k attribute.Key) bool {
 // is the task's own span: its service.name names the assessor even when its
 // resource lacks coordbench.role. Spans are taken as the store holds them,
 // one per span id.
-func Vouch(spans []otelmap.Span, root trace.SpanID) (kept []otelmap.Span, aside SetAside) {
+func Vouch(spans []otelmap.Span, root trace.SpanID) (kept []otelmap.Span, aside tracedata.SetAside) {
 	names := assessorNames(spans, root)
 	index := make(map[trace.SpanID]int32, len(spans))
 	for i := range spans {
@@ -219,7 +183,7 @@ func claimsAssessor(sp *otelmap.Span, names map[string]bool) bool {
 		case otelmap.AttrRole, otelmap.AttrAssessmentID, otelmap.AttrEvaluator:
 			return true
 		}
-		if kv.Value.Type() == attribute.STRING && names[kv.Value.AsString()] && namesAgent(kv.Key) {
+		if kv.Value.Type() == attribute.STRING && names[kv.Value.AsString()] && otelmap.NamesAgent(kv.Key) {
 			return true
 		}
 	}
@@ -263,7 +227,7 @@ func claimedNames(sp *otelmap.Span, into map[string]struct{}) {
 	}
 	add(spanResource(sp).ServiceName)
 	for _, kv := range sp.Attrs {
-		if kv.Value.Type() == attribute.STRING && namesAgent(kv.Key) {
+		if kv.Value.Type() == attribute.STRING && otelmap.NamesAgent(kv.Key) {
 			add(kv.Value.AsString())
 		}
 	}

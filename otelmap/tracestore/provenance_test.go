@@ -10,6 +10,8 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/coordbench/coordbench/otelmap"
+	"github.com/coordbench/coordbench/otelmap/assemble"
+	"github.com/coordbench/coordbench/tracedata"
 )
 
 func spanIDs(spans []otelmap.Span) []byte {
@@ -69,7 +71,7 @@ func TestVouchSetsAsideImpersonationAndStrangers(t *testing.T) {
 	if got, want := spanIDs(kept), []byte{1, 2, 3, 4, 10, 11}; !slices.Equal(got, want) {
 		t.Errorf("kept %v, want %v", got, want)
 	}
-	want := SetAside{Spans: 9, Impersonating: 4, Outside: 5, ParentMissing: 1,
+	want := tracedata.SetAside{Spans: 9, Impersonating: 4, Outside: 5, ParentMissing: 1,
 		Claimed: []string{"coordinator", "green", "hijacked", "intruder", "outsider", "x"}}
 	if aside.Spans != want.Spans || aside.Impersonating != want.Impersonating || aside.Outside != want.Outside || aside.ParentMissing != want.ParentMissing ||
 		!slices.Equal(aside.Claimed, want.Claimed) || aside.ClaimedMore != 0 {
@@ -116,7 +118,7 @@ func TestSettleAwaitsOnlyTheAssessorsOwnCalls(t *testing.T) {
 		otelmap.AttrGenAIOperationName.String(otelmap.OpInvokeAgent), otelmap.AttrGenAIAgentName.String("hijacked"))
 	st.Add(append(append(assessorCall(), coordinatorSide()...), forged))
 	res, err := st.Settle(t.Context(), trace.TraceID{settleTrace}, SettleOptions{
-		Root: trace.SpanID{1}, Quiet: time.Millisecond, MaxWait: 30 * time.Second, Await: &Await{Assessor: true}})
+		Root: trace.SpanID{1}, Quiet: time.Millisecond, MaxWait: 30 * time.Second, Await: &Await{Calls: assemble.CallRule(nil), Assessor: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,5 +172,31 @@ func TestNameMentions(t *testing.T) {
 		if got := nameMentions(c.name, "coordbench-green"); got != c.want {
 			t.Errorf("nameMentions(%q) = %v, want %v", c.name, got, c.want)
 		}
+	}
+}
+
+// TestVouchReadsEveryAgentNameKey: a received span under the assessor's
+// call that names the assessor in any attribute trace assembly reads an
+// agent's name from (otelmap.NamesAgent, the recognizers' own keys) speaks
+// for it and is set aside; the same value in another attribute is not a
+// claim.
+func TestVouchReadsEveryAgentNameKey(t *testing.T) {
+	keys := []attribute.Key{
+		otelmap.AttrGenAIAgentName, otelmap.AttrGenAIAgentID, otelmap.AttrOIAgentName, otelmap.AttrOIGraphNodeID,
+		otelmap.AttrOIGraphNodeParentID, otelmap.AttrTraceloopEntityName, otelmap.AttrGenAIHandoffFromAgent,
+		otelmap.AttrGenAIHandoffToAgent, otelmap.AttrAIFunctionID, otelmap.AttrPydanticAgentName, otelmap.AttrGenkitName,
+	}
+	for _, k := range keys {
+		if !otelmap.NamesAgent(k) {
+			t.Errorf("otelmap.NamesAgent(%s) is false", k)
+		}
+		spans := append(assessorCall(), settleSpan(10, 4, trace.SpanKindServer, settleCoordRes, otelmap.SourceOTLP, k.String("green")))
+		if _, aside := Vouch(spans, trace.SpanID{1}); aside.Impersonating != 1 {
+			t.Errorf("%s=green: set aside %+v, want the span impersonating", k, aside)
+		}
+	}
+	spans := append(assessorCall(), settleSpan(10, 4, trace.SpanKindServer, settleCoordRes, otelmap.SourceOTLP, attribute.String("user.note", "green")))
+	if kept, aside := Vouch(spans, trace.SpanID{1}); aside.Spans != 0 || len(kept) != len(spans) {
+		t.Errorf("user.note=green: set aside %+v, want nothing", aside)
 	}
 }

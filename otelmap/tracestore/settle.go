@@ -50,13 +50,14 @@ type SettleOptions struct {
 // not fail before anyone answered it (every span of the chain without an
 // HTTP status code, and one of them failed: a refused connection, say).
 type Await struct {
-	// Assessor awaits every agent call (a chain with an invoke_agent, a2a.*
-	// or coordbench.call_type=AGENT span) made by a process whose resource
-	// has coordbench.role=assessor: the assessor's own calls.
+	// Assessor awaits every agent call (a chain with a span Calls reads as
+	// an agent call: an invoke_agent span, an a2a.* or
+	// coordbench.call_type=AGENT attribute) made by a process whose
+	// resource has coordbench.role=assessor: the assessor's own calls.
 	Assessor bool
-	// Agents awaits the agent calls whose callee (gen_ai.agent.name, else
-	// gen_ai.agent.id, on the chain) is one of these names: calls between
-	// participants.
+	// Agents awaits the agent calls whose callee (the agent Calls reads on
+	// the chain, its top span's first) is one of these names: calls
+	// between participants.
 	Agents []string
 	// Addresses awaits the calls, agent calls or plain HTTP, whose
 	// server.address and server.port name one of these, as "host:port" or
@@ -71,7 +72,18 @@ type Await struct {
 	// not awaited whatever the rules above say: participants known to
 	// export nothing, say.
 	Except []string
+	// Calls is trace assembly's rule of what a span says of its call
+	// (assemble.CallRule): whether it marks an agent call, and the callee
+	// it names. The store does not import assembly, so the caller passes
+	// the rule in; nil reads no span as an agent call, so that only
+	// Addresses are awaited.
+	Calls CallRule
 }
+
+// CallRule reads what one span says of the call it is a side of: whether
+// it marks an agent call (rather than plain HTTP), and the agent it names
+// as the callee ("" for none).
+type CallRule func(sp *otelmap.Span) (agentCall bool, callee string)
 
 // Call is an awaited call that was not answered.
 type Call struct {
@@ -242,6 +254,7 @@ func (p *packedSpans) hasRoot(root trace.SpanID) bool {
 
 // awaitRule is an Await made ready to match.
 type awaitRule struct {
+	calls     CallRule
 	assessor  bool
 	allAgents bool
 	agents    map[string]bool
@@ -256,7 +269,7 @@ func (a *Await) compile() *awaitRule {
 	if a == nil {
 		return nil
 	}
-	r := &awaitRule{assessor: a.Assessor, allAgents: a.AllAgents, agents: map[string]bool{}, hostPorts: map[string]bool{}, hosts: map[string]bool{}, except: map[string]bool{}}
+	r := &awaitRule{calls: a.Calls, assessor: a.Assessor, allAgents: a.AllAgents, agents: map[string]bool{}, hostPorts: map[string]bool{}, hosts: map[string]bool{}, except: map[string]bool{}}
 	for _, n := range a.Except {
 		if n != "" {
 			r.except[n] = true
@@ -418,7 +431,7 @@ func (r *awaitRule) check(spans []otelmap.Span) callCheck {
 			chains[t] = c
 			order = append(order, t)
 		}
-		c.note(&spans[i], int32(i) == t)
+		c.note(&spans[i], int32(i) == t, r.calls)
 	}
 	for i := range spans {
 		p := parent(int32(i))
@@ -504,27 +517,22 @@ func (r *awaitRule) awaits(c *callChain, top *otelmap.Span) bool {
 }
 
 // note records what span s of the chain says; top is true for the chain's
-// top span, whose callee names win.
-func (c *callChain) note(s *otelmap.Span, top bool) {
+// top span, whose callee names win. Whether the chain is an agent call, and
+// to which agent, is assembly's rule (calls); the address, the failure and
+// the HTTP answer are the HTTP conventions'.
+func (c *callChain) note(s *otelmap.Span, top bool, calls CallRule) {
 	if s.StatusError {
 		c.failed = true
 	}
+	if calls != nil {
+		agentCall, callee := calls(s)
+		c.marker = c.marker || agentCall
+		if callee != "" && (c.agent == "" || top) {
+			c.agent = callee
+		}
+	}
 	for _, kv := range s.Attrs {
 		switch key := string(kv.Key); {
-		case kv.Key == otelmap.AttrGenAIOperationName:
-			if kv.Value.Type() == attribute.STRING && kv.Value.AsString() == otelmap.OpInvokeAgent {
-				c.marker = true
-			}
-		case kv.Key == otelmap.AttrCallType:
-			if kv.Value.Type() == attribute.STRING && strings.EqualFold(kv.Value.AsString(), "AGENT") {
-				c.marker = true
-			}
-		case strings.HasPrefix(key, "a2a."):
-			c.marker = true
-		case kv.Key == otelmap.AttrGenAIAgentName || kv.Key == otelmap.AttrGenAIAgentID:
-			if v := kv.Value.AsString(); kv.Value.Type() == attribute.STRING && v != "" && (c.agent == "" || top && kv.Key == otelmap.AttrGenAIAgentName) {
-				c.agent = v
-			}
 		case kv.Key == otelmap.AttrServerAddress:
 			if v := kv.Value.AsString(); kv.Value.Type() == attribute.STRING && v != "" && (c.host == "" || top) {
 				c.host = strings.ToLower(v)

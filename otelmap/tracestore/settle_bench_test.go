@@ -8,6 +8,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/coordbench/coordbench/otelmap"
+	"github.com/coordbench/coordbench/otelmap/assemble"
 )
 
 // BenchmarkSettleCheck measures the check a settle wait makes each time a
@@ -18,7 +19,7 @@ func BenchmarkSettleCheck(b *testing.B) {
 	for _, calls := range []int{100, 10_000} {
 		b.Run(fmt.Sprintf("calls=%d", calls), func(b *testing.B) {
 			spans := settleBenchSpans(calls)
-			rule := (&Await{Assessor: true, Agents: []string{"reviewer"}}).compile()
+			rule := (&Await{Calls: assemble.CallRule(nil), Assessor: true, Agents: []string{"reviewer"}}).compile()
 			b.ReportAllocs()
 			b.ResetTimer()
 			for b.Loop() {

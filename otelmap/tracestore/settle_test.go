@@ -9,6 +9,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/coordbench/coordbench/otelmap"
+	"github.com/coordbench/coordbench/otelmap/assemble"
 )
 
 // Settle tests build the spans of one task's trace by hand: the assessor's
@@ -58,7 +59,7 @@ func reviewerSide() []otelmap.Span {
 	return []otelmap.Span{settleSpan(20, 11, trace.SpanKindServer, settleReviewerRes, otelmap.SourceOTLP)}
 }
 
-var settleAwait = &Await{Assessor: true, Agents: []string{"coordinator", "reviewer"}}
+var settleAwait = &Await{Calls: assemble.CallRule(nil), Assessor: true, Agents: []string{"coordinator", "reviewer"}}
 
 // settleAsync runs Settle in the background.
 func settleAsync(st *Store, opts SettleOptions) <-chan Settlement {
@@ -167,7 +168,7 @@ func TestSettleAwaitsCallsToParticipantAddresses(t *testing.T) {
 			otelmap.AttrServerAddress.String("api.openai.com"), otelmap.AttrServerPort.Int(443)),
 	)
 	st.Add(spans)
-	await := &Await{Assessor: true, Addresses: []string{"http://reviewer.local:8080/", "127.0.0.1:9101"}}
+	await := &Await{Calls: assemble.CallRule(nil), Assessor: true, Addresses: []string{"http://reviewer.local:8080/", "127.0.0.1:9101"}}
 	res, err := st.Settle(t.Context(), trace.TraceID{settleTrace},
 		SettleOptions{Root: trace.SpanID{1}, Quiet: time.Millisecond, MaxWait: 50 * time.Millisecond, Await: await})
 	if err != nil {
@@ -278,7 +279,7 @@ func TestSettleSilentNamesOnlyCalleesThatAnsweredNothing(t *testing.T) {
 // not an agent's call that failed before anyone answered it, nor one to a
 // callee in Except.
 func TestCheckEvidenceAllAgents(t *testing.T) {
-	all := &Await{AllAgents: true}
+	all := &Await{Calls: assemble.CallRule(nil), AllAgents: true}
 	spans := append(assessorCall(), coordinatorSide()...)
 	ev := CheckEvidence(spans, all)
 	if !ev.Root || ev.Awaited != 2 || len(ev.Unanswered) != 1 || ev.Unanswered[0].Callee != "reviewer" {
@@ -287,7 +288,7 @@ func TestCheckEvidenceAllAgents(t *testing.T) {
 	if ev := CheckEvidence(append(spans, reviewerSide()...), all); ev.Awaited != 2 || len(ev.Unanswered) != 0 {
 		t.Fatalf("with every side: %+v", ev)
 	}
-	if ev := CheckEvidence(spans, &Await{AllAgents: true, Except: []string{"reviewer"}}); ev.Awaited != 1 || len(ev.Unanswered) != 0 {
+	if ev := CheckEvidence(spans, &Await{Calls: assemble.CallRule(nil), AllAgents: true, Except: []string{"reviewer"}}); ev.Awaited != 1 || len(ev.Unanswered) != 0 {
 		t.Fatalf("reviewer excepted: %+v", ev)
 	}
 	failed := append(assessorCall(), coordinatorSide()...)
@@ -299,7 +300,40 @@ func TestCheckEvidenceAllAgents(t *testing.T) {
 		t.Fatalf("no span without a parent, yet Root: %+v", ev)
 	}
 	// Without AllAgents, only the named callees are awaited.
-	if ev := CheckEvidence(spans, &Await{Agents: []string{"coordinator"}}); ev.Awaited != 1 || len(ev.Unanswered) != 0 {
+	if ev := CheckEvidence(spans, &Await{Calls: assemble.CallRule(nil), Agents: []string{"coordinator"}}); ev.Awaited != 1 || len(ev.Unanswered) != 0 {
 		t.Fatalf("named callee only: %+v", ev)
+	}
+}
+
+// TestSettleAsksAssemblyWhatACallIs: whether a chain is an agent call, and
+// whom it calls, is trace assembly's rule, passed in. The coordinator's call
+// to the reviewer recorded by OpenLLMetry (traceloop.span.kind=agent naming
+// the reviewer, no gen_ai.operation.name, no a2a.* attribute) is an agent
+// call to the reviewer by assembly's recognizers, so the wait awaits it;
+// without a rule no span marks an agent call and only addresses are awaited.
+func TestSettleAsksAssemblyWhatACallIs(t *testing.T) {
+	st := NewStore(Limits{})
+	st.Add(append(assessorCall(),
+		settleSpan(10, 4, trace.SpanKindServer, settleCoordRes, otelmap.SourceOTLP),
+		settleSpan(11, 10, trace.SpanKindClient, settleCoordRes, otelmap.SourceOTLP,
+			attribute.String("traceloop.span.kind", "agent"), otelmap.AttrTraceloopEntityName.String("reviewer")),
+	))
+	res, err := st.Settle(t.Context(), trace.TraceID{settleTrace},
+		SettleOptions{Root: trace.SpanID{1}, Quiet: time.Millisecond, MaxWait: 50 * time.Millisecond, Await: settleAwait})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Call{Caller: "coordinator", Callee: "reviewer", SpanID: trace.SpanID{11}.String()}
+	if res.Complete || res.Awaited != 2 || len(res.Unanswered) != 1 || res.Unanswered[0] != want {
+		t.Fatalf("got complete=%v awaited=%d unanswered=%+v, want the OpenLLMetry call to the reviewer awaited and unanswered",
+			res.Complete, res.Awaited, res.Unanswered)
+	}
+
+	noRule := *settleAwait
+	noRule.Calls = nil
+	res, err = st.Settle(t.Context(), trace.TraceID{settleTrace},
+		SettleOptions{Root: trace.SpanID{1}, Quiet: time.Millisecond, MaxWait: time.Minute, Await: &noRule})
+	if err != nil || !res.Complete || res.Awaited != 0 {
+		t.Fatalf("without a rule: complete=%v awaited=%d err=%v, want complete, nothing awaited (no address matches)", res.Complete, res.Awaited, err)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coordbench/coordbench/internal/testenv"
 	"github.com/coordbench/coordbench/sandbox"
 	"github.com/coordbench/coordbench/scenario/scicode"
 	"github.com/coordbench/coordbench/scenario/scicode/stepproto"
@@ -400,10 +401,10 @@ func TestAttacksSandbox(t *testing.T) {
 			}
 			s := newForTest(t, opts)
 			if !scicode.TamperProof(s.Sandbox()) {
-				unavailable(t, "no tamper-proof sandbox here: "+strings.Join(s.Sandbox().Notes, "; "))
+				testenv.Missing(t, "%s", "no tamper-proof sandbox here: "+strings.Join(s.Sandbox().Notes, "; "))
 			}
 			if at.opts.MemoryBytes != 0 && s.Sandbox().LimitMode == sandbox.LimitModePerProcess && at.limit != "" {
-				unavailable(t, "no cgroup for runs here: "+strings.Join(s.Sandbox().Notes, "; "))
+				testenv.Missing(t, "%s", "no cgroup for runs here: "+strings.Join(s.Sandbox().Notes, "; "))
 			}
 			split, _ := s.Split(scicode.SplitValidation)
 			log := &messageLog{}
@@ -479,7 +480,7 @@ func funcName(step *scicode.Step) string {
 func TestSandboxProbeFindsOnlyInputs(t *testing.T) {
 	s := newForTest(t, sandbox.Options{Timeout: 120 * time.Second})
 	if !scicode.TamperProof(s.Sandbox()) {
-		unavailable(t, "no tamper-proof sandbox here")
+		testenv.Missing(t, "%s", "no tamper-proof sandbox here")
 	}
 	split, _ := s.Split(scicode.SplitValidation)
 	p, _ := split.Problem("78")
@@ -524,7 +525,7 @@ func TestSandboxPeakMemory(t *testing.T) {
 	opts := sandbox.Options{Timeout: 300 * time.Second, MemoryBytes: 1 << 30, MaxProcesses: 32, CPUSeconds: 20}
 	s := newForTest(t, opts)
 	if s.Sandbox().LimitMode == sandbox.LimitModePerProcess {
-		unavailable(t, "no cgroup for runs here")
+		testenv.Missing(t, "%s", "no cgroup for runs here")
 	}
 	split, _ := s.Split(scicode.SplitValidation)
 	p, _ := split.Problem("1")

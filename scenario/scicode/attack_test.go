@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coordbench/coordbench/internal/testenv"
 	"github.com/coordbench/coordbench/sandbox"
 	"github.com/coordbench/coordbench/scenario/scicode"
 	"github.com/coordbench/coordbench/scenario/scicode/stepproto"
@@ -241,7 +242,7 @@ var attackProblems = []string{"1", "3", "4"}
 func TestAttacks(t *testing.T) {
 	s := newForTest(t, sandbox.Options{Timeout: 120 * time.Second})
 	if !scicode.TamperProof(s.Sandbox()) {
-		unavailable(t, "no tamper-proof sandbox here: "+strings.Join(s.Sandbox().Notes, "; "))
+		testenv.Missing(t, "%s", "no tamper-proof sandbox here: "+strings.Join(s.Sandbox().Notes, "; "))
 	}
 	split, _ := s.Split(scicode.SplitValidation)
 	for _, at := range attacks() {
@@ -307,7 +308,7 @@ func TestAttacks(t *testing.T) {
 func TestAttackSnoopFindsNothing(t *testing.T) {
 	s := newForTest(t, sandbox.Options{Timeout: 120 * time.Second})
 	if !scicode.TamperProof(s.Sandbox()) {
-		unavailable(t, "no tamper-proof sandbox here")
+		testenv.Missing(t, "%s", "no tamper-proof sandbox here")
 	}
 	split, _ := s.Split(scicode.SplitValidation)
 	p, _ := split.Problem("1")

@@ -8,8 +8,6 @@ import (
 	"iter"
 	"net"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -21,33 +19,16 @@ import (
 
 	"github.com/coordbench/coordbench/a2acall"
 	"github.com/coordbench/coordbench/a2aserve"
+	"github.com/coordbench/coordbench/internal/testenv"
 	"github.com/coordbench/coordbench/sandbox"
 	"github.com/coordbench/coordbench/scenario"
 	"github.com/coordbench/coordbench/scenario/scicode"
 )
 
-// unavailable skips a test that needs data or a tool this machine lacks, or
-// fails it under CI=true, where everything must be there.
-// TODO(testenv): use internal/testenv once it exists.
-func unavailable(t testing.TB, msg string) {
-	t.Helper()
-	if os.Getenv("CI") == "true" {
-		t.Fatal(msg)
-	}
-	t.Skip(msg)
-}
-
-// testDir is ../shared/data/scicode relative to the module root.
+// testDir is ../shared/data/scicode beside the module root.
 func testDir(t testing.TB) string {
 	t.Helper()
-	dir, err := filepath.Abs(filepath.Join("..", "..", "..", "shared", "data", "scicode"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-		unavailable(t, fmt.Sprintf("SciCode data set not at %s: %v", dir, err))
-	}
-	return dir
+	return testenv.SharedData(t, "scicode")
 }
 
 func testSplit(t testing.TB) *scicode.Split {
@@ -80,7 +61,7 @@ func newForTest(t testing.TB, opts sandbox.Options) *scicode.Scenario {
 	s, err := scicode.New(context.Background(), scicode.Options{DataDir: dir, Sandbox: opts})
 	if err != nil {
 		if errors.Is(err, errors.ErrUnsupported) || errors.Is(err, sandbox.ErrNoPython) {
-			unavailable(t, err.Error())
+			testenv.Missing(t, "%v", err)
 		}
 		t.Fatal(err)
 	}

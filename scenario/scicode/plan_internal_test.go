@@ -9,29 +9,20 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/coordbench/coordbench/internal/testenv"
 )
 
 // TestPlanEveryStep: the judge rewrites every test case of both splits (all
 // 50 validation and 288 test sub-steps), and no rewritten case the sandbox
 // runs names the target.
 func TestPlanEveryStep(t *testing.T) {
-	dir, err := filepath.Abs(filepath.Join("..", "..", "..", "shared", "data", "scicode"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir := testenv.SharedData(t, "scicode")
 	python := "/usr/bin/python3"
 	if v := os.Getenv("COORDBENCH_SCICODE_PYTHON"); v != "" {
 		python = v
 	}
-	skip := func(msg string) {
-		if os.Getenv("CI") == "true" { // TODO(testenv)
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	if _, err := os.Stat(dir); err != nil {
-		skip(err.Error())
-	}
+	skip := func(msg string) { testenv.Missing(t, "%s", msg) }
 	if _, err := os.Stat(python); err != nil {
 		skip(err.Error())
 	}

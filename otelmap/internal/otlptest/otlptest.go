@@ -1,7 +1,9 @@
 // Package otlptest holds what the tests of otelmap's packages share: OTLP
 // batches built with pdata, their protobuf, JSON and gzip encodings, spans
 // recorded and exported by the real OpenTelemetry SDK, and a text of every
-// field of decoded spans to compare decoders and the store by. Tests only.
+// field of decoded spans to compare decoders and the store by, and the
+// caller's side of an extension call (CallerSpan, RemoteParent,
+// SpansFromSDK) for the extension codec's and assembly's tests. Tests only.
 package otlptest
 
 import (
@@ -13,6 +15,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -21,6 +24,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
 	otelcodes "go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/sdk/resource"
@@ -29,7 +33,9 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/protobuf/encoding/protowire"
 
+	"github.com/coordbench/coordbench/internal/testenv"
 	"github.com/coordbench/coordbench/otelmap"
+	"github.com/coordbench/coordbench/tracedata"
 )
 
 // AttrsPerSpan is how many attributes Traces puts on a span,
@@ -364,4 +370,105 @@ func HandBuiltBodies(groups bool) [][]byte {
 		services(), services(varint(3, 7)), services(msg(6, kv(1, "k", str(1, "v")))), services(str(1, "first")),
 		unknown(bytes.Join([][]byte{current, deprecated}, nil)),
 	}
+}
+
+// RecordingTracer returns a real SDK tracer of service, and the recorder of
+// its ended spans.
+func RecordingTracer(t testing.TB, service string) (trace.Tracer, *tracetest.SpanRecorder) {
+	t.Helper()
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(
+		sdktrace.WithSpanProcessor(rec),
+		sdktrace.WithResource(resource.NewSchemaless(otelmap.AttrServiceName.String(service))),
+	)
+	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+	return tp.Tracer("coordbench-test"), rec
+}
+
+// CallerSpan starts and ends the caller's CLIENT invoke_agent span of a
+// call to callee, as the green agent records it, and returns it as the store
+// holds it.
+func CallerSpan(t testing.TB, callee string) otelmap.Span {
+	t.Helper()
+	tr, rec := RecordingTracer(t, "green")
+	_, span := tr.Start(context.Background(), otelmap.SpanInvokeAgentPrefix+callee,
+		trace.WithSpanKind(trace.SpanKindClient),
+		trace.WithTimestamp(time.Date(2025, 6, 3, 9, 14, 6, 0, time.UTC)),
+		trace.WithAttributes(
+			otelmap.AttrGenAIOperationName.String(otelmap.OpInvokeAgent),
+			otelmap.AttrGenAIAgentName.String(callee),
+			otelmap.AttrCallType.String(string(tracedata.CallAgent)),
+		))
+	span.End(trace.WithTimestamp(time.Date(2025, 6, 3, 9, 14, 10, 0, time.UTC)))
+	return SpansFromSDK(rec.Ended(), otelmap.SourceInProcess)[0]
+}
+
+// RemoteParent is the caller's span context as the participant receives it
+// through traceparent.
+func RemoteParent(caller otelmap.Span) trace.SpanContext {
+	return trace.NewSpanContext(trace.SpanContextConfig{
+		TraceID: caller.TraceID, SpanID: caller.SpanID, TraceFlags: trace.FlagsSampled, Remote: true,
+	})
+}
+
+// SpansFromSDK converts SDK spans as the in-process road would.
+func SpansFromSDK(ended []sdktrace.ReadOnlySpan, source string) []otelmap.Span {
+	out := make([]otelmap.Span, 0, len(ended))
+	resources := map[string]*otelmap.Resource{}
+	for _, s := range ended {
+		svc := ""
+		for _, kv := range s.Resource().Attributes() {
+			if kv.Key == otelmap.AttrServiceName {
+				svc = kv.Value.AsString()
+			}
+		}
+		r := resources[svc]
+		if r == nil {
+			r = &otelmap.Resource{ServiceName: svc, Attrs: s.Resource().Attributes()}
+			resources[svc] = r
+		}
+		out = append(out, otelmap.Span{
+			TraceID:       s.SpanContext().TraceID(),
+			SpanID:        s.SpanContext().SpanID(),
+			ParentSpanID:  s.Parent().SpanID(),
+			Name:          s.Name(),
+			Kind:          s.SpanKind(),
+			Start:         s.StartTime(),
+			End:           s.EndTime(),
+			StatusError:   s.Status().Code == codes.Error,
+			StatusMessage: s.Status().Description,
+			Attrs:         s.Attributes(),
+			Resource:      r,
+			Source:        source,
+		})
+	}
+	return out
+}
+
+// ResponseTraceFixture decodes tracedata/testdata/<name>, an extension
+// answer the tests of the extension codec and of assembly share.
+func ResponseTraceFixture(t testing.TB, name string) *tracedata.ResponseTrace {
+	t.Helper()
+	b, err := os.ReadFile(testenv.RepoFile(t, "tracedata/testdata/"+name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt, err := tracedata.DecodeResponseTrace(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rt
+}
+
+// SpansByName indexes spans by name, failing on duplicates.
+func SpansByName(t testing.TB, spans []otelmap.Span) map[string]*otelmap.Span {
+	t.Helper()
+	m := map[string]*otelmap.Span{}
+	for i := range spans {
+		if _, dup := m[spans[i].Name]; dup {
+			t.Fatalf("two spans named %q", spans[i].Name)
+		}
+		m[spans[i].Name] = &spans[i]
+	}
+	return m
 }

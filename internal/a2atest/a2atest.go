@@ -1,4 +1,18 @@
-package green
+// Package a2atest is the one A2A test agent of the repository's tests: a
+// real A2A server on loopback, served by a2aserve (A2A 1.0 and 0.3
+// JSON-RPC on one listener) around an a2a-go executor. With Legacy the card
+// is a 0.3 card as a 0.3 agent writes it (url, protocolVersion,
+// preferredTransport; no supportedInterfaces), so a client speaks the 0.3
+// wire format (message/send, message/stream) that AgentBeats' Python agents
+// speak. Each agent has its own tracer provider, can return its steps
+// through the Traceability Extension, export its spans by OTLP, delegate
+// to peers with a Messenger of its own (a two-level team), answer what a
+// test computes, and misbehave on demand. Every request it receives is
+// recorded, headers and raw bytes, so tests can see what was on the wire.
+//
+// Tests only: the packages that call or assess A2A agents (a2acall, green)
+// import it from their tests.
+package a2atest
 
 import (
 	"bytes"
@@ -21,15 +35,14 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
-	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
-	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/coordbench/coordbench/a2acall"
+	"github.com/coordbench/coordbench/a2aserve"
 	"github.com/coordbench/coordbench/otelmap"
 	"github.com/coordbench/coordbench/otelmap/assemble"
 	"github.com/coordbench/coordbench/otelmap/sdkbridge"
@@ -37,40 +50,35 @@ import (
 	"github.com/coordbench/coordbench/tracedata"
 )
 
-// In-test purple agents: real A2A servers on loopback for the green
-// package's tests. startTestPurple serves an a2a-go agent speaking A2A 1.0,
-// or with Legacy the 0.3 wire format (message/send, message/stream and a 0.3
-// card) that AgentBeats' Python agents speak; each has its own tracer
-// provider, can return its steps through the Traceability Extension, can
-// delegate to peers with a Messenger of its own (a two-level team), and can
-// misbehave on demand. Every request it receives is recorded, headers and
-// raw bytes, so tests can see what was on the wire.
-
-// testFault makes a test purple misbehave.
-type testFault int
+// Fault makes a test agent misbehave.
+type Fault int
 
 const (
-	_ testFault = iota // no fault
-	// faultHang: the agent never answers (it waits until it is closed);
+	// NoFault: the agent behaves.
+	NoFault Fault = iota
+	// FaultHang: the agent never answers (it waits until it is closed);
 	// a streaming agent first says submitted and working.
-	faultHang
-	// faultFail: the task ends in state failed, with a status message.
-	faultFail
-	// faultGarbage: the A2A endpoint answers HTTP 200 with bytes that are
+	FaultHang
+	// FaultFail: the task ends in state failed, with a status message
+	// (ErrDeliberate's text).
+	FaultFail
+	// FaultGarbage: the A2A endpoint answers HTTP 200 with bytes that are
 	// not JSON-RPC (the card is fine).
-	faultGarbage
-	// faultCrash: the A2A endpoint starts a response and closes the
+	FaultGarbage
+	// FaultCrash: the A2A endpoint starts a response and closes the
 	// connection in the middle of it.
-	faultCrash
+	FaultCrash
 )
 
-// testPurpleOptions configure startTestPurple. The zero value is a 1.0
-// agent named "purple" that answers with a completed task.
-type testPurpleOptions struct {
+// ErrDeliberate is the failure FaultFail answers with.
+var ErrDeliberate = errors.New("deliberate failure of the test agent")
+
+// Options configure Start. The zero value is a 1.0 agent named "purple"
+// that answers "<name> answers: <request text>" with a completed task.
+type Options struct {
 	// Name is the card's name and the service.name of its spans.
 	Name string
-	// Legacy speaks A2A 0.3: the a2av0 JSON-RPC server and a 0.3 card
-	// (protocolVersion "0.3.0", url, preferredTransport JSONRPC).
+	// Legacy serves a 0.3 card, so clients speak A2A 0.3.
 	Legacy bool
 	// Streaming sets capabilities.streaming on the card.
 	Streaming bool
@@ -81,11 +89,20 @@ type testPurpleOptions struct {
 	// default is "<name> answers: <request text>", followed by the peers'
 	// answers, one a line.
 	Reply     string
-	ReplyFunc func(ctx context.Context, in testPurpleInput) (string, error)
+	ReplyFunc func(ctx context.Context, in Input) (string, error)
 	// ReplyData adds a data part to the answer.
 	ReplyData map[string]any
+	// Chunked sends the data part in a second artifact event that appends
+	// to the first.
+	Chunked bool
 	// AsMessage answers with a Message rather than a task.
 	AsMessage bool
+	// Progress, when set, is the text of a working status message sent
+	// before the answer (whose final status carries no message).
+	Progress string
+	// AskFirst, when set, ends a new task input-required with this
+	// question; the answer comes when the caller continues the task.
+	AskFirst string
 	// Extension lists the Traceability Extension on the card and, when a
 	// request activates it, returns the agent's steps in the answer's
 	// metadata (on the artifact, the message, or a failed task's status
@@ -99,19 +116,22 @@ type testPurpleOptions struct {
 	// Peers are participant URLs the agent asks, in order, with the request
 	// text, before answering.
 	Peers []string
-	// Delay is how long the agent works.
+	// Delay is how long the agent works before answering.
 	Delay time.Duration
-	Fault testFault
+	Fault Fault
 	// Store, when set, also receives every span the agent records, as if
-	// it exported them by OTLP to the green agent.
+	// it exported them by OTLP to the caller.
 	Store *tracestore.Store
 	// OTLP, when set, is a traces URL to which the agent exports every span
 	// as it ends, with the real OTLP/HTTP exporter.
 	OTLP string
+	// Token, when set, is required on every A2A call (a2aserve.TokenAuth);
+	// the card stays public.
+	Token string
 }
 
-// testPurpleInput is what ReplyFunc sees.
-type testPurpleInput struct {
+// Input is what ReplyFunc sees.
+type Input struct {
 	Text      string
 	Data      []map[string]any
 	ContextID string
@@ -122,20 +142,20 @@ type testPurpleInput struct {
 	Metadata map[string]any
 }
 
-// seenRequest is one HTTP request a test purple received.
-type seenRequest struct {
+// Request is one HTTP request a test agent received.
+type Request struct {
 	Method string
 	Path   string
 	Header http.Header
 }
 
-// testPurple is a running test agent.
-type testPurple struct {
-	// URL is the participant URL to give the green agent (with Path).
+// Agent is a running test agent.
+type Agent struct {
+	// URL is the participant URL to call (with Path).
 	URL  string
 	Name string
 
-	opts      testPurpleOptions
+	opts      Options
 	srv       *httptest.Server
 	tp        *sdktrace.TracerProvider
 	tracer    trace.Tracer
@@ -145,19 +165,19 @@ type testPurple struct {
 	closeOnce sync.Once
 
 	mu       sync.Mutex
-	requests []seenRequest
+	requests []Request
 	wire     bytes.Buffer
 }
 
-// maxWireLog bounds the raw bytes a test purple keeps.
+// maxWireLog bounds the raw bytes a test agent keeps.
 const maxWireLog = 1 << 20
 
-// quietLogger drops a2a-go's and the Messenger's logs in tests.
+// quietLogger drops a2a-go's and the Messenger's logs.
 var quietLogger = slog.New(slog.DiscardHandler)
 
-// startTestPurple starts a test agent on loopback; it is closed at the end
-// of the test.
-func startTestPurple(t testing.TB, opts testPurpleOptions) *testPurple {
+// Start starts a test agent on loopback; it is closed at the end of the
+// test.
+func Start(t testing.TB, opts Options) *Agent {
 	t.Helper()
 	if opts.Name == "" {
 		opts.Name = "purple"
@@ -166,7 +186,7 @@ func startTestPurple(t testing.TB, opts testPurpleOptions) *testPurple {
 	if opts.Path != "" && !strings.HasPrefix(opts.Path, "/") {
 		opts.Path = "/" + opts.Path
 	}
-	p := &testPurple{Name: opts.Name, opts: opts, store: tracestore.NewStore(tracestore.Limits{}), stop: make(chan struct{})}
+	p := &Agent{Name: opts.Name, opts: opts, store: tracestore.NewStore(tracestore.Limits{}), stop: make(chan struct{})}
 	tpOpts := []sdktrace.TracerProviderOption{
 		sdktrace.WithResource(resource.NewSchemaless(otelmap.AttrServiceName.String(opts.Name))),
 		sdktrace.WithSpanProcessor(sdkbridge.NewRecorder(p.store)),
@@ -177,32 +197,45 @@ func startTestPurple(t testing.TB, opts testPurpleOptions) *testPurple {
 	if opts.OTLP != "" {
 		exp, err := otlptracehttp.New(t.Context(), otlptracehttp.WithEndpointURL(opts.OTLP))
 		if err != nil {
-			t.Fatalf("OTLP exporter: %v", err)
+			t.Fatalf("a2atest: OTLP exporter: %v", err)
 		}
 		tpOpts = append(tpOpts, sdktrace.WithSyncer(exp))
 	}
 	p.tp = sdktrace.NewTracerProvider(tpOpts...)
-	p.tracer = p.tp.Tracer("coordbench/green/testpurple")
+	p.tracer = p.tp.Tracer("coordbench/internal/a2atest")
 	if len(opts.Peers) > 0 {
 		p.messenger = a2acall.New(p.tp, p.store, a2acall.Options{CallTimeout: 30 * time.Second, Logger: quietLogger})
 	}
 
 	p.srv = httptest.NewUnstartedServer(nil)
 	p.srv.Listener = &wireListener{Listener: p.srv.Listener, p: p}
-	base := "http://" + p.srv.Listener.Addr().String()
-	p.URL = base + opts.Path
+	p.URL = "http://" + p.srv.Listener.Addr().String() + opts.Path
 
-	inner := http.NewServeMux()
-	inner.Handle("GET "+a2acall.WellKnownCardPath, p.cardHandler())
-	inner.Handle("/", p.a2aHandler())
-	var h http.Handler = inner
-	if opts.Path != "" {
-		h = stripPath(opts.Path, inner)
+	var auth *a2aserve.TokenAuth
+	if opts.Token != "" {
+		var err error
+		if auth, err = a2aserve.NewTokenAuth(opts.Token, opts.Name); err != nil {
+			t.Fatalf("a2atest: %v", err)
+		}
 	}
-	h = otelhttp.NewHandler(h, opts.Name,
-		otelhttp.WithTracerProvider(p.tp),
-		otelhttp.WithPropagators(propagation.TraceContext{}),
-		otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string { return r.Method }))
+	card := p.card()
+	auth.Declare(card)
+	mux, err := a2aserve.NewHandler(a2aserve.Options{
+		Card:           card,
+		Executor:       &executor{p: p},
+		TracerProvider: p.tp,
+		Logger:         quietLogger,
+		Intercept:      p.intercept,
+	})
+	if err != nil {
+		t.Fatalf("a2atest: %v", err)
+	}
+	h := auth.RequireA2A(mux)
+	if opts.Legacy {
+		if h, err = p.legacyCard(h); err != nil {
+			t.Fatalf("a2atest: %v", err)
+		}
+	}
 	p.srv.Config.Handler = p.recordRequests(h)
 	// The crash fault makes the server complain about hijacked writes.
 	p.srv.Config.ErrorLog = log.New(io.Discard, "", 0)
@@ -211,9 +244,9 @@ func startTestPurple(t testing.TB, opts testPurpleOptions) *testPurple {
 	return p
 }
 
-// Close stops the agent: work in progress (a hang) ends, the server closes,
-// and its tracer provider shuts down. It is idempotent.
-func (p *testPurple) Close() {
+// Close stops the agent: work in progress (a hang, a delay) ends, the
+// server closes, and its tracer provider shuts down. It is idempotent.
+func (p *Agent) Close() {
 	p.closeOnce.Do(func() {
 		close(p.stop)
 		if p.messenger != nil {
@@ -228,15 +261,15 @@ func (p *testPurple) Close() {
 }
 
 // Requests returns the HTTP requests received so far.
-func (p *testPurple) Requests() []seenRequest {
+func (p *Agent) Requests() []Request {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return append([]seenRequest(nil), p.requests...)
+	return append([]Request(nil), p.requests...)
 }
 
 // Calls returns the A2A calls (POSTs) received so far.
-func (p *testPurple) Calls() []seenRequest {
-	var out []seenRequest
+func (p *Agent) Calls() []Request {
+	var out []Request
 	for _, r := range p.Requests() {
 		if r.Method == http.MethodPost {
 			out = append(out, r)
@@ -246,7 +279,7 @@ func (p *testPurple) Calls() []seenRequest {
 }
 
 // CardFetches counts the agent card requests received so far.
-func (p *testPurple) CardFetches() int {
+func (p *Agent) CardFetches() int {
 	n := 0
 	for _, r := range p.Requests() {
 		if r.Method == http.MethodGet && strings.HasSuffix(r.Path, a2acall.WellKnownCardPath) {
@@ -257,70 +290,55 @@ func (p *testPurple) CardFetches() int {
 }
 
 // Wire returns the raw bytes the agent received (at most 1 MiB).
-func (p *testPurple) Wire() string {
+func (p *Agent) Wire() string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.wire.String()
 }
 
 // Spans returns the spans the agent recorded of one trace.
-func (p *testPurple) Spans(id trace.TraceID) []otelmap.Span { return p.store.Spans(id) }
+func (p *Agent) Spans(id trace.TraceID) []otelmap.Span { return p.store.Spans(id) }
 
-func (p *testPurple) recordRequests(h http.Handler) http.Handler {
+func (p *Agent) recordRequests(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p.mu.Lock()
-		p.requests = append(p.requests, seenRequest{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone()})
+		p.requests = append(p.requests, Request{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone()})
 		p.mu.Unlock()
 		h.ServeHTTP(w, r)
 	})
 }
 
-// stripPath serves h under prefix; unlike http.StripPrefix it also takes
-// the prefix itself ("/solver", where an A2A client posts), without the
-// redirect a ServeMux would answer.
-func stripPath(prefix string, h http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		rest, ok := strings.CutPrefix(r.URL.Path, prefix)
-		if !ok || (rest != "" && !strings.HasPrefix(rest, "/")) {
-			http.NotFound(w, r)
-			return
-		}
-		if rest == "" {
-			rest = "/"
-		}
-		r2 := r.Clone(r.Context())
-		r2.URL.Path, r2.URL.RawPath = rest, ""
-		h.ServeHTTP(w, r2)
-	})
-}
-
-// cardHandler serves the agent card: a 1.0 card through a2asrv, or a 0.3
-// card written as a 0.3 agent writes it.
-func (p *testPurple) cardHandler() http.Handler {
+func (p *Agent) card() *a2a.AgentCard {
 	var exts []a2a.AgentExtension
 	if p.opts.Extension {
 		exts = []a2a.AgentExtension{{URI: tracedata.ExtensionURI, Description: "returns its steps"}}
 	}
-	desc := "coordbench test purple agent " + p.Name
-	if !p.opts.Legacy {
-		return a2asrv.NewStaticAgentCardHandler(&a2a.AgentCard{
-			Name:                p.Name,
-			Description:         desc,
-			Version:             "1.0.0",
-			SupportedInterfaces: []*a2a.AgentInterface{a2a.NewAgentInterface(p.URL, a2a.TransportProtocolJSONRPC)},
-			Capabilities:        a2a.AgentCapabilities{Streaming: p.opts.Streaming, Extensions: exts},
-			DefaultInputModes:   []string{"text/plain"},
-			DefaultOutputModes:  []string{"text/plain"},
-			Skills:              []a2a.AgentSkill{},
-		})
+	return &a2a.AgentCard{
+		Name:        p.Name,
+		Description: "coordbench test agent " + p.Name,
+		Version:     "1.0.0",
+		// Both versions, as a2aserve serves them; the Messenger picks 1.0.
+		SupportedInterfaces: []*a2a.AgentInterface{
+			{URL: p.URL, ProtocolBinding: a2a.TransportProtocolJSONRPC, ProtocolVersion: a2a.Version},
+			{URL: p.URL, ProtocolBinding: a2a.TransportProtocolJSONRPC, ProtocolVersion: a2av0.Version},
+		},
+		Capabilities:       a2a.AgentCapabilities{Streaming: p.opts.Streaming, Extensions: exts},
+		DefaultInputModes:  []string{"text/plain"},
+		DefaultOutputModes: []string{"text/plain"},
+		Skills:             []a2a.AgentSkill{},
 	}
+}
+
+// legacyCard serves the card as a 0.3 agent writes it, naming one 0.3
+// interface, in front of next.
+func (p *Agent) legacyCard(next http.Handler) (http.Handler, error) {
 	capabilities := map[string]any{"streaming": p.opts.Streaming}
-	if len(exts) > 0 {
+	if p.opts.Extension {
 		capabilities["extensions"] = []map[string]any{{"uri": tracedata.ExtensionURI}}
 	}
 	card, err := json.Marshal(map[string]any{
 		"name":               p.Name,
-		"description":        desc,
+		"description":        "coordbench test agent " + p.Name,
 		"url":                p.URL,
 		"version":            "1.0.0",
 		"protocolVersion":    "0.3.0",
@@ -331,82 +349,74 @@ func (p *testPurple) cardHandler() http.Handler {
 		"skills":             []any{},
 	})
 	if err != nil {
-		panic(err)
+		return nil, fmt.Errorf("0.3 card: %w", err)
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet || !strings.HasSuffix(r.URL.Path, a2acall.WellKnownCardPath) {
+			next.ServeHTTP(w, r)
+			return
+		}
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(card)
-	})
+	}), nil
 }
 
-// a2aHandler serves A2A calls, or the fault that replaces them.
-func (p *testPurple) a2aHandler() http.Handler {
+// intercept answers the A2A calls of the garbage and crash faults.
+func (p *Agent) intercept(w http.ResponseWriter, _ *http.Request, _ []byte) bool {
 	switch p.opts.Fault {
-	case faultGarbage:
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			_, _ = io.Copy(io.Discard, r.Body)
-			ct := "text/html"
-			if p.opts.Streaming {
-				ct = "text/event-stream"
+	case FaultGarbage:
+		ct := "text/html"
+		if p.opts.Streaming {
+			ct = "text/event-stream"
+		}
+		w.Header().Set("Content-Type", ct)
+		_, _ = io.WriteString(w, "<html><body>502 this is not JSON-RPC</body></html>\n")
+		return true
+	case FaultCrash:
+		conn, _, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return true
+		}
+		ct := "application/json"
+		body := `{"jsonrpc":"2.0","result":{"task":{"id":"t`
+		if p.opts.Streaming {
+			// One good event, then the connection dies in a keep-alive
+			// comment.
+			ct = "text/event-stream"
+			status := `{"statusUpdate":{"taskId":"t1","contextId":"c1","status":{"state":"TASK_STATE_WORKING"}}}`
+			if p.opts.Legacy {
+				status = `{"kind":"status-update","taskId":"t1","contextId":"c1","status":{"state":"working"},"final":false}`
 			}
-			w.Header().Set("Content-Type", ct)
-			_, _ = io.WriteString(w, "<html><body>502 this is not JSON-RPC</body></html>\n")
-		})
-	case faultCrash:
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			_, _ = io.Copy(io.Discard, r.Body)
-			conn, _, err := http.NewResponseController(w).Hijack()
-			if err != nil {
-				http.Error(w, err.Error(), http.StatusInternalServerError)
-				return
-			}
-			ct := "application/json"
-			body := `{"jsonrpc":"2.0","result":{"task":{"id":"t`
-			if p.opts.Streaming {
-				// One good event, then the connection dies in a
-				// keep-alive comment.
-				ct = "text/event-stream"
-				status := `{"statusUpdate":{"taskId":"t1","contextId":"c1","status":{"state":"TASK_STATE_WORKING"}}}`
-				if p.opts.Legacy {
-					status = `{"kind":"status-update","taskId":"t1","contextId":"c1","status":{"state":"working"},"final":false}`
-				}
-				body = `data: {"jsonrpc":"2.0","id":"1","result":` + status + "}\n\n: keep-al"
-			}
-			// A chunk announced longer than what follows, then the
-			// connection closes: the client reads an unexpected EOF.
-			_, _ = fmt.Fprintf(conn, "HTTP/1.1 200 OK\r\nContent-Type: %s\r\nTransfer-Encoding: chunked\r\n\r\n%x\r\n%s", ct, 4096, body)
-			_ = conn.Close()
-		})
+			body = `data: {"jsonrpc":"2.0","id":"1","result":` + status + "}\n\n: keep-al"
+		}
+		// A chunk announced longer than what follows, then the connection
+		// closes: the client reads an unexpected EOF.
+		_, _ = fmt.Fprintf(conn, "HTTP/1.1 200 OK\r\nContent-Type: %s\r\nTransfer-Encoding: chunked\r\n\r\n%x\r\n%s", ct, 4096, body)
+		_ = conn.Close()
+		return true
 	}
-	handler := a2asrv.NewHandler(&purpleExecutor{p: p}, a2asrv.WithLogger(quietLogger))
-	if p.opts.Legacy {
-		return a2av0.NewJSONRPCHandler(handler)
-	}
-	return a2asrv.NewJSONRPCHandler(handler)
+	return false
 }
 
-// purpleExecutor is the agent's work, as an a2a-go executor. Its spans follow
-// the callee's half of the call figure (docs/design.md#one-call-in-spans): the
-// A2A method's SERVER span (under otelhttp's POST), and the agent's own INTERNAL
-// invoke_agent span with its delegations and chat inside.
-type purpleExecutor struct{ p *testPurple }
+// executor is the agent's work, as an a2a-go executor. Its spans follow the
+// callee's half of the call figure (docs/design.md#one-call-in-spans): the
+// A2A method's SERVER span (under a2aserve's POST), and the agent's own
+// INTERNAL invoke_agent span with its delegations and chat inside.
+type executor struct{ p *Agent }
 
-func (e *purpleExecutor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
+func (e *executor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
 	p := e.p
 	return func(yield func(a2a.Event, error) bool) {
 		method := "SendMessage"
 		if cc, ok := a2asrv.CallContextFrom(ctx); ok && cc.Method() != "" {
 			method = cc.Method()
 		}
-		version := string(a2a.Version)
-		if p.opts.Legacy {
-			version = string(a2av0.Version)
-		}
 		ctx, srv := p.tracer.Start(ctx, method, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(
 			otelmap.AttrA2AMethodName.String(method),
 			otelmap.AttrA2AMessageID.String(ec.Message.ID),
 			otelmap.AttrA2ATaskID.String(string(ec.TaskID)),
-			otelmap.AttrA2AProtocolVersion.String(version),
+			otelmap.AttrA2AProtocolVersion.String(a2aserve.ProtocolVersion(ctx)),
 			otelmap.AttrGenAIConversationID.String(ec.ContextID),
 		))
 		defer srv.End()
@@ -418,9 +428,20 @@ func (e *purpleExecutor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext
 			if !yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateWorking, nil), nil) {
 				return
 			}
+			if p.opts.AskFirst != "" && ec.StoredTask == nil {
+				q := a2a.NewMessageForTask(a2a.MessageRoleAgent, ec, a2a.NewTextPart(p.opts.AskFirst))
+				yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateInputRequired, q), nil)
+				return
+			}
+			if p.opts.Progress != "" {
+				msg := a2a.NewMessageForTask(a2a.MessageRoleAgent, ec, a2a.NewTextPart(p.opts.Progress))
+				if !yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateWorking, msg), nil) {
+					return
+				}
+			}
 		}
 
-		in := testPurpleInput{ContextID: ec.ContextID, TaskID: string(ec.TaskID), Metadata: ec.Message.Metadata}
+		in := Input{ContextID: ec.ContextID, TaskID: string(ec.TaskID), Metadata: ec.Message.Metadata}
 		for _, part := range ec.Message.Parts {
 			switch v := part.Content.(type) {
 			case a2a.Text:
@@ -438,15 +459,18 @@ func (e *purpleExecutor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext
 			otelmap.AttrGenAIConversationID.String(ec.ContextID),
 			otelmap.AttrGenAIInputMessages.String(a2acall.GenAIContent("user", in.Text, nil, "")),
 		))
-		text, err := e.work(wctx, in)
+		answer, err := e.work(wctx, in)
 		if err != nil {
 			inv.RecordError(err)
 			inv.SetStatus(codes.Error, err.Error())
 		} else {
-			inv.SetAttributes(otelmap.AttrGenAIOutputMessages.String(a2acall.GenAIContent("assistant", text, nil, "stop")))
+			inv.SetAttributes(otelmap.AttrGenAIOutputMessages.String(a2acall.GenAIContent("assistant", answer, nil, "stop")))
 		}
 		inv.End()
-		meta := e.extensionMeta(ec, inv.SpanContext())
+		meta, merr := e.extensionMeta(ec, inv.SpanContext())
+		if merr != nil && err == nil {
+			err = merr
+		}
 
 		if err != nil {
 			srv.SetStatus(codes.Error, err.Error())
@@ -459,7 +483,7 @@ func (e *purpleExecutor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext
 			yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateFailed, msg), nil)
 			return
 		}
-		parts := []*a2a.Part{a2a.NewTextPart(text)}
+		parts := []*a2a.Part{a2a.NewTextPart(answer)}
 		if p.opts.ReplyData != nil {
 			parts = append(parts, a2a.NewDataPart(p.opts.ReplyData))
 		}
@@ -470,37 +494,44 @@ func (e *purpleExecutor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext
 			yield(msg, nil)
 			return
 		}
+		var more []*a2a.Part
+		if p.opts.Chunked {
+			parts, more = parts[:1], parts[1:]
+		}
 		art := a2a.NewArtifactEvent(ec, parts...)
 		art.Artifact.Name = "answer"
 		art.Artifact.Metadata = meta
 		if !yield(art, nil) {
 			return
 		}
+		if len(more) > 0 && !yield(a2a.NewArtifactUpdateEvent(ec, art.Artifact.ID, more...), nil) {
+			return
+		}
 		yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCompleted, nil), nil)
 	}
 }
 
-func (e *purpleExecutor) Cancel(_ context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
+func (e *executor) Cancel(_ context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
 	return func(yield func(a2a.Event, error) bool) {
 		yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCanceled, nil), nil)
 	}
 }
 
-// errDeliberate is the failure faultFail answers with.
-var errDeliberate = errors.New("deliberate failure of the test purple agent")
+// errClosed ends the work of an agent closed while it hangs or waits.
+var errClosed = errors.New("test agent closed")
 
 // work is the agent's own work: wait, chat, ask the peers, answer.
-func (e *purpleExecutor) work(ctx context.Context, in testPurpleInput) (string, error) {
+func (e *executor) work(ctx context.Context, in Input) (string, error) {
 	p := e.p
-	if p.opts.Fault == faultHang {
+	if p.opts.Fault == FaultHang {
 		<-p.stop // the executor runs detached from the request: only Close ends it
-		return "", errors.New("test purple closed")
+		return "", errClosed
 	}
 	if p.opts.Delay > 0 {
 		select {
 		case <-time.After(p.opts.Delay):
 		case <-p.stop:
-			return "", errors.New("test purple closed")
+			return "", errClosed
 		}
 	}
 	if p.opts.Chat {
@@ -518,8 +549,8 @@ func (e *purpleExecutor) work(ctx context.Context, in testPurpleInput) (string, 
 		}
 		in.PeerReplies = append(in.PeerReplies, r)
 	}
-	if p.opts.Fault == faultFail {
-		return "", errDeliberate
+	if p.opts.Fault == FaultFail {
+		return "", ErrDeliberate
 	}
 	switch {
 	case p.opts.ReplyFunc != nil:
@@ -536,48 +567,31 @@ func (e *purpleExecutor) work(ctx context.Context, in testPurpleInput) (string, 
 
 // extensionMeta is the answer's metadata when the request activated the
 // Traceability Extension: the agent's steps under its invoke_agent span.
-func (e *purpleExecutor) extensionMeta(ec *a2asrv.ExecutorContext, root trace.SpanContext) map[string]any {
+func (e *executor) extensionMeta(ec *a2asrv.ExecutorContext, root trace.SpanContext) (map[string]any, error) {
 	p := e.p
-	if !p.opts.Extension || !extensionRequested(ec) {
-		return nil
+	if !p.opts.Extension || !a2aserve.ExtensionRequested(ec, tracedata.ExtensionURI) {
+		return nil, nil
 	}
 	if p.opts.ExtensionPayload != nil {
-		return map[string]any{tracedata.ExtensionMetadataKey: p.opts.ExtensionPayload}
+		return map[string]any{tracedata.ExtensionMetadataKey: p.opts.ExtensionPayload}, nil
 	}
 	rt := assemble.ResponseTraceForCall(root.TraceID(), p.store.Spans(root.TraceID()), root.SpanID())
 	b, err := tracedata.EncodeResponseTrace(rt)
 	if err != nil {
-		panic(err)
+		return nil, fmt.Errorf("a2atest: encode the response trace: %w", err)
 	}
 	var payload map[string]any
 	if err := json.Unmarshal(b, &payload); err != nil {
-		panic(err)
+		return nil, fmt.Errorf("a2atest: re-read the response trace: %w", err)
 	}
-	return map[string]any{tracedata.ExtensionMetadataKey: payload}
-}
-
-// extensionRequested reads the activation from the request's service
-// parameters (A2A-Extensions; a2av0 maps X-A2A-Extensions onto it).
-func extensionRequested(ec *a2asrv.ExecutorContext) bool {
-	if ec.ServiceParams == nil {
-		return false
-	}
-	vals, _ := ec.ServiceParams.Get(a2a.SvcParamExtensions)
-	for _, v := range vals {
-		for _, u := range strings.Split(v, ",") {
-			if strings.TrimSpace(u) == tracedata.ExtensionURI {
-				return true
-			}
-		}
-	}
-	return false
+	return map[string]any{tracedata.ExtensionMetadataKey: payload}, nil
 }
 
 // wireListener keeps the raw bytes of every connection, so tests can check
 // header spelling on the wire.
 type wireListener struct {
 	net.Listener
-	p *testPurple
+	p *Agent
 }
 
 func (l *wireListener) Accept() (net.Conn, error) {
@@ -590,7 +604,7 @@ func (l *wireListener) Accept() (net.Conn, error) {
 
 type wireConn struct {
 	net.Conn
-	p *testPurple
+	p *Agent
 }
 
 func (c *wireConn) Read(b []byte) (int, error) {
@@ -605,8 +619,8 @@ func (c *wireConn) Read(b []byte) (int, error) {
 	return n, err
 }
 
-// refusedURL returns a loopback URL where nothing listens.
-func refusedURL(t testing.TB) string {
+// RefusedURL returns a loopback URL where nothing listens.
+func RefusedURL(t testing.TB) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -617,4 +631,36 @@ func refusedURL(t testing.TB) string {
 		t.Fatal(err)
 	}
 	return "http://" + addr
+}
+
+// Caller is the calling side of an A2A test, as in the green agent: a
+// Messenger whose spans, and the spans it rebuilds from the Traceability
+// Extension, land in Store, recorded by a tracer provider whose resource is
+// the assessor's (service "green", coordbench.role=assessor).
+type Caller struct {
+	Messenger *a2acall.Messenger
+	Store     *tracestore.Store
+	// Tracer is the provider's, for the HOST spans a test wraps calls in.
+	Tracer trace.Tracer
+}
+
+// NewCaller returns a Caller with opts (logs discarded unless opts.Logger
+// is set); its Messenger and provider close at the end of the test.
+func NewCaller(t testing.TB, opts a2acall.Options) *Caller {
+	t.Helper()
+	store := tracestore.NewStore(tracestore.Limits{})
+	tp := sdktrace.NewTracerProvider(
+		sdktrace.WithResource(resource.NewSchemaless(otelmap.AttrServiceName.String("green"),
+			otelmap.AttrRole.String(otelmap.RoleAssessor))),
+		sdktrace.WithSpanProcessor(sdkbridge.NewRecorder(store)),
+	)
+	if opts.Logger == nil {
+		opts.Logger = quietLogger
+	}
+	c := &Caller{Messenger: a2acall.New(tp, store, opts), Store: store, Tracer: tp.Tracer("test")}
+	t.Cleanup(func() {
+		_ = c.Messenger.Close()
+		_ = tp.Shutdown(context.Background())
+	})
+	return c
 }

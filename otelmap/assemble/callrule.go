@@ -1,0 +1,32 @@
+package assemble
+
+import (
+	"sync"
+
+	"github.com/coordbench/coordbench/otelmap"
+)
+
+// CallRule returns trace assembly's reading of one span as a side of a
+// call, for a wait that must agree with assembly on what a call is without
+// assembling (the settle wait: tracestore.Await.Calls, whose type it fits;
+// the store does not import assembly, so the caller passes the rule in).
+// agentCall is true when the span marks an agent call as the recognizers
+// read it: an invoke_agent operation in any family or in conv, a
+// coordbench.call_type of AGENT, an a2a.* attribute. callee is the agent
+// the span names, as assembly names it ("" for none). conv may be nil; the
+// function is safe for concurrent use.
+func CallRule(conv *Conventions) func(sp *otelmap.Span) (agentCall bool, callee string) {
+	return func(sp *otelmap.Span) (bool, string) {
+		// Attribute warnings are assembly's to report; the slice they go
+		// to is reused, so reading a span allocates nothing.
+		w := callRuleWarnings.Get().(*[]attrWarning)
+		r := reading{role: spanKindRole(sp.Kind), conv: conv, warnings: w}
+		r.read(sp)
+		r.decide(sp)
+		*w = (*w)[:0]
+		callRuleWarnings.Put(w)
+		return r.marker, r.agentName
+	}
+}
+
+var callRuleWarnings = sync.Pool{New: func() any { return new([]attrWarning) }}
