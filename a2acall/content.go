@@ -14,13 +14,35 @@ import (
 // recorded call, and encoding/json's reflection and copies cost a call
 // more than the rest of its span.
 
-// dataParts wraps one data map as the list GenAIContent takes.
-func dataParts(d map[string]any) []map[string]any {
-	if d == nil {
-		return nil
+// dataParts lists a request's data parts as GenAIContent takes them, with
+// the value of every top-level "token" key replaced by redactedValue: an
+// MCP endpoint's per-task token (docs/mcp.md) is a credential, and the
+// content attributes leave for every exporter.
+func dataParts(d map[string]any, extra []map[string]any) []map[string]any {
+	var out []map[string]any
+	for _, m := range append([]map[string]any{d}, extra...) {
+		if m == nil {
+			continue
+		}
+		if _, ok := m[secretKey]; ok {
+			c := make(map[string]any, len(m))
+			for k, v := range m {
+				c[k] = v
+			}
+			c[secretKey] = redactedValue
+			m = c
+		}
+		out = append(out, m)
 	}
-	return []map[string]any{d}
+	return out
 }
+
+// secretKey is the data part key whose value content capture never
+// records.
+const (
+	secretKey     = "token"
+	redactedValue = "[redacted]"
+)
 
 // GenAIContent renders a message as the GenAI conventions' JSON message
 // list (gen_ai.input.messages / gen_ai.output.messages): the text as a text

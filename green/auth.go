@@ -47,10 +47,13 @@ func (s *Server) otlpHandler() http.Handler { return s.otlpAuth.Require(s.receiv
 func (s *Server) protect(mux *http.ServeMux) http.Handler {
 	if s.a2aAuth == nil {
 		mux.Handle(otlpreceiver.TracesPath, s.otlpHandler())
+		mux.Handle(s.mcp.Path(), s.mcp)
 		return mux
 	}
 	root := http.NewServeMux()
 	root.Handle(otlpreceiver.TracesPath, s.otlpHandler())
+	// The MCP endpoints check their own per-task token (docs/mcp.md).
+	root.Handle(s.mcp.Path(), s.mcp)
 	root.Handle("/", s.a2aAuth.RequireA2A(mux))
 	return root
 }
