@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/coordbench/coordbench/sandbox"
+	"github.com/coordbench/coordbench/scenario/scicode/stepproto"
 )
 
 // SciCode's tools over MCP (docs/mcp.md): with config.delivery "mcp" or
@@ -23,9 +24,9 @@ import (
 
 // Tool names.
 const (
-	toolReadStep   = "read_step"
-	toolRunCode    = "run_code"
-	toolSubmitStep = "submit_step"
+	toolReadStep   = stepproto.ToolReadStep
+	toolRunCode    = stepproto.ToolRunCode
+	toolSubmitStep = stepproto.ToolSubmitStep
 )
 
 // Tools lists the tool names, as the endpoint's data part lists them.
