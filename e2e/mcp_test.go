@@ -15,6 +15,7 @@ import (
 	"github.com/coordbench/coordbench/report"
 	"github.com/coordbench/coordbench/sandbox"
 	"github.com/coordbench/coordbench/scenario"
+	"github.com/coordbench/coordbench/scenario/coordination"
 	"github.com/coordbench/coordbench/scenario/scicode"
 )
 
@@ -98,5 +99,73 @@ func TestSciCodeOverMCP(t *testing.T) {
 	}
 	if n := h.Green().MCP().OpenTasks(); n != 0 {
 		t.Errorf("%d MCP endpoints open after the assessments", n)
+	}
+}
+
+// TestCoordinationOverMCP runs coordination tasks end to end on loopback, a
+// base purple team (a coordinator and two reviewers) against a real green
+// agent, in text and with delivery mcp: the coordinator reads the paper
+// with read_paper and submits its decision with submit_review, and every
+// task scores as in text.
+func TestCoordinationOverMCP(t *testing.T) {
+	t.Setenv(llmconfig.EnvAPIKey, "")
+	before := runtime.NumGoroutine()
+	quiet := slog.New(slog.DiscardHandler)
+	coord, err := coordination.New(coordination.Options{Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	noEnv := func(string) string { return "" }
+	h, err := loopback.Start(t.Context(), loopback.Options{Green: green.ServerOptions{
+		Scenarios: map[string]scenario.Scenario{scenario.Coordination: coord}, Getenv: noEnv, Logger: quiet,
+	}, CallTimeout: 5 * time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := h.Stop(); err != nil {
+			t.Errorf("stop: %v", err)
+		}
+		checkNoLeak(t, before)
+	}()
+	team, err := h.StartTeam(t.Context(), []purple.AgentSpec{
+		{Options: purple.Options{Name: "coordinator", Role: purple.RoleCoordinator, Getenv: noEnv}, PeerNames: []string{"reviewer-a", "reviewer-b"}},
+		{Options: purple.Options{Name: "reviewer-a", Getenv: noEnv}},
+		{Options: purple.Options{Name: "reviewer-b", Getenv: noEnv}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := team.Agent("coordinator").URL()
+	results := map[string]*report.Result{}
+	for _, delivery := range []string{scenario.DeliveryText, scenario.DeliveryMCP} {
+		raw, err := h.Assess(t.Context(), map[string]string{"coordinator": url}, map[string]any{
+			"num_tasks": 3, "delivery": delivery, "settle_max_wait_ms": 3000, "settle_quiet_ms": 200,
+		})
+		if err != nil {
+			t.Fatalf("%s: %v", delivery, err)
+		}
+		var res report.Result
+		if err := json.Unmarshal(raw, &res); err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Tasks) != 3 {
+			t.Fatalf("%s: %d tasks", delivery, len(res.Tasks))
+		}
+		results[delivery] = &res
+	}
+	text, viaTools := results[scenario.DeliveryText], results[scenario.DeliveryMCP]
+	if *viaTools.Score != *text.Score {
+		t.Errorf("score: text %v, mcp %v", *text.Score, *viaTools.Score)
+	}
+	for i, tt := range text.Tasks {
+		mt := viaTools.Tasks[i]
+		if mt.Outcome.Score != tt.Outcome.Score || mt.Outcome.Details["decision"] != tt.Outcome.Details["decision"] {
+			t.Errorf("task %s: mcp %v %v (%s), text %v %v", tt.TaskID, mt.Outcome.Score, mt.Outcome.Details["decision"], mt.Outcome.Summary,
+				tt.Outcome.Score, tt.Outcome.Details["decision"])
+		}
+		if mt.Outcome.Details["answer_source"] != coordination.AnswerFromTool {
+			t.Errorf("task %s: answer from %v", tt.TaskID, mt.Outcome.Details["answer_source"])
+		}
 	}
 }

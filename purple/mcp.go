@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
 
+	"github.com/coordbench/coordbench/a2acall"
 	"github.com/coordbench/coordbench/mcpcall"
 	"github.com/coordbench/coordbench/scenario/scicode/stepproto"
 )
@@ -118,4 +119,80 @@ func (s *Solver) answerWithTools(ctx context.Context, env *Env, llm *LLM, mode S
 		Text: fmt.Sprintf("Step %s: submitted through %s, %s.", sr.Step, stepproto.ToolSubmitStep, strings.Join(verdicts, ", then ")),
 		Data: map[string]any{"solver_mode": string(mode), "step_number": sr.Step, "delivery": "mcp", "verdicts": verdicts},
 	}, nil
+}
+
+// The coordination scenario's tools, by name (docs/mcp.md).
+const (
+	toolReadPaper    = "read_paper"
+	toolSubmitReview = "submit_review"
+)
+
+// offersReviewTools reports whether a request hands the agent the review
+// tools: only the entry agent's request does (the green agent's message).
+func offersReviewTools(req *Request) (mcpcall.Endpoint, bool) {
+	ep, ok := mcpcall.FindEndpoint(req.Data)
+	if !ok || len(req.Path) > 0 {
+		return mcpcall.Endpoint{}, false
+	}
+	for _, t := range ep.Tools {
+		if t == toolSubmitReview {
+			return ep, true
+		}
+	}
+	return mcpcall.Endpoint{}, false
+}
+
+// toolPaper is read_paper's result.
+type toolPaper struct {
+	TaskID   string `json:"task_id"`
+	Title    string `json:"title"`
+	Abstract string `json:"abstract"`
+	Reviews  []struct {
+		Title    string `json:"title"`
+		Comments string `json:"comments"`
+	} `json:"reviews"`
+	TitleOnly bool `json:"title_only"`
+}
+
+// reviewWithTools answers a review request through the coordination
+// scenario's tools: the paper from read_paper, the agent's own answer
+// (its role, delegations and all), and the review it reached submitted
+// with submit_review. The reply is the answer as without tools.
+func reviewWithTools(ctx context.Context, env *Env, req *Request, role Role, ep mcpcall.Endpoint) (*Answer, error) {
+	cs, err := env.ConnectTools(ctx, ep)
+	if err != nil {
+		return nil, err
+	}
+	defer cs.Close()
+	var p toolPaper
+	if _, err := callTool(ctx, cs, toolReadPaper, map[string]any{}, &p); err != nil {
+		return nil, err
+	}
+	paper := &Paper{TaskID: p.TaskID, Title: p.Title, Abstract: p.Abstract, TitleOnly: p.TitleOnly}
+	// As paperFrom reads the same reviews from the data part.
+	for _, r := range p.Reviews {
+		if r.Comments != "" {
+			paper.Reviews = append(paper.Reviews, r.Comments)
+		}
+	}
+	req.Paper = paper
+	ans, err := role.Answer(ctx, env, req)
+	if err != nil || ans == nil {
+		return ans, err
+	}
+	rv, err := ParseReview(&a2acall.Reply{Text: ans.Text, Data: dataList(ans.Data)})
+	if err != nil {
+		return nil, fmt.Errorf("the review to submit: %w", err)
+	}
+	args := map[string]any{"decision": rv.Decision, "recommendation": rv.Recommendation}
+	if len(rv.Scores) > 0 {
+		args["scores"] = rv.Scores
+	}
+	if rv.Rationale != "" {
+		args["rationale"] = rv.Rationale
+	}
+	if _, err := callTool(ctx, cs, toolSubmitReview, args, nil); err != nil {
+		return nil, err
+	}
+	return ans, nil
 }
