@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/coordbench/coordbench/scenario"
 	"github.com/coordbench/coordbench/scenario/coordination"
 	"github.com/coordbench/coordbench/scenario/scicode"
+	"github.com/coordbench/coordbench/tracedata"
 )
 
 // TestSciCodeOverMCP runs a SciCode assessment end to end on loopback, the
@@ -96,6 +98,37 @@ func TestSciCodeOverMCP(t *testing.T) {
 				t.Errorf("step %s turn %d: answer from %q", ms[i].Step, a.Turn, a.AnswerSource)
 			}
 		}
+	}
+	// The trace of the MCP task: the tool server is a node of its own, not
+	// an agent and not the assessor, and every tool call (read_step and two
+	// submissions per step) is a call to it from the solver.
+	tr := viaTools.Tasks[0]
+	var tool *tracedata.Agent
+	for i := range tr.Agents {
+		if tr.Agents[i].Role == tracedata.RoleToolServer {
+			if tool != nil {
+				t.Errorf("two tool servers: %s and %s", tool.Name, tr.Agents[i].Name)
+			}
+			tool = &tr.Agents[i]
+		}
+	}
+	if tool == nil || !strings.HasPrefix(tool.Name, "mcp://127.0.0.1:") || tool.Measured() {
+		t.Fatalf("tool server %+v; agents %+v", tool, tr.Agents)
+	}
+	calls := 0
+	for _, in := range tr.Interactions {
+		switch {
+		case in.From == "solver" && in.To == tool.Name:
+			calls += in.Count
+			if in.Errors != 0 || in.BothSides != in.Count || len(in.LatenciesMS) != in.Count {
+				t.Errorf("solver -> %s: %+v", tool.Name, in)
+			}
+		case in.To == tool.Name || in.From == "solver":
+			t.Errorf("unexpected interaction %s -> %s (%d)", in.From, in.To, in.Count)
+		}
+	}
+	if calls != 9 {
+		t.Errorf("%d tool calls in the graph, want 9", calls)
 	}
 	if n := h.Green().MCP().OpenTasks(); n != 0 {
 		t.Errorf("%d MCP endpoints open after the assessments", n)

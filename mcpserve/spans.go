@@ -5,7 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
+	"strconv"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel/attribute"
@@ -17,15 +19,21 @@ import (
 const instrumentationName = "github.com/coordbench/coordbench/mcpserve"
 
 // requestIDHeader carries the JSON-RPC id of a POSTed request from the HTTP
-// layer to the span middleware: the SDK keeps the id to itself. A client's
-// own header of that name is dropped first.
-const requestIDHeader = "X-Coordbench-Jsonrpc-Request-Id"
+// layer to the span middleware (the SDK keeps the id to itself), and
+// hostHeader the request's host (server.address and server.port, which
+// name the tool server in the graph). A client's own headers of those
+// names are dropped first.
+const (
+	requestIDHeader = "X-Coordbench-Jsonrpc-Request-Id"
+	hostHeader      = "X-Coordbench-Server-Host"
+)
 
 // withRequestInfo reads the JSON-RPC id of a POSTed message (a body within
 // MaxBodyBytes, already bounded) for the server span.
 func (h *Host) withRequestInfo(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		r.Header.Del(requestIDHeader)
+		r.Header.Set(hostHeader, r.Host)
 		if r.Method == http.MethodPost && r.Body != nil {
 			body, err := io.ReadAll(r.Body)
 			if err != nil {
@@ -68,6 +76,12 @@ func (h *Host) serverSpans() mcp.Middleware {
 			if extra := req.GetExtra(); extra != nil && extra.Header != nil {
 				if id := extra.Header.Get(requestIDHeader); id != "" {
 					attrs = append(attrs, attribute.String(mcpcall.AttrRequestID, id))
+				}
+				if host, port, err := net.SplitHostPort(extra.Header.Get(hostHeader)); err == nil {
+					attrs = append(attrs, attribute.String(mcpcall.AttrServerAddress, host))
+					if n, err := strconv.Atoi(port); err == nil {
+						attrs = append(attrs, attribute.Int(mcpcall.AttrServerPort, n))
+					}
 				}
 			}
 			parent := mcpcall.Extract(ctx, p)
