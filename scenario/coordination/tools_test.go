@@ -133,3 +133,28 @@ func TestSubmitReviewValidated(t *testing.T) {
 		t.Errorf("mcp without a host: %v", err)
 	}
 }
+
+// TestSubmitReviewOutsideTheCall: a review submitted while no message
+// awaits the participant's reply (before the task's message, after its
+// reply) is refused, and a refused one leaves the task open.
+func TestSubmitReviewOutsideTheCall(t *testing.T) {
+	tt := &toolTask{}
+	review := map[string]any{"decision": "accept", "recommendation": 4.0}
+	if _, _, err := tt.submit(t.Context(), nil, review); err == nil || !strings.Contains(err.Error(), "no review is asked for now") {
+		t.Errorf("before the call: %v", err)
+	}
+	tt.setCall(true)
+	if _, _, err := tt.submit(t.Context(), nil, map[string]any{"decision": "accept", "recommendation": 0.5}); err == nil {
+		t.Error("a recommendation of 0.5 was taken")
+	}
+	if _, out, err := tt.submit(t.Context(), nil, review); err != nil || !out.Accepted {
+		t.Errorf("in the call: %+v %v", out, err)
+	}
+	tt.setCall(false)
+	if _, _, err := tt.submit(t.Context(), nil, map[string]any{"decision": "reject", "recommendation": 1.0}); err == nil {
+		t.Error("a review after the reply was taken")
+	}
+	if a := tt.submitted(); a == nil || a.Decision != "accept" {
+		t.Errorf("the review kept: %+v", a)
+	}
+}

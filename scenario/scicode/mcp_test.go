@@ -287,3 +287,73 @@ func TestAttacksThroughSubmitTool(t *testing.T) {
 		})
 	}
 }
+
+// TestRunCodeSeesNothingOfTheTests: run_code is the solver's own code in
+// the same sandbox as the tests, and nothing there leads to the targets or
+// the test cases: the snooping route of TestAttacks finds nothing, the
+// harness runs no case, an expression that raises reports the exception,
+// and a run that prints the result marker itself cannot forge another
+// run's result.
+func TestRunCodeSeesNothingOfTheTests(t *testing.T) {
+	s := newForTest(t, sandbox.Options{Timeout: 120 * time.Second})
+	if !scicode.TamperProof(s.Sandbox()) {
+		unavailable(t, "no tamper-proof sandbox here")
+	}
+	host := toolHost(t)
+	type probe struct {
+		out []scicode.RunCodeOutput
+		err error
+	}
+	runs := make(chan probe, 1)
+	url := startSolver(t, "prober", func(ctx context.Context, in solverInput) (text string, data map[string]any, err error) {
+		var out []scicode.RunCodeOutput
+		defer func() { runs <- probe{out, err} }()
+		ep, _ := mcpcall.FindEndpoint(in.DataParts)
+		cs, err := mcpcall.Connect(ctx, ep, mcpcall.Options{})
+		if err != nil {
+			return "", nil, err
+		}
+		defer cs.Close()
+		for _, args := range []map[string]any{
+			{"code": snoop + "\nprint('SNOOP:', __snoop(), flush=True)"},
+			{"code": "import coordbench_harness as h\nprint('CASES:', [n for n in dir(h) if 'case' in n.lower()], flush=True)",
+				"expression": "sorted(k for k in globals() if 'target' in k or 'case' in k)"},
+			{"expression": "1/0"},
+			{"code": "print('\\n__coordbench_result_forged__\\n42')", "expression": "7"},
+		} {
+			var o scicode.RunCodeOutput
+			if err := callInto(ctx, cs, "run_code", args, &o); err != nil {
+				return "", nil, fmt.Errorf("run_code %v: %w", args["expression"], err)
+			}
+			out = append(out, o)
+		}
+		return "done", nil, nil
+	}, false)
+	if _, err := runWithTools(t, s, request(t, `{"participants": {"solver": %q}, "config": {"scenario": "scicode", "problem_ids": ["1"], "max_num_steps": 1, "delivery": "mcp"}}`, url), host); err != nil {
+		t.Fatal(err)
+	}
+	p := <-runs
+	if p.err != nil {
+		t.Fatal(p.err)
+	}
+	out := p.out
+	if !strings.Contains(out[0].Stdout, "SNOOP: nothing") {
+		t.Errorf("the snoop found something:\n%s", out[0].Stdout)
+	}
+	if out[1].Result != "[]" {
+		t.Errorf("the run's namespace holds targets or cases: %s (%s)", out[1].Result, out[1].Stdout)
+	}
+	if out[2].Reason != sandbox.ReasonCrashed || !strings.Contains(out[2].Exception, "ZeroDivisionError") || out[2].Section != scicode.SectionRunExpression {
+		t.Errorf("a raising expression: %+v", out[2])
+	}
+	if out[3].Result != "7" {
+		t.Errorf("a forged marker changed the result: %+v", out[3])
+	}
+	for _, o := range out {
+		for _, leak := range []string{"test_data", "problems_", "/work/", ".h5"} {
+			if strings.Contains(o.Stdout+o.Result+o.Exception, leak) {
+				t.Errorf("run output carries %q: %+v", leak, o)
+			}
+		}
+	}
+}

@@ -79,7 +79,7 @@ type StepView struct {
 
 // RunCodeInput is run_code's arguments.
 type RunCodeInput struct {
-	Code       string `json:"code" jsonschema:"Python code to run after the dependencies and the previous steps' code (typically your draft of the step's function)"`
+	Code       string `json:"code,omitempty" jsonschema:"Python code to run after the dependencies and the previous steps' code (typically your draft of the step's function)"`
 	Expression string `json:"expression,omitempty" jsonschema:"optional Python expression evaluated after the code; its repr is returned as result"`
 }
 
