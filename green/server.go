@@ -127,8 +127,9 @@ type Server struct {
 	card      *a2a.AgentCard
 	tasks     *a2aserve.TaskStore
 	handler   http.Handler
-	// mcp serves the tasks' MCP servers.
-	mcp *mcpserve.Host
+	// mcp serves the tasks' MCP servers, reached at mcpURL.
+	mcp    *mcpserve.Host
+	mcpURL string
 	// a2aAuth and otlpAuth are nil when off (auth.go).
 	a2aAuth, otlpAuth *a2aserve.TokenAuth
 
@@ -211,7 +212,11 @@ func (s *Server) build(ctx context.Context) error {
 	mcpURL := opts.MCPURL
 	if mcpURL == "" {
 		mcpURL = strings.TrimSuffix(cardURL, "/") + mcpserve.DefaultPath
+	} else if _, err := checkParticipantURL(mcpURL); err != nil {
+		_ = providers.Shutdown(ctx)
+		return fmt.Errorf("server: MCP URL: %w", err)
 	}
+	s.mcpURL = mcpURL
 	if s.mcp, err = mcpserve.New(mcpserve.Options{BaseURL: mcpURL, TracerProvider: providers.Tracer, Logger: s.log}); err != nil {
 		_ = providers.Shutdown(ctx)
 		return fmt.Errorf("server: %w", err)

@@ -138,8 +138,10 @@ func (h *Host) OpenTasks() int {
 // ServeHTTP routes a request to its task's server after checking the
 // task's token.
 func (h *Host) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	id, ok := strings.CutPrefix(r.URL.Path, h.opts.Path)
-	if !ok || id == "" || strings.Contains(id, "/") {
+	// The task's id is the path's last segment, wherever the host is
+	// mounted (at Path, and under a gateway's prefix).
+	id := r.URL.Path[strings.LastIndexByte(r.URL.Path, '/')+1:]
+	if id == "" {
 		http.NotFound(w, r)
 		return
 	}
