@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -151,7 +150,3 @@ func ToolText(res *mcp.CallToolResult) (string, error) {
 	}
 	return text, nil
 }
-
-// CallTimeout is a sensible bound for one tool call of the green agent's
-// servers: a sandboxed run may take the step's whole time limit.
-const CallTimeout = 30 * time.Minute
