@@ -14,26 +14,52 @@ import (
 // recorded call, and encoding/json's reflection and copies cost a call
 // more than the rest of its span.
 
-// dataParts wraps one data map as the list GenAIContent takes.
-func dataParts(d map[string]any) []map[string]any {
-	if d == nil {
-		return nil
+// dataParts lists a request's data parts as GenAIContent takes them.
+func dataParts(d map[string]any, extra []map[string]any) []map[string]any {
+	var out []map[string]any
+	for _, m := range append([]map[string]any{d}, extra...) {
+		if m != nil {
+			out = append(out, m)
+		}
 	}
-	return []map[string]any{d}
+	return out
 }
+
+// redact is d with the value of a top-level "token" key replaced by
+// redactedValue: an MCP endpoint's per-task token (docs/mcp.md) is a
+// credential, and the content attributes leave for every exporter.
+func redact(d map[string]any) map[string]any {
+	if _, ok := d[secretKey]; !ok {
+		return d
+	}
+	c := make(map[string]any, len(d))
+	for k, v := range d {
+		c[k] = v
+	}
+	c[secretKey] = redactedValue
+	return c
+}
+
+// secretKey is the data part key whose value content capture never
+// records.
+const (
+	secretKey     = "token"
+	redactedValue = "[redacted]"
+)
 
 // GenAIContent renders a message as the GenAI conventions' JSON message
 // list (gen_ai.input.messages / gen_ai.output.messages): the text as a text
 // part and each data part JSON-encoded as one more, each bounded by
-// otelmap.TruncateContent so the attribute stays valid JSON. The bytes are
-// those encoding/json writes for the same list.
+// otelmap.TruncateContent so the attribute stays valid JSON (a data part's
+// "token" is recorded as "[redacted]"). The bytes are those encoding/json
+// writes for the same list.
 func GenAIContent(role, text string, data []map[string]any, finishReason string) string {
 	parts := make([]string, 0, 1+len(data))
 	if text != "" || len(data) == 0 {
 		parts = append(parts, otelmap.TruncateContent(text))
 	}
 	for _, d := range data {
-		b, err := json.Marshal(d)
+		b, err := json.Marshal(redact(d))
 		if err != nil {
 			b = []byte(fmt.Sprint(d))
 		}

@@ -193,6 +193,10 @@ type SendRequest struct {
 	// Text is the message's text part; Data, when set, adds a data part.
 	Text string
 	Data map[string]any
+	// ExtraData are more data parts, after Data (an MCP endpoint,
+	// docs/mcp.md); a "token" key in any data part is redacted from the
+	// recorded content.
+	ExtraData []map[string]any
 	// ContextID keeps several messages in one A2A context; empty starts one.
 	ContextID string
 	// TaskID continues a task the participant left in input-required.
@@ -293,7 +297,7 @@ func (m *Messenger) Send(ctx context.Context, req SendRequest) (reply *Reply, er
 		late = make([]attribute.KeyValue, 0, 7)
 	}
 	if capture {
-		late = append(late, otelmap.AttrGenAIInputMessages.String(GenAIContent("user", req.Text, dataParts(req.Data), "")))
+		late = append(late, otelmap.AttrGenAIInputMessages.String(GenAIContent("user", req.Text, dataParts(req.Data, req.ExtraData), "")))
 	}
 	errType := ""
 	var agent string
@@ -336,11 +340,16 @@ func (m *Messenger) Send(ctx context.Context, req SendRequest) (reply *Reply, er
 	}
 
 	msg := a2a.NewMessage(a2a.MessageRoleUser)
-	if req.Text != "" || req.Data == nil {
+	if req.Text != "" || (req.Data == nil && len(req.ExtraData) == 0) {
 		msg.Parts = append(msg.Parts, a2a.NewTextPart(req.Text))
 	}
 	if req.Data != nil {
 		msg.Parts = append(msg.Parts, a2a.NewDataPart(req.Data))
+	}
+	for _, d := range req.ExtraData {
+		if d != nil {
+			msg.Parts = append(msg.Parts, a2a.NewDataPart(d))
+		}
 	}
 	msg.ContextID = req.ContextID
 	msg.TaskID = a2a.TaskID(req.TaskID)

@@ -3,6 +3,8 @@ package green
 import (
 	"fmt"
 	"net/http"
+	"net/url"
+	"strings"
 
 	"github.com/coordbench/coordbench/a2aserve"
 	"github.com/coordbench/coordbench/otelmap/otlpreceiver"
@@ -47,10 +49,13 @@ func (s *Server) otlpHandler() http.Handler { return s.otlpAuth.Require(s.receiv
 func (s *Server) protect(mux *http.ServeMux) http.Handler {
 	if s.a2aAuth == nil {
 		mux.Handle(otlpreceiver.TracesPath, s.otlpHandler())
+		s.mountMCP(mux)
 		return mux
 	}
 	root := http.NewServeMux()
 	root.Handle(otlpreceiver.TracesPath, s.otlpHandler())
+	// The MCP endpoints check their own per-task token (docs/mcp.md).
+	s.mountMCP(root)
 	root.Handle("/", s.a2aAuth.RequireA2A(mux))
 	return root
 }
@@ -59,4 +64,13 @@ func (s *Server) protect(mux *http.ServeMux) http.Handler {
 // of the OTLP token.
 func (s *Server) Rejected() (a2a, otlp uint64) {
 	return s.a2aAuth.Rejected(), s.otlpAuth.Rejected()
+}
+
+// mountMCP serves the tasks' MCP endpoints at mcpserve.DefaultPath and at
+// the path of the MCP URL, for a gateway that keeps its prefix.
+func (s *Server) mountMCP(mux *http.ServeMux) {
+	mux.Handle(s.mcp.Path(), s.mcp)
+	if u, err := url.Parse(s.mcpURL); err == nil && u.Path != s.mcp.Path() && strings.HasSuffix(u.Path, "/") {
+		mux.Handle(u.Path, s.mcp)
+	}
 }

@@ -96,6 +96,9 @@ type ExecutorOptions struct {
 	// Conventions, when set, is a user's convention map, read by trace
 	// assembly before the built-in recognizers (docs/trace-assembly.md).
 	Conventions *assemble.Conventions
+	// Tools serves the tasks' MCP endpoints for requests whose delivery
+	// asks for MCP (docs/mcp.md); nil refuses such requests' tasks.
+	Tools scenario.ToolHost
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 }
@@ -286,6 +289,9 @@ func (e *Executor) assess(ctx context.Context, req *scenario.Request, progress f
 		a.warn("the request selects no tasks (task_ids, num_tasks and the shard leave none)")
 	}
 	env := &scenario.TaskEnv{Messenger: messenger, Request: req, Progress: a.progress}
+	if e.opts.Tools != nil {
+		env.Tools = e.opts.Tools
+	}
 	for i, task := range tasks {
 		for run := range repeats {
 			if err := ctx.Err(); err != nil {

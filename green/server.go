@@ -20,6 +20,7 @@ import (
 	"github.com/coordbench/coordbench/a2aserve"
 	"github.com/coordbench/coordbench/evals"
 	"github.com/coordbench/coordbench/internal/llmconfig"
+	"github.com/coordbench/coordbench/mcpserve"
 	"github.com/coordbench/coordbench/otelmap"
 	"github.com/coordbench/coordbench/otelmap/assemble"
 	"github.com/coordbench/coordbench/otelmap/otlpreceiver"
@@ -114,6 +115,9 @@ type ServerOptions struct {
 	// Conventions, when set, is a user's convention map for trace
 	// assembly (docs/trace-assembly.md).
 	Conventions *assemble.Conventions
+	// MCPURL is the URL participants reach the per-task MCP endpoints at
+	// (docs/mcp.md); default the card URL's base with mcpserve.DefaultPath.
+	MCPURL string
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 }
@@ -130,6 +134,9 @@ type Server struct {
 	tasks     *a2aserve.TaskStore
 	push      *a2aserve.Push
 	handler   http.Handler
+	// mcp serves the tasks' MCP servers, reached at mcpURL.
+	mcp    *mcpserve.Host
+	mcpURL string
 	// a2aAuth and otlpAuth are nil when off (auth.go).
 	a2aAuth, otlpAuth *a2aserve.TokenAuth
 
@@ -205,6 +212,22 @@ func (s *Server) build(ctx context.Context) error {
 	s.providers = providers
 	recorder := NewTaskTraceRecorder(s.store)
 	providers.Tracer.RegisterSpanProcessor(recorder)
+	cardURL := opts.CardURL
+	if cardURL == "" {
+		cardURL = a2aserve.BaseURL(s.ln.Addr()) + "/"
+	}
+	mcpURL := opts.MCPURL
+	if mcpURL == "" {
+		mcpURL = strings.TrimSuffix(cardURL, "/") + mcpserve.DefaultPath
+	} else if _, err := checkParticipantURL(mcpURL); err != nil {
+		_ = providers.Shutdown(ctx)
+		return fmt.Errorf("server: MCP URL: %w", err)
+	}
+	s.mcpURL = mcpURL
+	if s.mcp, err = mcpserve.New(mcpserve.Options{BaseURL: mcpURL, TracerProvider: providers.Tracer, Logger: s.log}); err != nil {
+		_ = providers.Shutdown(ctx)
+		return fmt.Errorf("server: %w", err)
+	}
 	judge := opts.Judge
 	if judge == nil {
 		getenv := opts.Getenv
@@ -226,15 +249,12 @@ func (s *Server) build(ctx context.Context) error {
 		ProgressInterval: opts.ProgressInterval,
 		Messenger:        opts.Messenger,
 		Conventions:      opts.Conventions,
+		Tools:            s.mcp,
 		Logger:           opts.Logger,
 	})
 	if err != nil {
 		_ = providers.Shutdown(ctx)
 		return fmt.Errorf("server: %w", err)
-	}
-	cardURL := opts.CardURL
-	if cardURL == "" {
-		cardURL = a2aserve.BaseURL(s.ln.Addr()) + "/"
 	}
 	cardOpts := opts.Card
 	cardOpts.URL = cardURL
@@ -316,6 +336,9 @@ func (s *Server) URL() string { return a2aserve.BaseURL(s.ln.Addr()) + "/" }
 
 // Card is the agent card served.
 func (s *Server) Card() *a2a.AgentCard { return s.card }
+
+// MCP is the host of the tasks' MCP endpoints.
+func (s *Server) MCP() *mcpserve.Host { return s.mcp }
 
 // Handler is the server's HTTP handler.
 func (s *Server) Handler() http.Handler { return s.handler }

@@ -169,7 +169,11 @@ func (x *executor) work(ctx context.Context, req *Request) (ans *Answer, root tr
 		return nil, root, errInjected
 	}
 	env := &Env{Name: s.opts.Name, Role: s.opts.Role, Peers: s.opts.Peers, Delegation: s.opts.Delegation, Logger: s.log, s: s}
-	ans, err = s.opts.Handler.Answer(ctx, env, req)
+	if ep, ok := offersReviewTools(req); ok {
+		ans, err = reviewWithTools(ctx, env, req, s.opts.Handler, ep)
+	} else {
+		ans, err = s.opts.Handler.Answer(ctx, env, req)
+	}
 	if err != nil {
 		return nil, root, err
 	}

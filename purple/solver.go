@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/coordbench/coordbench/internal/llmconfig"
+	"github.com/coordbench/coordbench/mcpcall"
 	"github.com/coordbench/coordbench/scenario/scicode/stepproto"
 )
 
@@ -149,6 +150,11 @@ func (s *Solver) Answer(ctx context.Context, env *Env, req *Request) (*Answer, e
 		llm = env.LLM()
 	}
 	mode := s.mode(llm != nil, env)
+	if ep, ok := mcpcall.FindEndpoint(req.Data); ok {
+		// The green agent offers its tools (docs/mcp.md): the answers go
+		// through them.
+		return s.answerWithTools(ctx, env, llm, mode, sr, ep)
+	}
 	code, err := s.solve(ctx, llm, mode, sr)
 	if err != nil {
 		return nil, fmt.Errorf("solver (%s): %w", mode, err)

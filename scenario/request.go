@@ -139,7 +139,8 @@ Legacy tags (SciCode / tau-bench style):
 
 Config keys (all optional): scenario ("coordination" or "scicode"), entry_role, task_ids, num_tasks,
 shard_index, num_shards, num_instances, call_timeout_seconds, task_timeout_seconds, deadline_seconds,
-settle_quiet_ms, settle_max_wait_ms, repeats (1-20), evaluators, graph_metrics, include_virtual_nodes.
+settle_quiet_ms, settle_max_wait_ms, repeats (1-20), evaluators, graph_metrics, include_virtual_nodes, delivery
+("text", "mcp" or "both"; docs/mcp.md).
 Timeouts are at most 86400 seconds; settle_quiet_ms at most 600000, settle_max_wait_ms at most 3600000.`
 
 // RequestError is a request that cannot be assessed. Its message names the

@@ -47,6 +47,10 @@ type TaskEnv struct {
 	Request   *Request
 	// Progress sends a `working` status update with this text.
 	Progress func(text string)
+	// Tools serves a task's MCP server when the request's delivery asks
+	// for MCP (docs/mcp.md); nil where no MCP endpoint is served, and then
+	// such a request cannot run.
+	Tools ToolHost
 }
 
 // Request is a parsed assessment request (docs/green-agent.md#the-request).

@@ -119,9 +119,17 @@ const (
 // RoleAssessor is Agent.Role of the assessor's node.
 const RoleAssessor = "assessor"
 
+// RoleToolServer is Agent.Role of a tool server's node: an MCP server (or a
+// process that ran a tool for an agent in another process), reached by
+// tool calls, not an agent (docs/trace-assembly.md#mcp-calls).
+const RoleToolServer = "tool_server"
+
 // Measured reports whether graph metrics include the agent by default: real
-// participants, not virtual nodes or the assessor.
-func (a *Agent) Measured() bool { return !a.Virtual && a.Role != RoleAssessor }
+// participants, not virtual nodes, the assessor or tool servers (drawn and
+// reported beside the agents; docs/evaluators.md).
+func (a *Agent) Measured() bool {
+	return !a.Virtual && a.Role != RoleAssessor && a.Role != RoleToolServer
+}
 
 // UserAgent is the virtual caller of a root server span.
 const UserAgent = "user"

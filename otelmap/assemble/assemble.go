@@ -72,6 +72,7 @@ func TraceWith(traceID trace.TraceID, spans []otelmap.Span, opts Options) *trace
 	a.resolveGenkit()    // recognize_genkit.go
 	a.sortParentsFirst() // tree.go
 	a.structure()        // calls.go: segments, client chains, entries
+	a.markToolServers()  // recognize_mcp.go
 	a.identify()         // identity.go
 	a.collectCalls()     // calls.go
 	return a.build()     // build.go, steps.go
@@ -114,6 +115,8 @@ const (
 	fControlFlow                      // an error status that is control flow, not a failure (recognize_conventions.go)
 	fWorkflow                         // an orchestration: a workflow, graph, swarm or crew run (recognize.go)
 	fUnnamedAgent                     // an agent by its framework's word that no attribute names (recognize.go)
+	fMCP                              // an MCP request's span (recognize_mcp.go)
+	fToolServer                       // the tool server's side of a tool call (recognize_mcp.go)
 )
 
 // node is assembly's working record of one span. Indexes are node indexes,

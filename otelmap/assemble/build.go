@@ -203,7 +203,10 @@ func (a *assembler) buildAgents(td *tracedata.TraceData) {
 			ag.Aliases = slices.Sorted(slices.Values(x.aliases))
 		}
 		ag.IdentifiedBy = rankName(x.rank)
-		if x.assessor {
+		switch {
+		case x.tool:
+			ag.Role = tracedata.RoleToolServer
+		case x.assessor:
 			ag.Role = tracedata.RoleAssessor
 		}
 		td.Agents = append(td.Agents, ag)

@@ -236,6 +236,7 @@ func (a *assembler) collectCalls() {
 			ch.real = ch.real || n.flags&fSrvReal != 0
 		}
 	}
+	a.toolCalls() // recognize_mcp.go
 	a.chainCalls()
 	a.entryCalls()
 	a.nestedCalls()
@@ -251,6 +252,9 @@ func (a *assembler) chainCalls() {
 		ch := &a.chains[c]
 		if ch.server < 0 && ch.inproc < 0 && !ch.marker {
 			continue // e.g. an HTTP call to an LLM API: not an interaction
+		}
+		if a.nodes[ch.top].flags&fMCP != 0 {
+			continue // a tool call: toolCalls
 		}
 		top := &a.nodes[ch.top]
 		cl := call{caller: a.chainCaller(ch), callerSpan: top.agentSpan, calleeSpan: -1,
@@ -287,6 +291,9 @@ func (a *assembler) entryCalls() {
 		if p := n.parent; p >= 0 && a.nodes[p].role == roleClient {
 			n.call = a.chainOf(p).call
 			continue
+		}
+		if n.flags&fToolServer != 0 {
+			continue // toolCalls
 		}
 		cl := call{callee: a.agentOf(e), callerSpan: -1, calleeSpan: -1, class: classServer, failed: n.flags&fSrvFailed != 0,
 			start: n.start, key: n.id, latencyMS: durationMS(n)}

@@ -79,6 +79,7 @@ type identity struct {
 	real     bool // seen on a route that proves it emitted spans or was named by one
 	virtual  bool // seen as server.address, "user" or "unknown" caller
 	assessor bool
+	tool     bool // a tool server (recognize_mcp.go)
 	used     bool
 	steps    int
 	errors   int
@@ -178,6 +179,9 @@ func (a *assembler) identify() {
 // else "unknown".
 func (a *assembler) rootIdentity(r int32) int32 {
 	n := &a.nodes[r]
+	if n.flags&fToolServer != 0 {
+		return a.toolServerIdent(r)
+	}
 	if n.flags&fEntry != 0 {
 		if b := a.firstAgentBelow(r); b >= 0 {
 			return a.nodes[b].selfIdent

@@ -50,6 +50,9 @@ type liveTruth struct {
 		Count int    `json:"count"`
 	} `json:"interactions"`
 	NotAgents []string `json:"not_agents"`
+	// ToolServers are the nodes with Role tool_server (MCP servers), which
+	// are not agents.
+	ToolServers []string `json:"tool_servers"`
 	// Traces, when set, is how many traces one run exports.
 	Traces int `json:"traces"`
 	// Errored lists what really fails: agent names and "from -> to" calls.
@@ -309,6 +312,17 @@ func assessLiveRun(t *testing.T, path string, truth *liveTruth) (problems []stri
 			}
 			edges[in.From+" -> "+in.To] += in.Count
 		}
+	}
+	var tools []string
+	for name, a := range agents {
+		if a.Role == tracedata.RoleToolServer {
+			tools = append(tools, name)
+			delete(agents, name)
+		}
+	}
+	slices.Sort(tools)
+	if want := slices.Sorted(slices.Values(truth.ToolServers)); !slices.Equal(tools, want) {
+		problems = append(problems, fmt.Sprintf("tool servers = %q, want %q", tools, want))
 	}
 	names := slices.Sorted(maps.Keys(agents))
 	summary = fmt.Sprintf("%d traces; agents %s; interactions %v; errored %v; labels %q; evidence %q; coverage %q; warnings %q",

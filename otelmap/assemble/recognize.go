@@ -79,6 +79,7 @@ const (
 	famVercelAI
 	famGenkit
 	famVoltAgent
+	famMCP
 	numFamilies
 )
 
@@ -97,6 +98,7 @@ var recognizerNames = [numFamilies]string{
 	famVercelAI:      "vercel_ai",
 	famGenkit:        "genkit",
 	famVoltAgent:     "voltagent",
+	famMCP:           "mcp",
 }
 
 // reading is what the recognizers read from one span: first each family's
@@ -108,6 +110,7 @@ type reading struct {
 	ai  aiSlots     // the Vercel AI SDK (recognize_vercelai.go)
 	gk  genkitSlots // Genkit (recognize_genkit.go)
 	vo  voltSlots   // VoltAgent (recognize_voltagent.go)
+	mcp mcpSlots    // MCP (recognize_mcp.go)
 
 	conv   *Conventions // the user's convention map, nil for none
 	mapped *convRule    // the map's rule that matched the span
@@ -252,10 +255,16 @@ func (r *reading) read(sp *otelmap.Span) {
 			}
 		case 'm':
 			switch {
+			case strings.HasPrefix(key, "mcp."):
+				r.readMCP(kv, key)
 			case isMessagingKey(key):
 				r.claim(famMessaging)
 			case key == "metadata":
 				r.readOpenInference(kv, key)
+			}
+		case 'j':
+			if strings.HasPrefix(key, "jsonrpc.") {
+				r.readMCP(kv, key)
 			}
 		case 'h':
 			if strings.HasPrefix(key, "http.") {
@@ -282,6 +291,8 @@ func (r *reading) decide(sp *otelmap.Span) {
 	switch {
 	case r.mapped != nil:
 		r.op, r.workflow = r.mapped.op, r.mapped.workflow
+	case r.mcp.method != "":
+		r.op = r.mcp.operation()
 	case r.ai.op != aiNone:
 		r.op, r.workflow = r.ai.operation(r)
 	case r.gk.typ != gkNone:
@@ -430,6 +441,9 @@ func (a *assembler) scan(i int32) {
 	}
 	if r.marker {
 		n.flags |= fMarker
+	}
+	if r.mcp.method != "" {
+		n.flags |= fMCP
 	}
 	if r.failed {
 		n.flags |= fFailed

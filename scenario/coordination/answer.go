@@ -47,8 +47,15 @@ func coordState(s string) string {
 // summary.
 const coordSummaryChars = 200
 
-// scoreCoordReply turns the participant's reply into the task's outcome.
-func scoreCoordReply(t *Task, role string, reply *a2acall.Reply, sendErr error) *evals.Outcome {
+// answerRule says which answers count (config.delivery): the review
+// submitted through the tool, when any, else the reply's when text counts.
+type answerRule struct {
+	submitted *coordAnswer
+	text      bool
+}
+
+// scoreCoordReply turns the participant's answer into the task's outcome.
+func scoreCoordReply(t *Task, role string, reply *a2acall.Reply, sendErr error, rule answerRule) *evals.Outcome {
 	sc := &t.Scenario
 	expected := sc.Expected.Decision
 	scale := sc.Paper.RecommendationScale
@@ -71,6 +78,14 @@ func scoreCoordReply(t *Task, role string, reply *a2acall.Reply, sendErr error) 
 	fail := func(summary string, err error) *evals.Outcome {
 		details["error"] = err.Error()
 		return &evals.Outcome{Success: false, Score: 0, Summary: want + "; " + summary, Details: details}
+	}
+	if rule.submitted != nil {
+		// The review came through the tool: the reply, whatever it is,
+		// does not change it.
+		if sendErr != nil {
+			details["reply_error"] = sendErr.Error()
+		}
+		return scoreCoordAnswer(t, role, *rule.submitted, want, details)
 	}
 	if sendErr != nil {
 		// The Messenger returns the reply as well when the participant's
@@ -105,11 +120,21 @@ func scoreCoordReply(t *Task, role string, reply *a2acall.Reply, sendErr error) 
 		err := fmt.Errorf("the participant's task ended in state %s", st)
 		return fail(fmt.Sprintf("%s ended in state %s: %s", role, st, coordExcerpt(reply)), err)
 	}
+	if !rule.text {
+		err := fmt.Errorf("no review was submitted through %s (config.delivery is mcp: the reply's text is not read)", ToolSubmitReview)
+		return fail(fmt.Sprintf("%s submitted no review", role), err)
+	}
 	ans, err := parseCoordAnswer(reply)
 	if err != nil {
 		return fail(fmt.Sprintf("could not read a decision from %s's answer (%v): %s", role, err, coordExcerpt(reply)), err)
 	}
+	return scoreCoordAnswer(t, role, ans, want, details)
+}
 
+// scoreCoordAnswer scores a review read from any road.
+func scoreCoordAnswer(t *Task, role string, ans coordAnswer, want string, details map[string]any) *evals.Outcome {
+	sc := &t.Scenario
+	expected := sc.Expected.Decision
 	correct := ans.Decision == expected
 	score := 0.0
 	if correct {

@@ -221,6 +221,9 @@ func (s *Scenario) Tasks(req *scenario.Request) ([]scenario.Task, error) {
 	if req == nil {
 		return nil, errors.New("coordination: no request")
 	}
+	if _, err := scenario.ParseDelivery(req); err != nil {
+		return nil, err
+	}
 	if _, _, err := scenario.EntryParticipant(req, scenario.Coordination); err != nil {
 		return nil, err
 	}
@@ -301,12 +304,45 @@ func (s *Scenario) run(ctx context.Context, env *scenario.TaskEnv, send scenario
 	if err != nil {
 		return nil, err
 	}
+	delivery, err := scenario.ParseDelivery(env.Request)
+	if err != nil {
+		return nil, err
+	}
 	text, data := s.ReviewRequest(t)
+	var tools *toolTask
+	var extra []map[string]any
+	if delivery.MCP {
+		tt, ep, closeTools, err := openTools(env, data)
+		if err != nil {
+			return nil, err
+		}
+		defer closeTools()
+		tools, extra = tt, []map[string]any{ep}
+		text += toolsText(delivery)
+	}
 	if env.Progress != nil {
 		env.Progress(fmt.Sprintf("%s: asking %s to review %q", task.ID, role, t.Scenario.Paper.Title))
 	}
-	reply, sendErr := send.Send(ctx, a2acall.SendRequest{URL: url, Text: text, Data: data})
-	return scoreCoordReply(t, role, reply, sendErr), nil
+	if tools != nil {
+		tools.setCall(true)
+	}
+	reply, sendErr := send.Send(ctx, a2acall.SendRequest{URL: url, Text: text, Data: data, ExtraData: extra})
+	var submitted *coordAnswer
+	if tools != nil {
+		tools.setCall(false)
+		submitted = tools.submitted()
+	}
+	return scoreCoordReply(t, role, reply, sendErr, answerRule{submitted: submitted, text: delivery.Text}), nil
+}
+
+// toolsText tells the participant of the tools.
+func toolsText(d scenario.Delivery) string {
+	t := fmt.Sprintf("\nTools: the MCP server in this message's data part (send its token as Authorization: Bearer <token>) offers %s and %s; "+
+		"submit your review with %s before you reply.", ToolReadPaper, ToolSubmitReview, ToolSubmitReview)
+	if d.Text {
+		t += " A review in your reply counts when none was submitted."
+	}
+	return t + "\n"
 }
 
 // The answer form the request states. Recommendations are asked on 1–5

@@ -101,6 +101,9 @@ type solverInput struct {
 	Text      string
 	Data      map[string]any // the SciCode data part
 	ContextID string
+	// DataParts are all the message's data parts (the MCP endpoint's
+	// among them).
+	DataParts []map[string]any
 }
 
 // solverFunc answers one message: the text and, when not nil, a data part.
@@ -156,7 +159,10 @@ func (e *solverExecutor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext
 				in.Text += string(v)
 			case a2a.Data:
 				if m, ok := v.Value.(map[string]any); ok {
-					in.Data = m
+					if in.Data == nil {
+						in.Data = m
+					}
+					in.DataParts = append(in.DataParts, m)
 				}
 			}
 		}

@@ -6,6 +6,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/coordbench/coordbench/a2acall"
@@ -32,6 +33,16 @@ type walker struct {
 	sandbox *sandbox.Info
 	started time.Time
 	ended   string // why the walk stopped early
+
+	// delivery is the request's; with MCP, endpoint is the task's MCP
+	// server and cur the step whose call is under way (tools.go), both
+	// under toolMu, which also runs one tool call at a time.
+	delivery scenario.Delivery
+	endpoint map[string]any
+	toolMu   sync.Mutex
+	cur      *openStep
+	// taskCtx bounds what the tools run: the task's context.
+	taskCtx context.Context
 }
 
 const (
@@ -63,25 +74,29 @@ func (w *walker) walk(ctx context.Context) {
 }
 
 // step runs the turns of step k and decides what later steps see of it.
+// A turn is one answer judged: in the reply's text (delivery text), or
+// through the submit_step tool while the step's call is under way
+// (delivery mcp, tools.go); both count against max_num_steps alike. A call
+// that brings no answer either way costs a turn as no_code.
 func (w *walker) step(ctx context.Context, k int) StepResult {
-	p, step := w.t.Problem, &w.t.Problem.Steps[k]
+	step := &w.t.Problem.Steps[k]
 	started := time.Now()
 	r := StepResult{Step: step.Number, Scored: step.Scored(), Attempts: []Attempt{}}
-	prompt := w.prompt(k)
-	text, data := prompt, w.stepData(k, 1)
-	var lastCode string
-	for turn := 1; turn <= w.t.Config.MaxTurns; turn++ {
+	st := &openStep{k: k, r: &r}
+	text, data := w.prompt(k), w.stepData(k, 1)
+	for len(r.Attempts) < w.t.Config.MaxTurns && !r.Passed && !st.stop {
 		if ctx.Err() != nil {
-			if turn == 1 {
+			if len(r.Attempts) == 0 {
 				r.Reason, r.Detail = ReasonNotRun, context.Cause(ctx).Error()
 			}
 			break
 		}
-		r.Turns = turn
-		a := Attempt{Turn: turn}
+		before := len(r.Attempts)
 		callStart := time.Now()
-		reply, err := w.send.Send(ctx, a2acall.SendRequest{URL: w.url, Text: text, Data: data, ContextID: w.contextID, Timeout: w.callTimeout})
-		a.CallMS = msSince(callStart)
+		w.openCall(st)
+		reply, err := w.send.Send(ctx, a2acall.SendRequest{URL: w.url, Text: text, Data: data, ExtraData: w.extraData(), ContextID: w.contextID, Timeout: w.callTimeout})
+		w.closeCall()
+		callMS := msSince(callStart)
 		if reply != nil {
 			if w.contextID == "" && reply.ContextID != "" {
 				w.contextID = reply.ContextID
@@ -93,60 +108,50 @@ func (w *walker) step(ctx context.Context, k int) StepResult {
 		if err != nil {
 			// A participant that does not answer is not asked again for
 			// this step: a hang would cost every turn's call timeout.
-			a.Reason, a.Detail = ReasonNoAnswer, err.Error()
+			a := Attempt{Turn: len(r.Attempts) + 1, CallMS: callMS, Reason: ReasonNoAnswer, Detail: err.Error()}
 			if ctx.Err() != nil {
 				a.Reason = ReasonNotRun
 			}
 			r.Attempts = append(r.Attempts, a)
 			break
 		}
-		code, source := stepproto.ExtractAnswer(reply.Text, reply.Data)
-		a.AnswerSource = source
+		if r.Passed || st.stop || len(r.Attempts) >= w.t.Config.MaxTurns {
+			break
+		}
+		tooled := len(r.Attempts) > before
+		code, source := "", ""
+		if w.delivery.Text {
+			code, source = stepproto.ExtractAnswer(reply.Text, reply.Data)
+		}
 		if code == "" {
-			a.Reason, a.Detail = ReasonNoCode, "no code in <code>…</code>, a fenced block, or JSON {\"code\": …}"
+			if tooled {
+				// The answers of this call came through the tool; the
+				// next message reports the last one.
+				text, data = w.feedback(k, st.last.Turn, st.last, st.verdict), w.feedbackData(k, st.last.Turn, st.last, feedbackOf(st.verdict))
+				continue
+			}
+			a := Attempt{Turn: len(r.Attempts) + 1, CallMS: callMS, AnswerSource: source, Reason: ReasonNoCode, Detail: w.noCodeDetail()}
 			r.Attempts = append(r.Attempts, a)
-			text, data = w.feedback(k, turn, a, nil), w.feedbackData(k, turn, a, "")
+			st.last, st.verdict = a, nil
+			text, data = w.feedback(k, a.Turn, a, nil), w.feedbackData(k, a.Turn, a, "")
 			continue
 		}
-		lastCode = code
-		a.Code = code
-		if !step.Scored() {
-			a.Reason = ReasonUnscored
-			r.Attempts = append(r.Attempts, a)
+		a, res := w.attempt(ctx, st, code, source)
+		a.CallMS = callMS
+		w.record(st, a, res)
+		if r.Passed || st.stop {
 			break
 		}
-		res, err := w.s.Test(ctx, TestRequest{Split: w.t.Split, Problem: p, Step: k, Previous: w.context, Code: code, Timeout: w.timeout})
-		if err != nil {
-			if ctx.Err() != nil {
-				a.Reason, a.Detail = ReasonNotRun, "the test did not finish: "+err.Error()
-			} else {
-				a.Reason, a.Detail = ReasonRunner, err.Error()
-				w.s.log.Error("scicode: the runner failed", "problem", p.ID, "step", step.Number, "err", err)
-			}
-			r.Attempts = append(r.Attempts, a)
-			break
-		}
-		if w.sandbox == nil {
-			w.sandbox = res.Run.Sandbox
-		}
-		a.Reason, a.Limit, a.Detail, a.Section = res.Reason, res.Limit, res.Detail, res.Section
-		run := res.Run
-		a.TestMS, a.CPUMS, a.ExitCode, a.Signal, a.OutputBytes = run.DurationMS, run.CPUMS, run.ExitCode, run.Signal, run.OutputBytes
-		a.JudgeMS = res.JudgeMS
-		r.TestMS = round(r.TestMS+run.DurationMS+res.JudgeMS, 3)
-		r.Attempts = append(r.Attempts, a)
-		if res.Passed {
-			r.Passed = true
-			break
-		}
-		text, data = w.feedback(k, turn, a, res), w.feedbackData(k, turn, a, res.Feedback)
+		text, data = w.feedback(k, a.Turn, a, res), w.feedbackData(k, a.Turn, a, feedbackOf(res))
 	}
+	r.Turns = len(r.Attempts)
 	if n := len(r.Attempts); n > 0 {
 		last := r.Attempts[n-1]
 		r.Reason, r.Limit, r.Detail = last.Reason, last.Limit, last.Detail
 	} else if r.Reason == "" {
 		r.Reason = ReasonNotRun
 	}
+	lastCode := st.lastCode
 	switch {
 	case r.Passed, !step.Scored() && lastCode != "":
 		w.context[k], r.ContextCode = lastCode, contextSolver
@@ -159,6 +164,90 @@ func (w *walker) step(ctx context.Context, k int) StepResult {
 	}
 	r.TimeMS = msSince(started)
 	return r
+}
+
+// openStep is the step whose turns run, shared by the walker and the
+// tools (under walker.toolMu while a call is under way).
+type openStep struct {
+	k int
+	r *StepResult
+	// inCall is true while the step's message awaits its reply: the only
+	// time the submit tool takes an answer.
+	inCall bool
+	// stop ends the step's turns (an unscored step answered, a runner
+	// failure, the task's end).
+	stop bool
+	// last and verdict are the last attempt and its verdict (nil when
+	// none was tested), for the next feedback; lastCode the last code.
+	last     Attempt
+	verdict  *Verdict
+	lastCode string
+	// runs counts the run_code calls of the step.
+	runs int
+}
+
+// attempt tests one answer's code as turn len(attempts)+1 of st's step:
+// the same test, comparator and limits whichever way the code came.
+func (w *walker) attempt(ctx context.Context, st *openStep, code, source string) (Attempt, *Verdict) {
+	p, k := w.t.Problem, st.k
+	step := &p.Steps[k]
+	a := Attempt{Turn: len(st.r.Attempts) + 1, AnswerSource: source, Code: code}
+	st.lastCode = code
+	if !step.Scored() {
+		a.Reason = ReasonUnscored
+		st.stop = true
+		return a, nil
+	}
+	res, err := w.s.Test(ctx, TestRequest{Split: w.t.Split, Problem: p, Step: k, Previous: w.context, Code: code, Timeout: w.timeout})
+	if err != nil {
+		if ctx.Err() != nil {
+			a.Reason, a.Detail = ReasonNotRun, "the test did not finish: "+err.Error()
+		} else {
+			a.Reason, a.Detail = ReasonRunner, err.Error()
+			w.s.log.Error("scicode: the runner failed", "problem", p.ID, "step", step.Number, "err", err)
+		}
+		st.stop = true
+		return a, nil
+	}
+	if w.sandbox == nil {
+		w.sandbox = res.Run.Sandbox
+	}
+	a.Reason, a.Limit, a.Detail, a.Section = res.Reason, res.Limit, res.Detail, res.Section
+	run := res.Run
+	a.TestMS, a.CPUMS, a.ExitCode, a.Signal, a.OutputBytes = run.DurationMS, run.CPUMS, run.ExitCode, run.Signal, run.OutputBytes
+	a.JudgeMS = res.JudgeMS
+	return a, res
+}
+
+// record adds a tested attempt to its step.
+func (w *walker) record(st *openStep, a Attempt, res *Verdict) {
+	r := st.r
+	if res != nil {
+		r.TestMS = round(r.TestMS+res.Run.DurationMS+res.JudgeMS, 3)
+		if res.Passed {
+			r.Passed = true
+		}
+	}
+	r.Attempts = append(r.Attempts, a)
+	st.last, st.verdict = a, res
+}
+
+// noCodeDetail says what a reply without an answer lacked.
+func (w *walker) noCodeDetail() string {
+	if !w.delivery.Text {
+		return "no code was submitted through the " + toolSubmitStep + " tool during the call"
+	}
+	if w.delivery.MCP {
+		return "no code through the " + toolSubmitStep + " tool, nor in <code>…</code>, a fenced block, or JSON {\"code\": …}"
+	}
+	return "no code in <code>…</code>, a fenced block, or JSON {\"code\": …}"
+}
+
+func feedbackOf(v *Verdict) string {
+	if v == nil {
+		return ""
+	}
+	return v.Feedback
 }
 
 // prompt is the first message of step k: the problem, the previous steps
@@ -197,7 +286,7 @@ func (w *walker) prompt(k int) string {
 	b.WriteString("\nDEPENDENCIES\nUse only these; they are imported before your code, do not repeat them:\n```python\n" + strings.TrimSpace(p.Dependencies) + "\n```\n")
 	b.WriteString("\nANSWER\nWrite the complete code of this step's function (keep the header as given). ")
 	b.WriteString("Do not repeat the previous steps' code or the dependencies, and do not add example usage or tests. ")
-	b.WriteString("Answer with the code in one ```python fenced block (or between <code> and </code>, or as JSON {\"code\": \"...\"}).\n")
+	b.WriteString(w.answerHow())
 	return b.String()
 }
 
@@ -255,8 +344,13 @@ func (w *walker) feedback(k, turn int, a Attempt, res *Verdict) string {
 	if res != nil && res.Feedback != "" {
 		b.WriteString("\nTest output (the end):\n```\n" + res.Feedback + "\n```\n")
 	}
-	fmt.Fprintf(&b, "\nAnswer again with the complete corrected code of the step's function %s, in one ```python fenced block (or <code>…</code>, or JSON {\"code\": \"...\"}).\n",
-		orDefault(step.FunctionName(), "(as in the header)"))
+	if !w.delivery.MCP {
+		fmt.Fprintf(&b, "\nAnswer again with the complete corrected code of the step's function %s, in one ```python fenced block (or <code>…</code>, or JSON {\"code\": \"...\"}).\n",
+			orDefault(step.FunctionName(), "(as in the header)"))
+	} else {
+		fmt.Fprintf(&b, "\nSubmit the complete corrected code of the step's function %s again with the %s tool.\n",
+			orDefault(step.FunctionName(), "(as in the header)"), toolSubmitStep)
+	}
 	return b.String()
 }
 

@@ -284,6 +284,9 @@ func (s *Scenario) Tasks(req *scenario.Request) ([]scenario.Task, error) {
 	if err != nil {
 		return nil, err
 	}
+	if _, err := scenario.ParseDelivery(req); err != nil {
+		return nil, err
+	}
 	split, ok := s.splits[cfg.Split]
 	if !ok {
 		return nil, scenario.BadRequest("scicode: the %s split is not available here: %s", cfg.Split, s.missing[cfg.Split])
@@ -356,11 +359,20 @@ func (s *Scenario) run(ctx context.Context, env *scenario.TaskEnv, send scenario
 	if err != nil {
 		return nil, err
 	}
+	delivery, err := scenario.ParseDelivery(env.Request)
+	if err != nil {
+		return nil, err
+	}
 	w := &walker{s: s, env: env, send: send, t: t, role: role, url: url,
-		timeout: s.runner.Timeout(), callTimeout: env.Request.Config.CallTimeout()}
+		timeout: s.runner.Timeout(), callTimeout: env.Request.Config.CallTimeout(), delivery: delivery, taskCtx: ctx}
 	if t.Config.StepTimeout > 0 {
 		w.timeout = t.Config.StepTimeout
 	}
+	closeTools, err := w.openTools()
+	if err != nil {
+		return nil, err
+	}
+	defer closeTools()
 	w.walk(ctx)
 	return w.outcome(), nil
 }

@@ -95,3 +95,32 @@ func (b *scriptBuilder) add(name, text string) {
 	b.sb.WriteString("\n")
 	b.line += n
 }
+
+// Sections of a run_code script.
+const (
+	SectionRunCode       = "your code"
+	SectionRunExpression = "the expression"
+)
+
+// BuildRunScript builds what run_code runs for step index k: the
+// dependencies, the previous steps' code, the solver's code and, when
+// given, the expression, whose repr is printed after a marker with the
+// run's nonce. No harness, no test case: the run shows the solver its own
+// code's behaviour, nothing of the targets.
+func BuildRunScript(p *Problem, k int, previous []string, code, expression, nonce string) (string, []sandbox.Section) {
+	b := &scriptBuilder{}
+	b.add(SectionDependencies, p.Dependencies)
+	for i := 0; i < k && i < len(previous); i++ {
+		if strings.TrimSpace(previous[i]) != "" {
+			b.add(fmt.Sprintf("step %s's code", p.Steps[i].Number), previous[i])
+		}
+	}
+	if strings.TrimSpace(code) != "" {
+		b.add(SectionRunCode, code)
+	}
+	if strings.TrimSpace(expression) != "" {
+		b.add(SectionRunExpression, fmt.Sprintf("print('\\n%s', repr(eval(compile(%s, '<expression>', 'eval'))), sep='\\n', flush=True)",
+			resultMarker(nonce), pyString(expression)))
+	}
+	return b.sb.String(), b.sections
+}

@@ -163,3 +163,10 @@ func ParseRequest(text string, data []map[string]any) (Request, error) {
 	}
 	return r, nil
 }
+
+// The tools of the scenario's MCP delivery (docs/mcp.md), by name.
+const (
+	ToolReadStep   = "read_step"
+	ToolRunCode    = "run_code"
+	ToolSubmitStep = "submit_step"
+)
