@@ -160,13 +160,35 @@ func TestAssessBadInput(t *testing.T) {
 }
 
 // TestAssessConventions: --conventions teaches `green assess` a framework
-// no built-in recognizer reads (VoltAgent, run for real in the live corpus):
-// without the map its capture has no agent; with it, the team and its two
-// delegations. A map with an error stops the command with the error's
-// line, before any file is assessed.
+// no built-in recognizer reads. The framework is VoltAgent's run for real in
+// the live corpus with its namespaces renamed (entity.* to acme.*,
+// subagent.* to acme_sub.*, span.type to acme.kind): VoltAgent itself is
+// built in now, and a framework we never heard of is what a map is for.
+// Without the map the capture has no agent; with the map of the live
+// corpus's VoltAgent walkthrough, renamed the same way, the team and its two
+// delegations. A map with an error stops the command with the error's line,
+// before any file is assessed.
 func TestAssessConventions(t *testing.T) {
-	const capture = "../../otelmap/assemble/testdata/live/voltagent/captures/run-1.otlp.json"
-	const conv = "../../otelmap/assemble/testdata/conventions/voltagent.yaml"
+	rename := strings.NewReplacer(`"entity.`, `"acme.`, `"subagent.`, `"acme_sub.`, `"span.type"`, `"acme.kind"`)
+	read := func(path string) string {
+		t.Helper()
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	dir := t.TempDir()
+	capture := filepath.Join(dir, "acme.otlp.json")
+	conv := filepath.Join(dir, "acme.yaml")
+	renamedMap := strings.NewReplacer("entity.", "acme.", "subagent.", "acme_sub.", "span.type", "acme.kind").
+		Replace(read("../../otelmap/assemble/testdata/conventions/voltagent.yaml"))
+	if err := os.WriteFile(capture, []byte(rename.Replace(read("../../otelmap/assemble/testdata/live/voltagent/captures/run-1.otlp.json"))), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(conv, []byte(renamedMap), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	edgesOf := func(stdout string) []string {
 		t.Helper()
 		var res assessOutput
