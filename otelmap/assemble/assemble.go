@@ -37,6 +37,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/coordbench/coordbench/otelmap"
+	"github.com/coordbench/coordbench/otelmap/assemble/internal/agentns"
 	"github.com/coordbench/coordbench/otelmap/assemble/internal/spanindex"
 	"github.com/coordbench/coordbench/tracedata"
 )
@@ -215,7 +216,7 @@ type assembler struct {
 	recognized   [numFamilies]int
 	unrecognized int
 	agentLike    int
-	unreadNS     map[string]*unreadNamespace // namespaces.go
+	unreadNS     agentns.Counter // namespaces.go
 
 	// Counters and notes for warnings.
 	otherTrace, invalidID, dups    int
