@@ -43,12 +43,14 @@ var allowed = map[string][]string{
 	"otelmap/sdkbridge":    {"otelmap", "otelmap/tracestore"},
 	// Test helpers shared by otelmap's packages; imported by tests only.
 	"otelmap/internal/otlptest": {"otelmap", "tracedata", "internal/testenv"},
-	"otelmap/assemble":          {"otelmap", "otelmap/extension", "tracedata"},
-	"evals":                     {"tracedata"},
-	"evals/judge":               {"evals", "tracedata", "internal/textutil", "internal/llmconfig"},
-	"a2aserve":                  {"otelmap"},
-	"a2acall":                   {"otelmap", "otelmap/extension", "otelmap/tracestore", "tracedata", "internal/textutil"},
-	"sandbox":                   {},
+	"otelmap/assemble":          {"otelmap", "otelmap/extension", "otelmap/assemble/convmap", "tracedata"},
+	// A user's convention map: loaded, validated and matched against spans.
+	"otelmap/assemble/convmap": {"otelmap"},
+	"evals":                    {"tracedata"},
+	"evals/judge":              {"evals", "tracedata", "internal/textutil", "internal/llmconfig"},
+	"a2aserve":                 {"otelmap"},
+	"a2acall":                  {"otelmap", "otelmap/extension", "otelmap/tracestore", "tracedata", "internal/textutil"},
+	"sandbox":                  {},
 	// MCP tool delivery: the participant's side (a leaf the purple agent
 	// speaks) and the green agent's host.
 	"mcpcall":               {},

@@ -13,7 +13,7 @@
 //	               file per family (recognize_genai.go, _genai_previous,
 //	               _openinference, _openllmetry, _messaging, _links, _a2a,
 //	               _http, _coordbench, _conventions for a user's convention
-//	               map (conventions.go), and _handoff across them): its role
+//	               map (package convmap), and _handoff across them): its role
 //	               in a call, its operation, the agent it names, whether it
 //	               failed, whether it hands off; precedence in recognize.go;
 //	               spans of agent namespaces no rule reads (namespaces.go)
@@ -37,6 +37,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/coordbench/coordbench/otelmap"
+	"github.com/coordbench/coordbench/otelmap/assemble/internal/agentns"
 	"github.com/coordbench/coordbench/otelmap/assemble/internal/spanindex"
 	"github.com/coordbench/coordbench/tracedata"
 )
@@ -63,7 +64,7 @@ func Trace(traceID trace.TraceID, spans []otelmap.Span) *tracedata.TraceData {
 }
 
 // TraceWith is Trace with options: a user's convention map read before the
-// built-in recognizers (conventions.go).
+// built-in recognizers (package convmap).
 func TraceWith(traceID trace.TraceID, spans []otelmap.Span, opts Options) *tracedata.TraceData {
 	a := &assembler{traceID: traceID, conv: opts.Conventions, without: opts.withoutFamilies}
 	a.index(spans)       // tree.go
@@ -112,7 +113,7 @@ const (
 	fAgentLike                        // looks like an agent's work but names no agent
 	fAbove                            // has an agent span below it
 	fResolving                        // a segment root whose agent is being resolved (identity.go)
-	fControlFlow                      // an error status that is control flow, not a failure (recognize_conventions.go)
+	fControlFlow                      // an error status that is control flow, not a failure (convmap.Map.ControlFlow)
 	fWorkflow                         // an orchestration: a workflow, graph, swarm or crew run (recognize.go)
 	fUnnamedAgent                     // an agent by its framework's word that no attribute names (recognize.go)
 	fMCP                              // an MCP request's span (recognize_mcp.go)
@@ -218,7 +219,7 @@ type assembler struct {
 	recognized   [numFamilies]int
 	unrecognized int
 	agentLike    int
-	unreadNS     map[string]*unreadNamespace // namespaces.go
+	unreadNS     agentns.Counter // namespaces.go
 
 	// Counters and notes for warnings.
 	otherTrace, invalidID, dups    int

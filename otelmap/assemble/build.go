@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/coordbench/coordbench/otelmap"
+	"github.com/coordbench/coordbench/otelmap/assemble/internal/agentns"
 	"github.com/coordbench/coordbench/tracedata"
 )
 
@@ -289,11 +290,11 @@ func (a *assembler) buildEvidence(td *tracedata.TraceData) {
 		if n := a.unnamedAgents(); n > 0 {
 			cov.Warnings = append(cov.Warnings, fmt.Sprintf(
 				"%d %s an agent its framework ran with no name recorded (an AI SDK call without experimental_telemetry.functionId, a Genkit generate run by no prompt or agent, a VoltAgent sub-agent run without subagent.name or subagent.id): that agent and its calls are missing from the graph; give each agent a name",
-				n, plural(n, "span is", "spans are")))
+				n, agentns.Plural(n, "span is", "spans are")))
 		}
 	}
 	var nsWarnings []string
-	cov.UnreadNamespaces, nsWarnings = a.unreadNamespaceWarnings()
+	cov.UnreadNamespaces, nsWarnings = a.unreadNS.Warnings()
 	cov.Warnings = append(cov.Warnings, nsWarnings...)
 	var wiring []string
 	cov.UnwiredAgents, wiring = a.unwiredAgents()

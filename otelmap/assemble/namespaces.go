@@ -1,12 +1,8 @@
 package assemble
 
 import (
-	"cmp"
-	"fmt"
-	"slices"
-	"strings"
-
 	"github.com/coordbench/coordbench/otelmap"
+	"github.com/coordbench/coordbench/otelmap/assemble/internal/agentns"
 )
 
 // Never silent about what was not understood (docs/trace-assembly.md,
@@ -22,14 +18,14 @@ import (
 // not by a list hoped complete:
 //
 //  1. a registry of the namespaces agent frameworks and GenAI
-//     instrumentations are known to write (agentNamespaces), matched first
+//     instrumentations are known to write (agentns.Of), matched first
 //     so that a framework's namespace inside a standard one
 //     (gcp.vertex.agent, Google ADK's) is found;
 //  2. otherwise, a namespace that is not one of OpenTelemetry's standard
-//     ones (standardNamespaces: http, db, user_agent, ...) and whose key
+//     ones (OpenTelemetry's: http, db, user_agent, ...) and whose key
 //     speaks of agents, models' prompts and completions or tools: one of
 //     its words (split at dots, colons, underscores, dashes and camelCase)
-//     is in agentWords. So "zeta.agent.id" of a framework nobody listed is
+//     is one of agentns's agent words. So "zeta.agent.id" of a framework nobody listed is
 //     an agent namespace, "zeta.cache.hits" is not.
 //
 // VoltAgent's entity.* and span.* are generic names (another library's
@@ -44,119 +40,6 @@ import (
 // carries: a GenAI agent span with a gen_ai.* key no rule looks at is
 // still read, and what is unread is detail, not a missing part of the
 // team.
-
-// agentNamespaces are the namespaces agent frameworks and GenAI
-// instrumentations write, longest first where one is inside another.
-var agentNamespaces = []string{
-	"gcp.vertex.agent", // Google ADK
-	"graph.node",       // OpenInference
-	"gen_ai", "ai", "llm", "mastra", "genkit", "langsmith", "langchain", "langgraph", "lc",
-	"agent", "agents", "crewai", "voltagent", "strands", "beeai", "traceloop", "openinference",
-	"mcp", "smolagents", "autogen", "semantic_kernel", "llama_index", "llamaindex", "haystack",
-	"dspy", "pydantic_ai", "openai", "anthropic", "gemini", "vertex_ai", "bedrock", "ollama",
-	"mistral", "cohere", "groq", "tool", "tool_call", "prompt", "embedding", "retrieval",
-	"reranker", "kagent", "adk", "letta", "agno", "camel", "swarm", "subagent",
-}
-
-// standardNamespaces are OpenTelemetry's own namespaces (semantic
-// conventions), plus coordbench's: a key in them is never an agent
-// namespace's, whatever its words (user_agent.original, http.request.header.x_agent).
-var standardNamespaces = map[string]bool{
-	"http": true, "url": true, "server": true, "client": true, "network": true, "net": true,
-	"db": true, "rpc": true, "messaging": true, "code": true, "thread": true, "exception": true,
-	"error": true, "user_agent": true, "otel": true, "telemetry": true, "service": true,
-	"process": true, "host": true, "k8s": true, "cloud": true, "container": true, "os": true,
-	"enduser": true, "peer": true, "faas": true, "aws": true, "azure": true, "gcp": true,
-	"user": true, "event": true, "log": true, "browser": true, "device": true, "deployment": true,
-	"feature_flag": true, "file": true, "dns": true, "tls": true, "system": true, "hw": true,
-	"jvm": true, "dotnet": true, "go": true, "nodejs": true, "v8js": true, "cpython": true,
-	"graphql": true, "source": true, "destination": true, "vcs": true, "cicd": true,
-	"artifact": true, "test": true, "webengine": true, "geo": true, "session": true,
-	"signalr": true, "aspnetcore": true, "kestrel": true, "cassandra": true, "elasticsearch": true,
-	"heroku": true, "android": true, "ios": true, "zos": true, "linux": true,
-	"coordbench": true, "a2a": true, "asgi": true, "wsgi": true, "sentry": true, "logfire": true,
-}
-
-// agentWords are the words that make a key of an unlisted namespace an
-// agent's or GenAI's.
-var agentWords = map[string]bool{
-	"agent": true, "agents": true, "subagent": true, "llm": true, "llms": true, "genai": true,
-	"prompt": true, "prompts": true, "completion": true, "completions": true, "tool": true,
-	"tools": true, "toolcall": true, "handoff": true, "handoffs": true, "swarm": true,
-	"crew": true, "chatbot": true, "assistant": true,
-}
-
-// agentNamespace returns the namespace of key, as reported ("ai.*",
-// "genkit:*", or a key without separator as it is), when it is an agent or
-// GenAI namespace; else "".
-func agentNamespace(key string) string {
-	for _, ns := range agentNamespaces {
-		if len(key) > len(ns) && strings.HasPrefix(key, ns) && (key[len(ns)] == '.' || key[len(ns)] == ':') {
-			return key[:len(ns)+1] + "*"
-		}
-	}
-	end := strings.IndexAny(key, ".:")
-	if end < 0 {
-		end = len(key)
-	}
-	if standardNamespaces[key[:end]] {
-		return ""
-	}
-	for w := range keyWords(key) {
-		if agentWords[w] {
-			if end == len(key) {
-				return key
-			}
-			return key[:end+1] + "*"
-		}
-	}
-	return ""
-}
-
-// keyWords yields the words of an attribute key, lower case: split at
-// anything but letters and digits, and where a lower-case letter or digit
-// is followed by an upper-case one (camelCase).
-func keyWords(key string) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		var buf [64]byte
-		w := buf[:0]
-		flush := func() bool {
-			if len(w) == 0 {
-				return true
-			}
-			ok := yield(string(w))
-			w = w[:0]
-			return ok
-		}
-		for i := 0; i < len(key); i++ {
-			c := key[i]
-			switch {
-			case 'A' <= c && c <= 'Z':
-				if i > 0 && ('a' <= key[i-1] && key[i-1] <= 'z' || '0' <= key[i-1] && key[i-1] <= '9') {
-					if !flush() {
-						return
-					}
-				}
-				w = append(w, c+'a'-'A')
-			case 'a' <= c && c <= 'z' || '0' <= c && c <= '9':
-				w = append(w, c)
-			default:
-				if !flush() {
-					return
-				}
-			}
-		}
-		flush()
-	}
-}
-
-// unreadNamespace is what assembly noted of one namespace on spans it
-// could not read.
-type unreadNamespace struct {
-	spans int
-	first uint64 // the smallest span id among them
-	name  string // that span's name
-}
 
 // understood reports whether the recognizers said what the span is: a
 // step, an agent span, a handoff, an orchestration, a kind a GenAI family
@@ -183,7 +66,7 @@ func (a *assembler) noteUnreadNamespaces(i int32, sp *otelmap.Span) {
 attrs:
 	for k := range sp.Attrs {
 		key := string(sp.Attrs[k].Key)
-		ns := agentNamespace(key)
+		ns := agentns.Of(key)
 		if ns == "" && volt {
 			ns = voltAgentNamespace(key)
 		}
@@ -199,41 +82,6 @@ attrs:
 			seen[nSeen] = ns
 			nSeen++
 		}
-		if a.unreadNS == nil {
-			a.unreadNS = map[string]*unreadNamespace{}
-		}
-		u := a.unreadNS[ns]
-		if u == nil {
-			u = &unreadNamespace{first: a.nodes[i].id, name: sp.Name}
-			a.unreadNS[ns] = u
-		}
-		u.spans++
-		if id := a.nodes[i].id; id < u.first {
-			u.first, u.name = id, sp.Name
-		}
+		a.unreadNS.Note(ns, a.nodes[i].id, sp.Name)
 	}
-}
-
-// unreadNamespaceWarnings returns the counts by namespace and one warning
-// per namespace, sorted.
-func (a *assembler) unreadNamespaceWarnings() (map[string]int, []string) {
-	if len(a.unreadNS) == 0 {
-		return nil, nil
-	}
-	counts := make(map[string]int, len(a.unreadNS))
-	var w []string
-	for ns, u := range a.unreadNS {
-		counts[ns] = u.spans
-		w = append(w, fmt.Sprintf("%d %s `%s` attributes no rule reads (the first: span %016x %q); what they did may be missing from the graph",
-			u.spans, plural(u.spans, "span carries", "spans carry"), ns, u.first, u.name))
-	}
-	slices.SortFunc(w, cmp.Compare)
-	return counts, w
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }

@@ -8,6 +8,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/coordbench/coordbench/otelmap"
+	"github.com/coordbench/coordbench/otelmap/assemble/convmap"
 )
 
 // This file is where spans are read. Every span is read once, through a
@@ -24,7 +25,7 @@ import (
 //
 //  1. coordbench.call_type is the span's own statement of its call type
 //     and wins for the step's call type.
-//  2. A rule of the user's convention map (conventions.go) that matches
+//  2. A rule of the user's convention map (package convmap) that matches
 //     the span says its operation, agent name and handoff target,
 //     whatever the built-in families say: the user's word on their own
 //     framework.
@@ -112,8 +113,8 @@ type reading struct {
 	vo  voltSlots   // VoltAgent (recognize_voltagent.go)
 	mcp mcpSlots    // MCP (recognize_mcp.go)
 
-	conv   *Conventions // the user's convention map, nil for none
-	mapped *convRule    // the map's rule that matched the span
+	conv   *Conventions  // the user's convention map, nil for none
+	mapped *convmap.Rule // the map's rule that matched the span
 
 	// Read by the smaller families directly.
 	ct       uint8  // coordbench.call_type: ctNone if absent
@@ -285,12 +286,12 @@ func (r *reading) decide(sp *otelmap.Span) {
 	if r.gen.op == "" && r.gen.loopCycle {
 		r.gen.op = "execute_agent_loop_cycle"
 	}
-	if r.mapped = r.conv.match(sp); r.mapped != nil {
+	if r.mapped = r.conv.Match(sp); r.mapped != nil {
 		r.claim(famConventions)
 	}
 	switch {
 	case r.mapped != nil:
-		r.op, r.workflow = r.mapped.op, r.mapped.workflow
+		r.op, r.workflow = mappedOperation(r.mapped.Is)
 	case r.mcp.method != "":
 		r.op = r.mcp.operation()
 	case r.ai.op != aiNone:
@@ -308,14 +309,14 @@ func (r *reading) decide(sp *otelmap.Span) {
 	default:
 		r.op = r.previousOperation(sp)
 	}
-	if m := r.mapped; m != nil && m.handoff {
-		r.handoff, r.handoffTo = true, m.target.read(sp)
+	if m := r.mapped; m != nil && m.Is == convmap.Handoff {
+		r.handoff, r.handoffTo = true, m.Target.Read(sp)
 	} else {
 		r.handoff, r.handoffTo = r.readHandoff(sp)
 	}
 	if r.op == opInvoke || r.ct == ctAgent {
-		if m := r.mapped; m != nil && m.agent != nil {
-			r.agentName, r.agentRank = m.agent.read(sp), rankConventions
+		if m := r.mapped; m != nil && m.Agent != nil {
+			r.agentName, r.agentRank = m.Agent.Read(sp), rankConventions
 		} else {
 			r.agentName, r.agentRank = r.nameOfAgent(sp)
 		}
@@ -433,7 +434,7 @@ func (a *assembler) scan(i int32) {
 	r.turnOff(a.without)
 	r.decide(sp)
 	n.role, n.op = r.role, r.op
-	if (n.flags&fFailed != 0 || r.failed) && a.conv.controlFlow(sp) {
+	if (n.flags&fFailed != 0 || r.failed) && a.conv.ControlFlow(sp) {
 		// An error status that moves control (a handoff's ParentCommand)
 		// is no failure of the span, its step or its call.
 		r.failed = false

@@ -212,7 +212,7 @@ func (a *assembler) stepDetails(i int32, st *tracedata.Step) {
 	}
 	switch {
 	case a.nodes[i].flags&fControlFlow != 0:
-		// Control flow, not a failure (recognize_conventions.go).
+		// Control flow, not a failure (convmap.Map.ControlFlow).
 	case sp.StatusError:
 		st.Error = cmp.Or(sp.StatusMessage, errType, "error")
 	case errType != "":

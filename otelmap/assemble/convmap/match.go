@@ -1,4 +1,4 @@
-package assemble
+package convmap
 
 import (
 	"encoding/json"
@@ -10,11 +10,10 @@ import (
 	"github.com/coordbench/coordbench/otelmap"
 )
 
-// The "conventions" family: a user's convention map (conventions.go), and
-// the control-flow statuses built in. A map rule that matches a span says
-// what the span is, before the built-in families (recognize.go's
-// precedence); control_flow entries, and the built-in ones below, say
-// which error statuses move control rather than fail.
+// Matching a map against spans: a rule that matches a span says what the
+// span is (assembly reads it before its built-in families); control_flow
+// entries, and the built-in ones below, say which error statuses move
+// control rather than fail.
 
 // builtinControlFlow are exception types frameworks raise to move control,
 // recorded as an error status with an exception event though nothing
@@ -24,8 +23,8 @@ import (
 // GraphBubbleUp, which LangGraph itself does not treat as an error.
 var builtinControlFlow = regexp.MustCompile(`^(ParentCommand|GraphBubbleUp|GraphInterrupt|NodeInterrupt)$`)
 
-// match returns the first rule that matches sp, or nil.
-func (c *Conventions) match(sp *otelmap.Span) *convRule {
+// Match returns the first rule that matches sp, or nil.
+func (c *Map) Match(sp *otelmap.Span) *Rule {
 	if c == nil {
 		return nil
 	}
@@ -61,8 +60,8 @@ func findAttr(attrs []attribute.KeyValue, key string) (attribute.KeyValue, bool)
 	return attribute.KeyValue{}, false
 }
 
-// read returns the name v reads from sp, "" when it finds none.
-func (v *convValue) read(sp *otelmap.Span) string {
+// Read returns the name v reads from sp, "" when it finds none (or v is nil).
+func (v *Value) Read(sp *otelmap.Span) string {
 	if v == nil {
 		return ""
 	}
@@ -92,14 +91,14 @@ func (v *convValue) read(sp *otelmap.Span) string {
 	return ""
 }
 
-// controlFlow reports whether sp's error status is control flow: its
+// ControlFlow reports whether sp's error status is control flow: its
 // status message, or the type of the error it records, matches a built-in
 // control-flow type or an entry of the map. The error's type is an
 // exception event's exception.type, else the name its message or the
 // status message starts with: JavaScript tracers record no type, only the
 // error's stack ("\n\nParentCommand\n    at ..."), and Python's begin
 // "ParentCommand: ..." or with a dotted path.
-func (c *Conventions) controlFlow(sp *otelmap.Span) bool {
+func (c *Map) ControlFlow(sp *otelmap.Span) bool {
 	var types []string
 	for _, e := range sp.Events() {
 		if e.Name != "exception" {
@@ -161,4 +160,9 @@ func appendErrorName(names []string, s string) []string {
 		names = append(names, s[i+1:])
 	}
 	return names
+}
+
+// isNameChar reports whether c is an ASCII letter or digit.
+func isNameChar(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
 }
