@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"os"
@@ -185,8 +186,12 @@ func Median(v []float64) float64 {
 	return (s[n/2-1] + s[n/2]) / 2
 }
 
-// Thousands formats x rounded, with thousands separators.
+// Thousands formats x rounded, with thousands separators ("-" for an
+// infinity or NaN: a run too short to measure).
 func Thousands(x float64) string {
+	if math.IsInf(x, 0) || math.IsNaN(x) {
+		return "-"
+	}
 	s := fmt.Sprintf("%.0f", x)
 	var b strings.Builder
 	for i, d := range s {

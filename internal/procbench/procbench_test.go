@@ -1,6 +1,7 @@
 package procbench
 
 import (
+	"math"
 	"os"
 	"runtime"
 	"testing"
@@ -33,7 +34,7 @@ func TestMedianAndThousands(t *testing.T) {
 	if m := Median([]float64{7, 1, 4}); m != 4 {
 		t.Errorf("median %v, want 4", m)
 	}
-	for x, want := range map[float64]string{0: "0", 999: "999", 1000: "1,000", 1234567: "1,234,567", -1234: "-1,234", -123: "-123"} {
+	for x, want := range map[float64]string{0: "0", 999: "999", 1000: "1,000", 1234567: "1,234,567", -1234: "-1,234", -123: "-123", math.Inf(1): "-"} {
 		if got := Thousands(x); got != want {
 			t.Errorf("Thousands(%v) = %q, want %q", x, got, want)
 		}
