@@ -18,7 +18,7 @@ func testShape(t *testing.T) payloadShape {
 	return payloadShape{
 		capturesDir: filepath.Join(testenv.ModuleRoot(t), "otelmap/assemble/testdata/frameworks"),
 		copies:      3,
-		generated:   tracegen.Shape{Requests: 5, SpansPerRequest: 100, SpansPerTrace: 50, OpenTraces: 4},
+		generated:   tracegen.Shape{Requests: 4, SpansPerRequest: 100, SpansPerTrace: 50, OpenTraces: 4}, // two whole blocks of traces
 	}
 }
 
