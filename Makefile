@@ -11,7 +11,7 @@ STATICCHECK_VERSION := v0.8.2
 GOBIN     := $(shell $(GO) env GOPATH)/bin
 
 .PHONY: all build test test_all validate lint type_check ruff fmt-check vet race fuzz \
-	test-stack test-connector conformance live bench bench-graph bench-ingest demo clean tools otelcol jaeger-build jaeger
+	test-stack test-connector conformance live bench bench-graph bench-ingest bench-collector demo clean tools otelcol jaeger-build jaeger
 
 all: build
 
@@ -115,6 +115,15 @@ bench-graph:
 bench-ingest: jaeger-build
 	$(GO) build -o $(BIN)/ ./cmd/green ./cmd/bench-ingest
 	$(BIN)/bench-ingest --green $(BIN)/green --jaeger $(BIN)/jaeger $(BENCH_INGEST_FLAGS)
+
+# The coordbench connector in a Collector against the contrib span_metrics
+# connector and the receiver alone (docs/performance.md): the same OTLP
+# payload (framework captures and generated traces) posted to fresh
+# bin/otelcol processes of each configuration, interleaved; spans per
+# CPU-second, peak RSS and the ratios. BENCH_COLLECTOR_FLAGS passes flags.
+bench-collector: otelcol
+	$(GO) build -o $(BIN)/ ./cmd/bench-collector
+	$(BIN)/bench-collector --otelcol $(BIN)/otelcol $(BENCH_COLLECTOR_FLAGS)
 
 # The main job on the embedded default: no network, in-memory traces,
 # rule-based judge.

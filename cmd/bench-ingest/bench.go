@@ -1,16 +1,14 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
-	"sync"
-	"sync/atomic"
 	"time"
+
+	"github.com/coordbench/coordbench/internal/procbench"
 )
 
 // result is one run of one server.
@@ -50,48 +48,40 @@ func runOnce(ctx context.Context, o options, s server, p *payload, run int, logD
 	}
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
-	defer stop(cmd, exited, 10*time.Second)
+	defer procbench.Stop(cmd, exited, 10*time.Second)
 	fail := func(err error) (result, error) {
 		return res, fmt.Errorf("%s run %d: %w (its log: %s)", s.name(), run, err, logPath)
 	}
 
-	client := newClient(o.conns)
+	client := procbench.NewClient(o.conns)
 	defer client.CloseIdleConnections()
 	if err := waitReady(ctx, s, client, exited); err != nil {
 		return fail(err)
 	}
 	pid := cmd.Process.Pid
-	before, err := readUsage(pid)
+	before, err := procbench.ReadUsage(pid)
 	if err != nil {
 		return fail(err)
 	}
 	start := time.Now()
-	if err := post(ctx, client, s.tracesURL(), p.bodies, o.conns); err != nil {
+	if err := procbench.Post(ctx, client, s.tracesURL(), p.bodies, o.conns); err != nil {
 		return fail(err)
 	}
 	if err := waitHeld(ctx, s, client, res.spans); err != nil {
 		return fail(err)
 	}
 	res.wall = time.Since(start)
-	after, err := readUsage(pid)
+	after, err := procbench.ReadUsage(pid)
 	if err != nil {
 		return fail(err)
 	}
-	res.cpu, res.peakRSS = after.cpu-before.cpu, after.peakRSS
+	res.cpu, res.peakRSS = after.CPU-before.CPU, after.PeakRSS
 	if j, ok := s.(*jaegerServer); ok {
 		if err := j.checkTrace(ctx, client, traceID(0).String(), p.shape.spansPerTrace); err != nil {
 			return fail(err)
 		}
 	}
 	return res, nil
-}
-
-func newClient(conns int) *http.Client {
-	return &http.Client{Transport: &http.Transport{
-		MaxIdleConnsPerHost: conns,
-		MaxConnsPerHost:     conns,
-		DisableCompression:  true,
-	}}
 }
 
 func waitReady(ctx context.Context, s server, c *http.Client, exited <-chan error) error {
@@ -135,53 +125,4 @@ func waitHeld(ctx context.Context, s server, c *http.Client, want int) error {
 		case <-tick.C:
 		}
 	}
-}
-
-// post sends every body to url over conns connections, each request when
-// a connection is free, and fails on the first answer other than 200.
-func post(ctx context.Context, c *http.Client, url string, bodies [][]byte, conns int) error {
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range conns {
-		wg.Go(func() {
-			for {
-				i := int(next.Add(1)) - 1
-				if i >= len(bodies) || ctx.Err() != nil {
-					return
-				}
-				if err := postOne(ctx, c, url, bodies[i]); err != nil {
-					cancel(fmt.Errorf("request %d: %w", i, err))
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	if err := context.Cause(ctx); err != nil {
-		return err
-	}
-	return nil
-}
-
-func postOne(ctx context.Context, c *http.Client, url string, body []byte) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", "application/x-protobuf")
-	resp, err := c.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	answer, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if err != nil {
-		return fmt.Errorf("reading the answer: %w", err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("status %d: %q", resp.StatusCode, bytes.TrimSpace(answer[:min(len(answer), 300)]))
-	}
-	return nil
 }

@@ -31,10 +31,10 @@ import (
 	"os/signal"
 	"runtime"
 	"runtime/debug"
-	"sort"
-	"strings"
 	"syscall"
 	"time"
+
+	"github.com/coordbench/coordbench/internal/procbench"
 
 	"github.com/coordbench/coordbench/internal/cli"
 	"github.com/coordbench/coordbench/otelmap/otlpreceiver"
@@ -212,23 +212,7 @@ func median(rs []result, f func(result) float64) float64 {
 	for i, r := range rs {
 		v[i] = f(r)
 	}
-	sort.Float64s(v)
-	n := len(v)
-	if n%2 == 1 {
-		return v[n/2]
-	}
-	return (v[n/2-1] + v[n/2]) / 2
+	return procbench.Median(v)
 }
 
-// thousands formats x rounded, with thousands separators.
-func thousands(x float64) string {
-	s := fmt.Sprintf("%.0f", x)
-	var b strings.Builder
-	for i, d := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(d)
-	}
-	return b.String()
-}
+func thousands(x float64) string { return procbench.Thousands(x) }

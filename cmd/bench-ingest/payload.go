@@ -2,44 +2,32 @@ package main
 
 import (
 	"crypto/sha256"
-	"encoding/binary"
 	"encoding/hex"
 	"fmt"
-	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
-	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
+
+	"github.com/coordbench/coordbench/internal/tracegen"
 )
 
-// payloadShape is what the generated payload holds.
+// payloadShape is what the generated payload holds (tracegen.Shape, with
+// the flags' names).
 type payloadShape struct {
 	requests        int // export requests
 	spansPerRequest int
 	spansPerTrace   int
-	// openTraces is how many traces are under way at once: their spans
-	// are interleaved, as a batching exporter of that many concurrent
-	// agent sessions sends them, so a trace's spans arrive over several
-	// requests.
+	// openTraces is how many traces are under way at once, whose spans
+	// interleave over several requests.
 	openTraces int
 }
 
-func (s payloadShape) spans() int { return s.requests * s.spansPerRequest }
-
-// traces is the number of traces the spans fall into (see traceOf).
-func (s payloadShape) traces() int {
-	block := s.openTraces * s.spansPerTrace
-	full, rest := s.spans()/block, s.spans()%block
-	return full*s.openTraces + min(rest, s.openTraces)
+func (s payloadShape) gen() tracegen.Shape {
+	return tracegen.Shape{Requests: s.requests, SpansPerRequest: s.spansPerRequest, SpansPerTrace: s.spansPerTrace, OpenTraces: s.openTraces}
 }
 
-// traceOf places global span g: spans go out in blocks of openTraces
-// traces, round-robin over the traces of the block.
-func (s payloadShape) traceOf(g int) (trace, index int) {
-	block := s.openTraces * s.spansPerTrace
-	b, k := g/block, g%block
-	return b*s.openTraces + k%s.openTraces, k / s.openTraces
-}
+func (s payloadShape) spans() int  { return s.gen().Spans() }
+func (s payloadShape) traces() int { return s.gen().Traces() }
 
 // payload is the generated export requests, the same bytes for every
 // server.
@@ -51,50 +39,14 @@ type payload struct {
 	services int
 }
 
-// The agents of the generated traces, one resource each: a coordinator
-// that fans out to reviewers over A2A, as the coordination scenario's
-// topologies do.
-var serviceNames = []string{"coordinator", "reviewer-1", "reviewer-2", "reviewer-3", "author", "editor"}
-
-// baseTime is the fixed start of every generated trace: the payload is
-// the same bytes on every run.
-var baseTime = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-
-// generate builds the export requests of shape, deterministically: OTLP
-// protobuf ExportTraceServiceRequest bodies, made with pdata (the
-// Collector's own types, which Jaeger decodes with), one ResourceSpans per
-// agent in each request.
+// generate builds the export requests of shape, deterministically
+// (internal/tracegen): OTLP protobuf ExportTraceServiceRequest bodies, made
+// with pdata (the Collector's own types, which Jaeger decodes with).
 func generate(shape payloadShape) (*payload, error) {
-	p := &payload{shape: shape, bodies: make([][]byte, shape.requests), services: len(serviceNames)}
+	p := &payload{shape: shape, bodies: make([][]byte, shape.requests), services: len(tracegen.ServiceNames)}
 	h := sha256.New()
 	for r := range shape.requests {
-		td := ptrace.NewTraces()
-		scopes := make([]ptrace.SpanSlice, len(serviceNames))
-		for i, name := range serviceNames {
-			rs := td.ResourceSpans().AppendEmpty()
-			a := rs.Resource().Attributes()
-			a.PutStr("service.name", name)
-			a.PutStr("service.version", "1.4.2")
-			a.PutStr("service.instance.id", fmt.Sprintf("%s-%08x", name, 0x5eed0000+i))
-			a.PutStr("telemetry.sdk.language", "python")
-			a.PutStr("telemetry.sdk.name", "opentelemetry")
-			a.PutStr("telemetry.sdk.version", "1.39.0")
-			a.PutStr("host.name", "agents-"+name)
-			a.PutInt("process.pid", int64(4000+i))
-			ss := rs.ScopeSpans().AppendEmpty()
-			ss.Scope().SetName("opentelemetry.instrumentation.a2a")
-			ss.Scope().SetVersion("0.3.1")
-			scopes[i] = ss.Spans()
-		}
-		for g := r * shape.spansPerRequest; g < (r+1)*shape.spansPerRequest; g++ {
-			trace, index := shape.traceOf(g)
-			service := 0
-			if index > 0 {
-				service = (trace + index) % len(serviceNames)
-			}
-			fillSpan(scopes[service].AppendEmpty(), trace, index)
-		}
-		body, err := ptraceotlp.NewExportRequestFromTraces(td).MarshalProto()
+		body, err := ptraceotlp.NewExportRequestFromTraces(tracegen.Request(shape.gen(), r)).MarshalProto()
 		if err != nil {
 			return nil, fmt.Errorf("payload: request %d: %w", r, err)
 		}
@@ -106,81 +58,4 @@ func generate(shape payloadShape) (*payload, error) {
 	return p, nil
 }
 
-func traceID(trace int) pcommon.TraceID {
-	var id [16]byte
-	binary.BigEndian.PutUint64(id[:8], 0xc0019b3e7c4a5d21)
-	binary.BigEndian.PutUint64(id[8:], uint64(trace)+1)
-	return id
-}
-
-func spanID(trace, index int) pcommon.SpanID {
-	var id [8]byte
-	binary.BigEndian.PutUint64(id[:], uint64(trace+1)<<24|uint64(index+1))
-	return id
-}
-
-// fillSpan makes span index of trace: the root is the coordinator's
-// invoke_agent; below it, a tree (four children per span) of GenAI chat
-// and tool calls and A2A client and server spans, each with the
-// attributes the OpenTelemetry GenAI and A2A conventions give it.
-func fillSpan(s ptrace.Span, trace, index int) {
-	s.SetTraceID(traceID(trace))
-	s.SetSpanID(spanID(trace, index))
-	start := baseTime.Add(time.Duration(trace)*time.Second + time.Duration(index)*3*time.Millisecond)
-	s.SetStartTimestamp(pcommon.NewTimestampFromTime(start))
-	s.SetEndTimestamp(pcommon.NewTimestampFromTime(start.Add(time.Duration(20+index%37) * time.Millisecond)))
-	a := s.Attributes()
-	conversation := fmt.Sprintf("conv-%06d", trace)
-	if index == 0 {
-		s.SetName("invoke_agent coordinator")
-		s.SetKind(ptrace.SpanKindServer)
-		a.PutStr("gen_ai.operation.name", "invoke_agent")
-		a.PutStr("gen_ai.agent.name", "coordinator")
-		a.PutStr("gen_ai.conversation.id", conversation)
-		a.PutStr("a2a.method.name", "SendMessage")
-		a.PutStr("a2a.protocol.version", "1.0")
-		return
-	}
-	s.SetParentSpanID(spanID(trace, (index-1)/4))
-	switch index % 5 {
-	case 0, 1:
-		s.SetName("chat gpt-4o-mini")
-		s.SetKind(ptrace.SpanKindClient)
-		a.PutStr("gen_ai.operation.name", "chat")
-		a.PutStr("gen_ai.provider.name", "openai")
-		a.PutStr("gen_ai.request.model", "gpt-4o-mini")
-		a.PutStr("gen_ai.response.model", "gpt-4o-mini-2024-07-18")
-		a.PutStr("gen_ai.conversation.id", conversation)
-		a.PutInt("gen_ai.usage.input_tokens", int64(800+index*7%900))
-		a.PutInt("gen_ai.usage.output_tokens", int64(60+index*13%400))
-		a.PutStr("server.address", "api.openai.com")
-		a.PutInt("server.port", 443)
-	case 2:
-		s.SetName("execute_tool search_papers")
-		s.SetKind(ptrace.SpanKindInternal)
-		a.PutStr("gen_ai.operation.name", "execute_tool")
-		a.PutStr("gen_ai.tool.name", "search_papers")
-		a.PutStr("gen_ai.tool.call.arguments", fmt.Sprintf(`{"query":"coordination in multi-agent review","page":%d}`, index%9))
-	case 3:
-		s.SetName("a2a SendMessage")
-		s.SetKind(ptrace.SpanKindClient)
-		a.PutStr("a2a.method.name", "SendMessage")
-		a.PutStr("a2a.message.id", fmt.Sprintf("msg-%06d-%04d", trace, index))
-		a.PutStr("a2a.protocol.version", "1.0")
-		a.PutStr("server.address", "127.0.0.1")
-		a.PutInt("server.port", int64(9018+index%4))
-	case 4:
-		s.SetName("invoke_agent reviewer")
-		s.SetKind(ptrace.SpanKindServer)
-		a.PutStr("gen_ai.operation.name", "invoke_agent")
-		a.PutStr("gen_ai.agent.name", "reviewer")
-		a.PutStr("a2a.method.name", "SendMessage")
-		a.PutStr("a2a.task.id", fmt.Sprintf("task-%06d-%04d", trace, index))
-		a.PutStr("a2a.task.state", "completed")
-	}
-	if index%50 == 7 {
-		s.Status().SetCode(ptrace.StatusCodeError)
-		s.Status().SetMessage("upstream timeout")
-		a.PutStr("error.type", "timeout")
-	}
-}
+func traceID(trace int) pcommon.TraceID { return tracegen.TraceID(trace) }

@@ -5,17 +5,16 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
-	"os"
 	"os/exec"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
+
+	"github.com/coordbench/coordbench/internal/procbench"
 
 	"github.com/coordbench/coordbench/green"
 	"github.com/coordbench/coordbench/otelmap/tracestore"
@@ -34,31 +33,6 @@ type server interface {
 	// held is how many spans the server holds (has stored) now; an error
 	// when it refused or lost some.
 	held(ctx context.Context, c *http.Client) (int, error)
-}
-
-// freePort is a loopback port free now (the process started next binds
-// it; another process taking it in between fails the run with a clear
-// error, not a wrong figure).
-func freePort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("free port: %w", err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
-}
-
-// childEnv is this process's environment without what would make a
-// server export its own telemetry somewhere or call a paid model.
-func childEnv(extra ...string) []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		if strings.HasPrefix(kv, "OTEL_") || strings.HasPrefix(kv, "JAEGER_") || strings.HasPrefix(kv, "LLM_") {
-			continue
-		}
-		env = append(env, kv)
-	}
-	return append(env, extra...)
 }
 
 func getBody(ctx context.Context, c *http.Client, url string) (int, []byte, error) {
@@ -85,7 +59,7 @@ type greenServer struct {
 func (g *greenServer) name() string { return "green" }
 
 func (g *greenServer) command(ctx context.Context) (*exec.Cmd, error) {
-	port, err := freePort()
+	port, err := procbench.FreePort()
 	if err != nil {
 		return nil, err
 	}
@@ -95,7 +69,7 @@ func (g *greenServer) command(ctx context.Context) (*exec.Cmd, error) {
 	// a deployment with one trusted collector in front would set it.
 	cmd := exec.CommandContext(ctx, g.bin, "serve", "--host", "127.0.0.1", "--port", strconv.Itoa(port),
 		"--otlp-traces-per-source", strconv.Itoa(tracestore.DefaultMaxTraces))
-	cmd.Env = childEnv()
+	cmd.Env = procbench.ChildEnv()
 	return cmd, nil
 }
 
@@ -145,7 +119,7 @@ func (j *jaegerServer) command(ctx context.Context) (*exec.Cmd, error) {
 	ports := map[string]string{}
 	env := []string{"JAEGER_LISTEN_HOST=127.0.0.1"}
 	for _, v := range vars {
-		p, err := freePort()
+		p, err := procbench.FreePort()
 		if err != nil {
 			return nil, err
 		}
@@ -157,7 +131,7 @@ func (j *jaegerServer) command(ctx context.Context) (*exec.Cmd, error) {
 	j.metrics = "http://127.0.0.1:" + ports["JAEGER_TELEMETRY_PORT"] + "/metrics"
 	j.query = "http://127.0.0.1:" + ports["JAEGER_QUERY_HTTP_PORT"]
 	cmd := exec.CommandContext(ctx, j.bin, "--config", j.config)
-	cmd.Env = childEnv(env...)
+	cmd.Env = procbench.ChildEnv(env...)
 	return cmd, nil
 }
 
@@ -244,64 +218,4 @@ func (j *jaegerServer) checkTrace(ctx context.Context, c *http.Client, id string
 		return fmt.Errorf("jaeger query: trace %s has %d spans, want %d", id, n, want)
 	}
 	return nil
-}
-
-// procUsage is a process's CPU time (user + system) and peak resident
-// memory, from Linux's /proc.
-type procUsage struct {
-	cpu     time.Duration
-	peakRSS int64 // bytes
-}
-
-// userHZ is the unit of /proc/PID/stat's times: USER_HZ, 100 on every
-// Linux architecture Go supports.
-const userHZ = 100
-
-func readUsage(pid int) (procUsage, error) {
-	var u procUsage
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return u, fmt.Errorf("process usage (Linux /proc needed): %w", err)
-	}
-	// The command name in parentheses may hold spaces: fields count from
-	// the last ')'. utime and stime are fields 14 and 15.
-	i := bytes.LastIndexByte(stat, ')')
-	if i < 0 {
-		return u, errors.New("process usage: malformed /proc stat")
-	}
-	f := strings.Fields(string(stat[i+1:]))
-	if len(f) < 13 {
-		return u, errors.New("process usage: short /proc stat")
-	}
-	utime, err1 := strconv.ParseInt(f[11], 10, 64)
-	stime, err2 := strconv.ParseInt(f[12], 10, 64)
-	if err := errors.Join(err1, err2); err != nil {
-		return u, fmt.Errorf("process usage: %w", err)
-	}
-	u.cpu = time.Duration(utime+stime) * time.Second / userHZ
-	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return u, fmt.Errorf("process usage: %w", err)
-	}
-	for line := range strings.Lines(string(status)) {
-		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-			if err != nil {
-				return u, fmt.Errorf("process usage: VmHWM: %w", err)
-			}
-			u.peakRSS = kb << 10
-		}
-	}
-	return u, nil
-}
-
-// stop ends the process with SIGTERM, then SIGKILL after grace.
-func stop(cmd *exec.Cmd, exited <-chan error, grace time.Duration) {
-	_ = cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-exited:
-	case <-time.After(grace):
-		_ = cmd.Process.Kill()
-		<-exited
-	}
 }

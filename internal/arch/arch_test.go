@@ -31,6 +31,10 @@ var allowed = map[string][]string{
 	"internal/cli":       {},
 	"internal/doctest":   {},
 	"internal/llmconfig": {},
+	// The benchmarks' trace generator (cmd/bench-ingest, cmd/bench-collector).
+	"internal/tracegen": {},
+	// What the whole-process benchmarks share: /proc usage, posting.
+	"internal/procbench": {},
 	// The A2A test agent; imported by tests only (a2acall's, green's,
 	// cmd/green's).
 	"internal/a2atest":     {"a2aserve", "a2acall", "otelmap", "otelmap/assemble", "otelmap/sdkbridge", "otelmap/tracestore", "tracedata"},

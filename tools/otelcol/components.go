@@ -20,6 +20,8 @@ import (
 	otlpreceiver "go.opentelemetry.io/collector/receiver/otlpreceiver"
 	"go.opentelemetry.io/collector/service/telemetry/otelconftelemetry"
 
+	spanmetricsconnector "github.com/open-telemetry/opentelemetry-collector-contrib/connector/spanmetricsconnector"
+
 	coordbenchconnector "github.com/coordbench/coordbench/collector/coordbenchconnector"
 )
 
@@ -70,12 +72,15 @@ func components() (otelcol.Factories, error) {
 
 	factories.Connectors, err = otelcol.MakeFactoryMap[connector.Factory](
 		coordbenchconnector.NewFactory(),
+		// The peer of `make bench-collector` (builder-config.yaml).
+		spanmetricsconnector.NewFactory(),
 	)
 	if err != nil {
 		return otelcol.Factories{}, err
 	}
 	factories.ConnectorModules = make(map[component.Type]string, len(factories.Connectors))
 	factories.ConnectorModules[coordbenchconnector.NewFactory().Type()] = "github.com/coordbench/coordbench/collector/coordbenchconnector v0.0.0"
+	factories.ConnectorModules[spanmetricsconnector.NewFactory().Type()] = "github.com/open-telemetry/opentelemetry-collector-contrib/connector/spanmetricsconnector v0.164.0"
 
 	return factories, nil
 }
