@@ -9,8 +9,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -33,7 +35,9 @@ import (
 //     per config delivers them in order, each attempt bounded by a timeout,
 //     retried a bounded number of times with exponential backoff (§13.2:
 //     "Agents SHOULD implement retry logic with exponential backoff for
-//     failed deliveries"). The assessment never waits for a webhook.
+//     failed deliveries"), longer where a 429 or 503 asks for it with
+//     Retry-After, up to the same bound. The assessment never waits for a
+//     webhook.
 //   - it sends the token as "A2A-Notification-Token"; both specifications
 //     name "X-A2A-Notification-Token" (0.3 §6.8 and §9.5, 1.0 §6.6).
 //   - it sends the 1.0 payload (a StreamResponse) to every client; a 0.3
@@ -148,6 +152,10 @@ type Push struct {
 	closed  bool
 
 	delivered, retried, failed, dropped atomic.Uint64
+
+	// wait sleeps d between two attempts, false if ctx ended first; a
+	// field so that tests can see the waits without sleeping them.
+	wait func(ctx context.Context, d time.Duration) bool
 }
 
 var (
@@ -222,6 +230,7 @@ func NewPush(opts PushOptions) (*Push, error) {
 		cancel:  cancel,
 		configs: map[a2a.TaskID][]*pushEntry{},
 		queues:  map[pushKey]*pushQueue{},
+		wait:    sleepCtx,
 	}, nil
 }
 
@@ -564,7 +573,8 @@ func (p *Push) deliver(ctx context.Context, config *a2a.PushConfig, body []byte)
 	var err error
 	for attempt := 1; ; attempt++ {
 		var retry bool
-		retry, err = p.post(ctx, config, body)
+		var asked time.Duration
+		retry, asked, err = p.post(ctx, config, body)
 		if err == nil {
 			p.delivered.Add(1)
 			return
@@ -576,13 +586,9 @@ func (p *Push) deliver(ctx context.Context, config *a2a.PushConfig, body []byte)
 		if !retry || attempt >= p.opts.MaxAttempts {
 			break
 		}
-		t := time.NewTimer(backoff)
-		select {
-		case <-ctx.Done():
-			t.Stop()
+		if !p.wait(ctx, retryWait(backoff, asked, p.opts.MaxBackoff)) {
 			p.dropped.Add(1)
 			return
-		case <-t.C:
 		}
 		p.retried.Add(1)
 		backoff = min(2*backoff, p.opts.MaxBackoff)
@@ -592,11 +598,34 @@ func (p *Push) deliver(ctx context.Context, config *a2a.PushConfig, body []byte)
 		"webhook", redacted(config.URL), "err", err)
 }
 
-// post makes one attempt; retry says whether another may succeed.
-func (p *Push) post(ctx context.Context, config *a2a.PushConfig, body []byte) (retry bool, err error) {
+// retryWait is the wait before the next attempt: the backoff, or longer
+// where the webhook asked for longer with Retry-After (RFC 9110 §10.2.3:
+// a 429 or 503 says when the client may come back), but never past
+// maxWait. The bound is the sender's, not the webhook's: a webhook asking
+// for an hour would otherwise hold its config's queue for an hour.
+func retryWait(backoff, asked, maxWait time.Duration) time.Duration {
+	return max(backoff, min(asked, maxWait))
+}
+
+// sleepCtx waits d, false if ctx ends first.
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// post makes one attempt; retry says whether another may succeed, and
+// asked how long the webhook asked to be left alone (its Retry-After on a
+// 429 or 503), zero when it did not say.
+func (p *Push) post(ctx context.Context, config *a2a.PushConfig, body []byte) (retry bool, asked time.Duration, err error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, config.URL, bytes.NewReader(body))
 	if err != nil {
-		return false, fmt.Errorf("request: %w", err)
+		return false, 0, fmt.Errorf("request: %w", err)
 	}
 	req.Header.Set("Content-Type", "application/json")
 	if config.Token != "" {
@@ -610,20 +639,44 @@ func (p *Push) post(ctx context.Context, config *a2a.PushConfig, body []byte) (r
 	}
 	resp, err := p.client.Do(req)
 	if err != nil {
-		return true, fmt.Errorf("post: %w", err)
+		return true, 0, fmt.Errorf("post: %w", err)
 	}
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxAnswerBody))
 	_ = resp.Body.Close()
 	switch code := resp.StatusCode; {
 	case code >= 200 && code < 300:
-		return false, nil
+		return false, 0, nil
 	case code >= 300 && code < 400:
-		return false, fmt.Errorf("webhook answered %s: redirects are not followed", resp.Status)
-	case code == http.StatusRequestTimeout || code == http.StatusTooManyRequests || code >= 500:
-		return true, fmt.Errorf("webhook answered %s", resp.Status)
+		return false, 0, fmt.Errorf("webhook answered %s: redirects are not followed", resp.Status)
+	case code == http.StatusTooManyRequests || code == http.StatusServiceUnavailable:
+		return true, retryAfter(resp.Header.Get("Retry-After"), time.Now()), fmt.Errorf("webhook answered %s", resp.Status)
+	case code == http.StatusRequestTimeout || code >= 500:
+		return true, 0, fmt.Errorf("webhook answered %s", resp.Status)
 	default:
-		return false, fmt.Errorf("webhook answered %s", resp.Status)
+		return false, 0, fmt.Errorf("webhook answered %s", resp.Status)
 	}
+}
+
+// maxRetryAfterSeconds keeps a Retry-After in seconds within a Duration.
+const maxRetryAfterSeconds = uint64(math.MaxInt64 / int64(time.Second))
+
+// retryAfter reads a Retry-After value (RFC 9110 §10.2.3: delay-seconds or
+// an HTTP-date) as a wait from now; zero for a value that is neither, or a
+// date already past, so that a malformed header changes nothing.
+func retryAfter(value string, now time.Time) time.Duration {
+	value = strings.TrimSpace(value)
+	if value == "" {
+		return 0
+	}
+	if secs, err := strconv.ParseUint(value, 10, 64); err == nil || errors.Is(err, strconv.ErrRange) {
+		// A number too large for a Duration is a very long wait, which
+		// retryWait bounds; it must not wrap to a short one.
+		return time.Duration(min(secs, maxRetryAfterSeconds)) * time.Second
+	}
+	if at, err := http.ParseTime(value); err == nil && at.After(now) {
+		return at.Sub(now)
+	}
+	return 0
 }
 
 func redacted(raw string) string {

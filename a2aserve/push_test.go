@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -661,5 +662,73 @@ func TestWithJSONNames(t *testing.T) {
 		if got := string(withJSONNames([]byte(c.in))); got != c.want {
 			t.Errorf("withJSONNames(%s)\n= %s\nwant %s", c.in, got, c.want)
 		}
+	}
+}
+
+func TestRetryAfter(t *testing.T) {
+	now := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+	for value, want := range map[string]time.Duration{
+		"":                                 0,
+		"3":                                3 * time.Second,
+		" 7 ":                              7 * time.Second,
+		"0":                                0,
+		"-1":                               0,
+		"1.5":                              0,
+		"soon":                             0,
+		"Sat, 28 Nov 2026 12:00:05 GMT":    5 * time.Second,
+		"Sat, 28 Nov 2026 11:59:00 GMT":    0,           // already past
+		"Saturday, 28-Nov-26 12:01:00 GMT": time.Minute, // RFC 850, which RFC 9110 still accepts
+		"Sat Nov 28 12:00:02 2026":         2 * time.Second,
+		"99999999999999999999999":          time.Duration(maxRetryAfterSeconds) * time.Second,
+	} {
+		if got := retryAfter(value, now); got != want {
+			t.Errorf("retryAfter(%q) = %v, want %v", value, got, want)
+		}
+	}
+}
+
+// A webhook that answers 429 or 503 with Retry-After is left alone that
+// long before the next attempt (longer than the backoff), but never past
+// MaxBackoff; a Retry-After on any other answer, or one that does not
+// parse, leaves the backoff as it is.
+func TestPushHonoursRetryAfter(t *testing.T) {
+	answers := []struct {
+		code       int
+		retryAfter string
+	}{
+		{http.StatusTooManyRequests, "3"},
+		{http.StatusServiceUnavailable, "86400"}, // a day: bounded by MaxBackoff
+		{http.StatusInternalServerError, "5"},    // not an answer Retry-After is for
+		{http.StatusServiceUnavailable, "later"},
+	}
+	hook := newWebhook(t, func(n int, w http.ResponseWriter, _ *http.Request) {
+		if n <= len(answers) {
+			a := answers[n-1]
+			w.Header().Set("Retry-After", a.retryAfter)
+			w.WriteHeader(a.code)
+		}
+	})
+	p := fastPush(t, PushOptions{MaxAttempts: len(answers) + 1, InitialBackoff: time.Millisecond, MaxBackoff: 10 * time.Second})
+	var mu sync.Mutex
+	var waits []time.Duration
+	p.wait = func(ctx context.Context, d time.Duration) bool {
+		mu.Lock()
+		waits = append(waits, d)
+		mu.Unlock()
+		return ctx.Err() == nil
+	}
+	c := newPushed(t, p, "t1", hook.URL)
+	if err := p.SendPush(t.Context(), c, statusEvent("t1", a2a.TaskStateCompleted)); err != nil {
+		t.Fatal(err)
+	}
+	s := waitStats(t, p, "delivery", func(s PushStats) bool { return s.Delivered+s.Failed > 0 })
+	if s.Delivered != 1 || s.Retried != 4 {
+		t.Errorf("stats %+v, want 1 delivered after 4 retries", s)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	want := []time.Duration{3 * time.Second, 10 * time.Second, 4 * time.Millisecond, 8 * time.Millisecond}
+	if !slices.Equal(waits, want) {
+		t.Errorf("waits %v, want %v", waits, want)
 	}
 }
