@@ -43,14 +43,17 @@ var allowed = map[string][]string{
 	"otelmap/sdkbridge":    {"otelmap", "otelmap/tracestore"},
 	// Test helpers shared by otelmap's packages; imported by tests only.
 	"otelmap/internal/otlptest": {"otelmap", "tracedata", "internal/testenv"},
-	"otelmap/assemble":          {"otelmap", "otelmap/extension", "otelmap/assemble/convmap", "tracedata"},
+	"otelmap/assemble":          {"otelmap", "otelmap/extension", "otelmap/assemble/convmap", "otelmap/assemble/recognize", "tracedata"},
 	// A user's convention map: loaded, validated and matched against spans.
 	"otelmap/assemble/convmap": {"otelmap"},
-	"evals":                    {"tracedata"},
-	"evals/judge":              {"evals", "tracedata", "internal/textutil", "internal/llmconfig"},
-	"a2aserve":                 {"otelmap"},
-	"a2acall":                  {"otelmap", "otelmap/extension", "otelmap/tracestore", "tracedata", "internal/textutil"},
-	"sandbox":                  {},
+	// The recognizers: one span read through the convention families into
+	// a verdict.
+	"otelmap/assemble/recognize": {"otelmap", "otelmap/assemble/convmap", "tracedata"},
+	"evals":                      {"tracedata"},
+	"evals/judge":                {"evals", "tracedata", "internal/textutil", "internal/llmconfig"},
+	"a2aserve":                   {"otelmap"},
+	"a2acall":                    {"otelmap", "otelmap/extension", "otelmap/tracestore", "tracedata", "internal/textutil"},
+	"sandbox":                    {},
 	// MCP tool delivery: the participant's side (a leaf the purple agent
 	// speaks) and the green agent's host.
 	"mcpcall":               {},
