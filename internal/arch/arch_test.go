@@ -52,7 +52,7 @@ var allowed = map[string][]string{
 	"evals":                      {"tracedata"},
 	"evals/judge":                {"evals", "tracedata", "internal/textutil", "internal/llmconfig"},
 	"a2aserve":                   {"otelmap"},
-	"a2acall":                    {"otelmap", "otelmap/extension", "otelmap/tracestore", "tracedata", "internal/textutil"},
+	"a2acall":                    {"otelmap", "otelmap/extension", "tracedata", "internal/textutil"},
 	"sandbox":                    {},
 	// MCP tool delivery: the participant's side (a leaf the purple agent
 	// speaks) and the green agent's host.
@@ -69,7 +69,7 @@ var allowed = map[string][]string{
 	"green": {"tracedata", "otelmap", "otelmap/assemble", "otelmap/sdkbridge", "otelmap/tracestore",
 		"otelmap/otlpdecode", "otelmap/otlpreceiver", "otelmap/jaegerquery", "evals", "evals/judge", "internal/llmconfig", "a2aserve", "a2acall", "scenario",
 		"scenario/coordination", "scenario/scicode", "groundtruth", "report", "internal/textutil", "internal/stats", "mcpserve", "mcpcall"},
-	"purple": {"tracedata", "otelmap", "otelmap/assemble", "otelmap/sdkbridge", "otelmap/tracestore", "otelmap/otlpreceiver", "a2aserve", "a2acall", "internal/textutil", "internal/llmconfig",
+	"purple": {"tracedata", "otelmap", "otelmap/assemble", "otelmap/sdkbridge", "otelmap/tracestore", "a2aserve", "a2acall", "internal/textutil", "internal/llmconfig",
 		"scenario/scicode/stepproto", "mcpcall"},
 	"internal/loopback": {"tracedata", "otelmap", "otelmap/otlpreceiver", "evals", "a2acall", "scenario", "scenario/coordination",
 		"groundtruth", "report", "green", "purple", "internal/textutil"},
