@@ -4,13 +4,11 @@ import (
 	"net/http"
 
 	"go.opentelemetry.io/otel/trace"
-
-	"github.com/coordbench/coordbench/otelmap/tracestore"
 )
 
 // NewWithTransport is New over base instead of a fresh *http.Transport, for
 // the benchmarks that replay answers in process.
-func NewWithTransport(tp trace.TracerProvider, store *tracestore.Store, opts Options, base http.RoundTripper) *Messenger {
+func NewWithTransport(tp trace.TracerProvider, store SpanStore, opts Options, base http.RoundTripper) *Messenger {
 	return newMessenger(tp, store, opts, closeless{base})
 }
 

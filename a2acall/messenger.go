@@ -16,7 +16,6 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/coordbench/coordbench/otelmap"
-	"github.com/coordbench/coordbench/otelmap/tracestore"
 	"github.com/coordbench/coordbench/tracedata"
 )
 
@@ -105,7 +104,7 @@ type Messenger struct {
 	// asClient starts a CLIENT span; made once, as every Start would
 	// otherwise allocate it.
 	asClient []trace.SpanStartOption
-	store    *tracestore.Store
+	store    SpanStore
 	log      *slog.Logger
 
 	// base is the connection pool of every client; Close empties it so no
@@ -135,11 +134,19 @@ type Messenger struct {
 	lastCall uint64
 }
 
+// SpanStore receives the spans rebuilt from the Traceability Extension
+// steps participants return: the trace store (a *tracestore.Store), which
+// the Messenger needs for nothing else.
+type SpanStore interface {
+	Add(spans []otelmap.Span) otelmap.AddResult
+}
+
 // New returns a Messenger whose spans are made by tp. store, when
 // not nil, receives the spans rebuilt from the Traceability Extension steps
 // participants return (the third road of spans); the Messenger's own spans
-// reach the trace store through tp's processors.
-func New(tp trace.TracerProvider, store *tracestore.Store, opts Options) *Messenger {
+// reach the trace store through tp's processors. Pass a nil interface for
+// no store, not a nil *tracestore.Store.
+func New(tp trace.TracerProvider, store SpanStore, opts Options) *Messenger {
 	return newMessenger(tp, store, opts, http.DefaultTransport.(*http.Transport).Clone())
 }
 
@@ -150,7 +157,7 @@ type pool interface {
 	CloseIdleConnections()
 }
 
-func newMessenger(tp trace.TracerProvider, store *tracestore.Store, opts Options, base pool) *Messenger {
+func newMessenger(tp trace.TracerProvider, store SpanStore, opts Options, base pool) *Messenger {
 	if opts.CallTimeout <= 0 {
 		opts.CallTimeout = DefaultCallTimeout
 	}

@@ -147,6 +147,12 @@ const (
 // carries an ingest token.
 const IngestTokenHeader = "Coordbench-Ingest-Token"
 
+// OTLPTracesPath is the path of OTLP/HTTP trace exports: where exporters
+// send traces by default (the OTLP specification's /v1/traces) and where
+// otelmap/otlpreceiver answers. It lives here so that an agent that only
+// exports (the purple agent) imports no receiver, hence no pdata.
+const OTLPTracesPath = "/v1/traces"
+
 // IngestMetadataKey is the key of the A2A message metadata in which the
 // assessor hands participants the ingest token: an object with "token" and
 // "otlp_header" (IngestTokenHeader). It lives here, beside the header, so

@@ -14,5 +14,6 @@
 //   - otelmap/sdkbridge: the SDK's spans -> the store (the Recorder), and
 //     the process's providers;
 //   - otelmap/extension: the Traceability Extension's steps <-> spans;
-//   - otelmap/assemble: one trace's spans -> tracedata.TraceData.
+//   - otelmap/assemble: one trace's spans -> tracedata.TraceData, each span
+//     read through the recognizers of otelmap/assemble/recognize.
 package otelmap

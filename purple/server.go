@@ -270,7 +270,11 @@ func (s *Server) build(ctx context.Context) error {
 	// Only an agent that reports its work as steps alone makes no transport
 	// spans: its callees must find their parent among its steps.
 	stepsOnly := !tel.exporting() && tel.store != nil
-	s.messenger = a2acall.New(tel.tp, tel.store, a2acall.Options{
+	var extStore a2acall.SpanStore // a nil interface when the agent keeps no store
+	if tel.store != nil {
+		extStore = tel.store
+	}
+	s.messenger = a2acall.New(tel.tp, extStore, a2acall.Options{
 		CallTimeout:      opts.PeerTimeout,
 		NoTransportSpans: stepsOnly,
 		OnExtensionSpans: func(_ context.Context, spans []otelmap.Span) { tel.forward(spans) },

@@ -19,7 +19,6 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/coordbench/coordbench/otelmap"
-	"github.com/coordbench/coordbench/otelmap/otlpreceiver"
 	"github.com/coordbench/coordbench/otelmap/sdkbridge"
 	"github.com/coordbench/coordbench/otelmap/tracestore"
 )
@@ -182,7 +181,7 @@ func tracesURL(endpoint string) string {
 	if strings.Contains(rest, "/") {
 		return e
 	}
-	return e + otlpreceiver.TracesPath
+	return e + otelmap.OTLPTracesPath
 }
 
 // envExport reports whether the environment names an OTLP trace endpoint

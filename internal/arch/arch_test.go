@@ -47,14 +47,17 @@ var allowed = map[string][]string{
 	"otelmap/sdkbridge":    {"otelmap", "otelmap/tracestore"},
 	// Test helpers shared by otelmap's packages; imported by tests only.
 	"otelmap/internal/otlptest": {"otelmap", "tracedata", "internal/testenv"},
-	"otelmap/assemble":          {"otelmap", "otelmap/extension", "otelmap/assemble/convmap", "tracedata"},
+	"otelmap/assemble":          {"otelmap", "otelmap/extension", "otelmap/assemble/convmap", "otelmap/assemble/recognize", "tracedata"},
 	// A user's convention map: loaded, validated and matched against spans.
 	"otelmap/assemble/convmap": {"otelmap"},
-	"evals":                    {"tracedata"},
-	"evals/judge":              {"evals", "tracedata", "internal/textutil", "internal/llmconfig"},
-	"a2aserve":                 {"otelmap"},
-	"a2acall":                  {"otelmap", "otelmap/extension", "otelmap/tracestore", "tracedata", "internal/textutil"},
-	"sandbox":                  {},
+	// The recognizers: one span read through the convention families into
+	// a verdict.
+	"otelmap/assemble/recognize": {"otelmap", "otelmap/assemble/convmap", "tracedata"},
+	"evals":                      {"tracedata"},
+	"evals/judge":                {"evals", "tracedata", "internal/textutil", "internal/llmconfig"},
+	"a2aserve":                   {"otelmap"},
+	"a2acall":                    {"otelmap", "otelmap/extension", "tracedata", "internal/textutil"},
+	"sandbox":                    {},
 	// MCP tool delivery: the participant's side (a leaf the purple agent
 	// speaks) and the green agent's host.
 	"mcpcall":               {},
@@ -70,7 +73,7 @@ var allowed = map[string][]string{
 	"green": {"tracedata", "otelmap", "otelmap/assemble", "otelmap/sdkbridge", "otelmap/tracestore",
 		"otelmap/otlpdecode", "otelmap/otlpreceiver", "otelmap/jaegerquery", "evals", "evals/judge", "internal/llmconfig", "a2aserve", "a2acall", "scenario",
 		"scenario/coordination", "scenario/scicode", "groundtruth", "report", "internal/textutil", "internal/stats", "mcpserve", "mcpcall"},
-	"purple": {"tracedata", "otelmap", "otelmap/assemble", "otelmap/sdkbridge", "otelmap/tracestore", "otelmap/otlpreceiver", "a2aserve", "a2acall", "internal/textutil", "internal/llmconfig",
+	"purple": {"tracedata", "otelmap", "otelmap/assemble", "otelmap/sdkbridge", "otelmap/tracestore", "a2aserve", "a2acall", "internal/textutil", "internal/llmconfig",
 		"scenario/scicode/stepproto", "mcpcall"},
 	"internal/loopback": {"tracedata", "otelmap", "otelmap/otlpreceiver", "evals", "a2acall", "scenario", "scenario/coordination",
 		"groundtruth", "report", "green", "purple", "internal/textutil"},

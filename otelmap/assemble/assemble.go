@@ -9,14 +9,13 @@
 //
 //	tree.go        index the spans by id (one per id), resolve parents,
 //	               processes and times, order them parents first (cycles cut)
-//	recognize.go   read each span through the convention recognizers, one
-//	               file per family (recognize_genai.go, _genai_previous,
-//	               _openinference, _openllmetry, _messaging, _links, _a2a,
-//	               _http, _coordbench, _conventions for a user's convention
-//	               map (package convmap), and _handoff across them): its role
-//	               in a call, its operation, the agent it names, whether it
-//	               failed, whether it hands off; precedence in recognize.go;
-//	               spans of agent namespaces no rule reads (namespaces.go)
+//	scan.go        read each span through the convention recognizers
+//	               (package recognize, one file per family, precedence in
+//	               its reading.go): its role in a call, its operation, the
+//	               agent it names, whether it failed, whether it hands off;
+//	               spans of agent namespaces no rule reads (namespaces.go);
+//	               then what a few families' spans mean once the parents are
+//	               known (langgraph.go, genkit.go, toolservers.go, links.go)
 //	calls.go       how spans sit in calls (segments, client chains, entries),
 //	               then the calls: CLIENT/SERVER pairs, in-process agent
 //	               nesting, unpaired clients, root servers; callers of agents
@@ -39,6 +38,7 @@ import (
 	"github.com/coordbench/coordbench/otelmap"
 	"github.com/coordbench/coordbench/otelmap/assemble/internal/agentns"
 	"github.com/coordbench/coordbench/otelmap/assemble/internal/spanindex"
+	"github.com/coordbench/coordbench/otelmap/assemble/recognize"
 	"github.com/coordbench/coordbench/tracedata"
 )
 
@@ -66,35 +66,19 @@ func Trace(traceID trace.TraceID, spans []otelmap.Span) *tracedata.TraceData {
 // TraceWith is Trace with options: a user's convention map read before the
 // built-in recognizers (package convmap).
 func TraceWith(traceID trace.TraceID, spans []otelmap.Span, opts Options) *tracedata.TraceData {
-	a := &assembler{traceID: traceID, conv: opts.Conventions, without: opts.withoutFamilies}
+	a := &assembler{traceID: traceID, conv: opts.Conventions}
+	a.reader = recognize.Reader{Conventions: opts.Conventions, Without: opts.withoutFamilies}
 	a.index(spans)       // tree.go
-	a.link()             // tree.go, recognize.go
-	a.resolveLangGraph() // recognize_openinference.go
-	a.resolveGenkit()    // recognize_genkit.go
+	a.link()             // tree.go, scan.go
+	a.resolveLangGraph() // langgraph.go
+	a.resolveGenkit()    // genkit.go
 	a.sortParentsFirst() // tree.go
 	a.structure()        // calls.go: segments, client chains, entries
-	a.markToolServers()  // recognize_mcp.go
+	a.markToolServers()  // toolservers.go
 	a.identify()         // identity.go
 	a.collectCalls()     // calls.go
 	return a.build()     // build.go, steps.go
 }
-
-// Span roles: the side of a call a span records. By default PRODUCER and
-// CONSUMER spans take the client and server sides, as the Collector's
-// servicegraph connector pairs them; UNSPECIFIED is taken as INTERNAL.
-const (
-	roleInternal uint8 = iota
-	roleServer
-	roleClient
-)
-
-// GenAI operation classes.
-const (
-	opNone uint8 = iota
-	opInvoke
-	opLLM
-	opTool
-)
 
 // Node flags.
 const (
@@ -114,10 +98,10 @@ const (
 	fAbove                            // has an agent span below it
 	fResolving                        // a segment root whose agent is being resolved (identity.go)
 	fControlFlow                      // an error status that is control flow, not a failure (convmap.Map.ControlFlow)
-	fWorkflow                         // an orchestration: a workflow, graph, swarm or crew run (recognize.go)
-	fUnnamedAgent                     // an agent by its framework's word that no attribute names (recognize.go)
-	fMCP                              // an MCP request's span (recognize_mcp.go)
-	fToolServer                       // the tool server's side of a tool call (recognize_mcp.go)
+	fWorkflow                         // an orchestration: a workflow, graph, swarm or crew run (package recognize)
+	fUnnamedAgent                     // an agent by its framework's word that no attribute names (package recognize)
+	fMCP                              // an MCP request's span (recognize/mcp.go)
+	fToolServer                       // the tool server's side of a tool call (toolservers.go)
 )
 
 // node is assembly's working record of one span. Indexes are node indexes,
@@ -147,37 +131,15 @@ type node struct {
 
 	sp       int32 // index of the span in the input
 	flags    uint32
-	role     uint8
-	op       uint8
-	callType uint8 // index into callTypes; 0 for a span that is no step
-}
-
-// Call types of a step, the values of node.callType.
-const (
-	ctNone uint8 = iota
-	ctAgent
-	ctTool
-	ctHost
-)
-
-// callType returns the tracedata call type of a node.callType.
-func callType(ct uint8) tracedata.CallType {
-	switch ct {
-	case ctAgent:
-		return tracedata.CallAgent
-	case ctTool:
-		return tracedata.CallTool
-	case ctHost:
-		return tracedata.CallHost
-	}
-	return ""
+	role     recognize.Role
+	op       recognize.Op
+	callType recognize.CallType // recognize.CallNone for a span that is no step
 }
 
 // assembler holds one assembly's working state; Trace makes one per call.
 type assembler struct {
 	traceID trace.TraceID
 	conv    *Conventions // the user's convention map, nil for none
-	without uint16       // families turned off (Options.withoutFamilies)
 	spans   []otelmap.Span
 	nodes   []node
 	byID    spanindex.Index
@@ -199,15 +161,15 @@ type assembler struct {
 	entries []int32
 	calls   []call
 
-	reading           reading // the span being read; reused, so reading allocates nothing
+	reader            recognize.Reader // reads each span (scan.go)
 	scratch, scratch2 []int32
 
 	// What a few spans carry, kept aside so that nodes stay small.
-	handoffs    []handoff       // handoff spans (recognize_handoff.go)
+	handoffs    []handoff       // handoff spans (recognize/handoff.go)
 	callerNames []namedCaller   // agent spans naming their caller (graph.node.parent_id)
 	lgNodes     []int32         // candidate LangGraph agent node runs
 	lcRuns      []lcAgentRun    // LangChain runs naming their agent (lc_agent_name)
-	gkGenerates []int32         // Genkit generate loops (recognize_genkit.go)
+	gkGenerates []int32         // Genkit generate loops (genkit.go)
 	linkOf      map[int32]int32 // a span's first link into the trace
 	pending     []int32         // segment roots whose agent is their cause (identity.go)
 	cause       map[int32]int32 // ... and who caused each (identity.go)
@@ -216,7 +178,7 @@ type assembler struct {
 	proxyOf     map[int32]int32 // proxy agent spans -> the agent they stood for
 
 	// Coverage of the conventions.
-	recognized   [numFamilies]int
+	recognized   [recognize.NumFamilies]int
 	unrecognized int
 	agentLike    int
 	unreadNS     agentns.Counter // namespaces.go
@@ -228,26 +190,8 @@ type assembler struct {
 	calleeUnknown, handoffsUnmet   int
 	unknownService                 bool
 	cycles                         []uint64
-	attrWarnings                   []attrWarning
+	attrWarnings                   []recognize.Warning // steps.go's; the reader keeps its own
 }
 
 // span returns node i's span.
 func (a *assembler) span(i int32) *otelmap.Span { return &a.spans[a.nodes[i].sp] }
-
-// turnOff forgets what the families of a framework's own namespace in
-// mask read from the span, as if they did not exist (Options.withoutFamilies).
-func (r *reading) turnOff(mask uint16) {
-	if mask == 0 {
-		return
-	}
-	if mask&(1<<famVercelAI) != 0 {
-		r.ai = aiSlots{}
-	}
-	if mask&(1<<famGenkit) != 0 {
-		r.gk = genkitSlots{}
-	}
-	if mask&(1<<famVoltAgent) != 0 {
-		r.vo = voltSlots{}
-	}
-	r.claimed &^= mask
-}

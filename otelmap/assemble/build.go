@@ -10,20 +10,13 @@ import (
 
 	"github.com/coordbench/coordbench/otelmap"
 	"github.com/coordbench/coordbench/otelmap/assemble/internal/agentns"
+	"github.com/coordbench/coordbench/otelmap/assemble/recognize"
 	"github.com/coordbench/coordbench/tracedata"
 )
 
 // This file writes the TraceData: the trace's times, the steps (steps.go),
 // the interactions (calls aggregated by caller and callee), the agents and
 // the coverage with its warnings.
-
-// attrWarning is an attribute of the wrong type or value; they are sorted
-// and capped so a broken producer cannot flood the report.
-type attrWarning struct {
-	id  uint64
-	key string
-	msg string
-}
 
 // maxAttrWarnings caps the attribute warnings listed one by one.
 const maxAttrWarnings = 20
@@ -203,7 +196,7 @@ func (a *assembler) buildAgents(td *tracedata.TraceData) {
 		if len(x.aliases) > 0 {
 			ag.Aliases = slices.Sorted(slices.Values(x.aliases))
 		}
-		ag.IdentifiedBy = rankName(x.rank)
+		ag.IdentifiedBy = x.rank.IdentifiedBy()
 		switch {
 		case x.tool:
 			ag.Role = tracedata.RoleToolServer
@@ -253,16 +246,19 @@ func (a *assembler) buildCoverage(td *tracedata.TraceData) {
 		}
 		w = append(w, fmt.Sprintf("parent links form a cycle; cut above span %016x", id))
 	}
-	slices.SortFunc(a.attrWarnings, func(x, y attrWarning) int {
-		return cmp.Or(cmp.Compare(x.id, y.id), strings.Compare(x.key, y.key), strings.Compare(x.msg, y.msg))
+	// The attribute warnings, the reader's and the steps', are sorted and
+	// capped so a broken producer cannot flood the report.
+	aws := append(a.attrWarnings, a.reader.Warnings()...)
+	slices.SortFunc(aws, func(x, y recognize.Warning) int {
+		return cmp.Or(cmp.Compare(x.Span, y.Span), strings.Compare(x.Key, y.Key), strings.Compare(x.Msg, y.Msg))
 	})
-	a.attrWarnings = slices.Compact(a.attrWarnings)
-	for k, aw := range a.attrWarnings {
+	aws = slices.Compact(aws)
+	for k, aw := range aws {
 		if k == maxAttrWarnings {
-			w = append(w, fmt.Sprintf("%d more attributes of the wrong type or value", len(a.attrWarnings)-k))
+			w = append(w, fmt.Sprintf("%d more attributes of the wrong type or value", len(aws)-k))
 			break
 		}
-		w = append(w, fmt.Sprintf("attribute %s on span %016x %s", aw.key, aw.id, aw.msg))
+		w = append(w, fmt.Sprintf("attribute %s on span %016x %s", aw.Key, aw.Span, aw.Msg))
 	}
 	slices.Sort(w)
 	cov.Warnings = slices.Compact(w)
@@ -274,10 +270,10 @@ func (a *assembler) buildCoverage(td *tracedata.TraceData) {
 // such span (Coverage.NoEvidence).
 func (a *assembler) buildEvidence(td *tracedata.TraceData) {
 	cov := &td.Coverage
-	cov.Recognized = make(map[string]int, numFamilies)
+	cov.Recognized = make(map[string]int, recognize.NumFamilies)
 	for f, c := range a.recognized {
 		if c > 0 {
-			cov.Recognized[recognizerNames[f]] = c
+			cov.Recognized[recognize.Family(f).String()] = c
 		}
 	}
 	cov.Unrecognized = a.unrecognized

@@ -1,9 +1,8 @@
 package assemble
 
 import (
-	"sync"
-
 	"github.com/coordbench/coordbench/otelmap"
+	"github.com/coordbench/coordbench/otelmap/assemble/recognize"
 )
 
 // CallRule returns trace assembly's reading of one span as a side of a
@@ -17,16 +16,9 @@ import (
 // function is safe for concurrent use.
 func CallRule(conv *Conventions) func(sp *otelmap.Span) (agentCall bool, callee string) {
 	return func(sp *otelmap.Span) (bool, string) {
-		// Attribute warnings are assembly's to report; the slice they go
-		// to is reused, so reading a span allocates nothing.
-		w := callRuleWarnings.Get().(*[]attrWarning)
-		r := reading{role: spanKindRole(sp.Kind), conv: conv, warnings: w}
-		r.read(sp)
-		r.decide(sp)
-		*w = (*w)[:0]
-		callRuleWarnings.Put(w)
-		return r.marker, r.agentName
+		// Attribute warnings are assembly's to report, not the wait's.
+		rd := recognize.Reader{Conventions: conv}
+		r := rd.Read(sp, 0)
+		return r.Marker, r.AgentName
 	}
 }
-
-var callRuleWarnings = sync.Pool{New: func() any { return new([]attrWarning) }}

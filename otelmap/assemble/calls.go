@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/coordbench/coordbench/otelmap"
+	"github.com/coordbench/coordbench/otelmap/assemble/recognize"
 	"github.com/coordbench/coordbench/tracedata"
 )
 
@@ -93,14 +94,14 @@ func (a *assembler) structure() {
 			same = pn.proc == n.proc
 		}
 		switch {
-		case n.role == roleServer && same && pn.role == roleInternal:
-			n.role = roleInternal
-		case n.role == roleClient && n.flags&fAgent != 0 && a.ownStepBelow(i):
-			n.role = roleInternal
+		case n.role == recognize.RoleServer && same && pn.role == recognize.RoleInternal:
+			n.role = recognize.RoleInternal
+		case n.role == recognize.RoleClient && n.flags&fAgent != 0 && a.ownStepBelow(i):
+			n.role = recognize.RoleInternal
 		}
-		if same && n.op == opLLM && pn.op == opLLM && n.flags&fStep != 0 && n.callType == ctTool {
+		if same && n.op == recognize.OpLLM && pn.op == recognize.OpLLM && n.flags&fStep != 0 && n.callType == recognize.CallTool {
 			n.flags &^= fStep
-			n.callType = ctNone
+			n.callType = recognize.CallNone
 		}
 		if n.isAgentSpan() {
 			pr := &a.procs[n.proc]
@@ -112,12 +113,12 @@ func (a *assembler) structure() {
 			}
 		}
 		switch n.role {
-		case roleServer:
-			if !same || pn.role != roleServer {
+		case recognize.RoleServer:
+			if !same || pn.role != recognize.RoleServer {
 				n.flags |= fEntry
 			}
-		case roleInternal:
-			if pn != nil && !same && pn.role == roleClient {
+		case recognize.RoleInternal:
+			if pn != nil && !same && pn.role == recognize.RoleClient {
 				n.flags |= fEntry
 			}
 		}
@@ -134,7 +135,7 @@ func (a *assembler) structure() {
 			}
 			if n.segRoot != i {
 				switch {
-				case pn.role == roleClient:
+				case pn.role == recognize.RoleClient:
 					n.clientAnc = p
 				case pn.flags&fAgent != 0 && pn.selfIdent >= 0:
 				default:
@@ -144,8 +145,8 @@ func (a *assembler) structure() {
 		}
 		ext := n.flags&fExt != 0
 		switch n.role {
-		case roleClient:
-			if same && pn.role == roleClient {
+		case recognize.RoleClient:
+			if same && pn.role == recognize.RoleClient {
 				n.topClient = pn.topClient
 			} else {
 				n.topClient = i
@@ -162,7 +163,7 @@ func (a *assembler) structure() {
 			if n.flags&fHasAddr != 0 && (ch.addrSpan < 0 || a.higher(i, ch.addrSpan)) {
 				ch.addrSpan = i
 			}
-		case roleServer:
+		case recognize.RoleServer:
 			if n.flags&fEntry != 0 {
 				n.entry = i
 			} else {
@@ -178,7 +179,7 @@ func (a *assembler) structure() {
 		}
 		if n.flags&fEntry != 0 {
 			a.entries = append(a.entries, i)
-			if n.role == roleInternal {
+			if n.role == recognize.RoleInternal {
 				if n.flags&fFailed != 0 {
 					n.flags |= fSrvFailed
 				}
@@ -186,14 +187,14 @@ func (a *assembler) structure() {
 					n.flags |= fSrvReal
 				}
 			}
-			if pn != nil && pn.role == roleClient {
+			if pn != nil && pn.role == recognize.RoleClient {
 				ch := a.chainOf(p)
 				if ch.server < 0 || a.earlier(i, ch.server) {
 					ch.server = i
 				}
 			}
 		}
-		if n.role == roleInternal && n.flags&fAgent != 0 && n.selfIdent >= 0 && n.segRoot != i {
+		if n.role == recognize.RoleInternal && n.flags&fAgent != 0 && n.selfIdent >= 0 && n.segRoot != i {
 			if n.clientAnc >= 0 {
 				// An agent run in-process under a client span: the client
 				// chain's call, seen from both sides.
@@ -216,7 +217,7 @@ func (a *assembler) structure() {
 func (a *assembler) ownStepBelow(c int32) bool {
 	for _, k := range a.children(c) {
 		kn := &a.nodes[k]
-		if kn.parent == c && kn.proc == a.nodes[c].proc && (kn.op == opLLM || kn.op == opTool) {
+		if kn.parent == c && kn.proc == a.nodes[c].proc && (kn.op == recognize.OpLLM || kn.op == recognize.OpTool) {
 			return true
 		}
 	}
@@ -230,13 +231,13 @@ func (a *assembler) ownStepBelow(c int32) bool {
 func (a *assembler) collectCalls() {
 	for _, e := range a.entries {
 		n := &a.nodes[e]
-		if p := n.parent; p >= 0 && a.nodes[p].role == roleClient {
+		if p := n.parent; p >= 0 && a.nodes[p].role == recognize.RoleClient {
 			ch := a.chainOf(p)
 			ch.failed = ch.failed || n.flags&fSrvFailed != 0
 			ch.real = ch.real || n.flags&fSrvReal != 0
 		}
 	}
-	a.toolCalls() // recognize_mcp.go
+	a.toolCalls() // toolservers.go
 	a.chainCalls()
 	a.entryCalls()
 	a.nestedCalls()
@@ -288,7 +289,7 @@ func (a *assembler) chainCalls() {
 func (a *assembler) entryCalls() {
 	for _, e := range a.entries {
 		n := &a.nodes[e]
-		if p := n.parent; p >= 0 && a.nodes[p].role == roleClient {
+		if p := n.parent; p >= 0 && a.nodes[p].role == recognize.RoleClient {
 			n.call = a.chainOf(p).call
 			continue
 		}
@@ -310,10 +311,10 @@ func (a *assembler) entryCalls() {
 				a.unknownCallers++
 			}
 			cl.caller = a.intern(tracedata.UnknownAgent)
-			a.note(cl.caller, rankUnknown, true)
+			a.note(cl.caller, recognize.RankUnknown, true)
 		default:
 			cl.caller = a.intern(tracedata.UserAgent)
-			a.note(cl.caller, rankUser, true)
+			a.note(cl.caller, recognize.RankUser, true)
 		}
 		if n.flags&fSrvReal == 0 {
 			cl.class = classExtension
@@ -350,7 +351,7 @@ func (a *assembler) nestedCalls() {
 				cl.class = classExtension
 			}
 			n.call = a.addCall(cl)
-		case n.isAgentSpan() && n.segRoot == int32(i) && n.flags&fEntry == 0 && n.role == roleInternal:
+		case n.isAgentSpan() && n.segRoot == int32(i) && n.flags&fEntry == 0 && n.role == recognize.RoleInternal:
 			a.loose = append(a.loose, int32(i))
 		}
 	}
@@ -369,12 +370,12 @@ func (a *assembler) unpairedCallee(ch *chain) int32 {
 	}
 	if ch.addrSpan >= 0 {
 		ix := a.intern(serverAddress(a.span(ch.addrSpan)))
-		a.note(ix, rankServerAddr, true)
+		a.note(ix, recognize.RankServerAddr, true)
 		return ix
 	}
 	a.calleeUnknown++
 	ix := a.intern(tracedata.UnknownAgent)
-	a.note(ix, rankUnknown, true)
+	a.note(ix, recognize.RankUnknown, true)
 	return ix
 }
 

@@ -3,6 +3,8 @@ package assemble
 import (
 	"cmp"
 	"slices"
+
+	"github.com/coordbench/coordbench/otelmap/assemble/recognize"
 )
 
 // This file finds the callers of loose agent spans: agent spans that are
@@ -11,7 +13,7 @@ import (
 // handoff run as a sibling of the first under a workflow span. A caller is
 // taken from, in this order:
 //
-//  1. a handoff span (recognize_handoff.go) in the same process that
+//  1. a handoff span (recognize/handoff.go) in the same process that
 //     starts no later than the agent span and points at it: the first
 //     agent span after the handoff named as its target, or, when the
 //     handoff names none, the first agent span after it of another agent;
@@ -23,7 +25,7 @@ import (
 //  2. the caller the agent span names itself (OpenInference's
 //     graph.node.parent_id);
 //  3. the first span link on the agent span or on its ancestors up to its
-//     segment's root (recognize_links.go).
+//     segment's root (links.go).
 //
 // Each gives one call per agent span, in process (both sides when a link
 // crosses processes), with the agent span's duration as its latency. An
@@ -56,7 +58,7 @@ func (a *assembler) evidenceCalls() {
 	for _, nc := range a.callerNames {
 		if loose[nc.span] && !called[nc.span] {
 			caller := a.intern(nc.name)
-			a.note(caller, rankOpenInference, false)
+			a.note(caller, recognize.RankOpenInference, false)
 			if a.looseCall(nc.span, caller, -1, a.nodes[nc.span].proc) {
 				named[nc.span] = true
 			}
@@ -127,7 +129,7 @@ func (a *assembler) handoffCalls(loose, called map[int32]bool) {
 		from := a.agentOf(h.span)
 		if hn.agentSpan < 0 && h.from != "" {
 			from = a.intern(h.from)
-			a.note(from, rankAgentName, false)
+			a.note(from, recognize.RankAgentName, false)
 		}
 		to := normName(h.to)
 		k, _ := slices.BinarySearchFunc(agents, h.span, func(x, h int32) int {
@@ -188,4 +190,27 @@ func (a *assembler) compareStart(x, y int32) int {
 		return c
 	}
 	return cmp.Compare(a.nodes[x].id, a.nodes[y].id)
+}
+
+// handoff is a handoff span, kept aside for calls_evidence.go.
+type handoff struct {
+	span int32
+	to   string // the target agent, "" when not named
+	from string // the handing-off agent when the span names it
+}
+
+// normName folds an agent name for matching a handoff's target: ASCII
+// lower case, spaces, dashes and dots as underscores, so that the OpenAI
+// Agents SDK's transfer_to_billing_agent finds "Billing Agent".
+func normName(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		switch {
+		case 'A' <= c && c <= 'Z':
+			b[i] = c + 'a' - 'A'
+		case c == ' ' || c == '-' || c == '.':
+			b[i] = '_'
+		}
+	}
+	return string(b)
 }

@@ -1,6 +1,10 @@
 package assemble
 
-import "slices"
+import (
+	"slices"
+
+	"github.com/coordbench/coordbench/otelmap/assemble/recognize"
+)
 
 // Proxy agents. Google ADK's RemoteA2aAgent is an agent span in the
 // caller's process whose only work is an A2A call answered by an agent in
@@ -94,7 +98,7 @@ func (a *assembler) ownWork(p int32) bool {
 			if kn.parent != x || kn.proc != pr {
 				continue
 			}
-			if kn.op == opLLM || kn.op == opTool || kn.isAgentSpan() {
+			if kn.op == recognize.OpLLM || kn.op == recognize.OpTool || kn.isAgentSpan() {
 				return true
 			}
 			stack = append(stack, k)

@@ -1,11 +1,14 @@
 package assemble
 
-import "github.com/coordbench/coordbench/otelmap/assemble/convmap"
+import (
+	"github.com/coordbench/coordbench/otelmap/assemble/convmap"
+	"github.com/coordbench/coordbench/otelmap/assemble/recognize"
+)
 
 // Conventions is a loaded, validated convention map (package convmap
 // loads and matches it; docs/trace-assembly.md, "A convention map"). It is
 // one more recognizer family, "conventions", first in the precedence after
-// coordbench.call_type (recognize.go). A nil *Conventions reads nothing.
+// coordbench.call_type (package recognize). A nil *Conventions reads nothing.
 type Conventions = convmap.Map
 
 // LoadConventions reads and validates a convention map file.
@@ -26,20 +29,5 @@ type Options struct {
 	// withoutFamilies turns built-in families of a framework's own
 	// namespace off (bits by family): for tests that show what a capture
 	// reads as without its family (export_test.go).
-	withoutFamilies uint16
-}
-
-// mappedOperation is the operation a convention map's rule says a span is.
-func mappedOperation(is convmap.Is) (op uint8, workflow bool) {
-	switch is {
-	case convmap.Agent:
-		return opInvoke, false
-	case convmap.LLM:
-		return opLLM, false
-	case convmap.Tool, convmap.Handoff:
-		return opTool, false
-	case convmap.Workflow:
-		return opNone, true
-	}
-	return opNone, false
+	withoutFamilies recognize.Families
 }

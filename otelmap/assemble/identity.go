@@ -6,80 +6,22 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/coordbench/coordbench/otelmap/assemble/recognize"
 	"github.com/coordbench/coordbench/tracedata"
 )
 
 // This file names agents: the identities (candidate graph nodes), the rank
 // by which each was identified, and the agent doing the work of every span.
 
-// Identity ranks, best first, in the order docs/trace-assembly.md gives for
-// identified_by: the lowest rank an identity was seen with says how it was
-// identified.
-const (
-	rankAgentName uint8 = iota
-	rankOpenInference
-	rankTraceloop
-	rankVercelAI
-	rankGenkit
-	rankVoltAgentSub
-	rankVoltAgent
-	rankAgentID
-	rankConventions
-	rankSpanName
-	rankService
-	rankExtension
-	rankServerAddr
-	rankUser
-	rankUnknown
-	rankNone
-)
-
-// rankName is the tracedata name of a rank, "" for rankNone.
-func rankName(rank uint8) string {
-	switch rank {
-	case rankAgentName:
-		return tracedata.IdentityAgentName
-	case rankOpenInference:
-		return tracedata.IdentityOpenInference
-	case rankTraceloop:
-		return tracedata.IdentityTraceloop
-	case rankVercelAI:
-		return tracedata.IdentityVercelAI
-	case rankGenkit:
-		return tracedata.IdentityGenkit
-	case rankVoltAgentSub:
-		return tracedata.IdentityVoltAgentSubagent
-	case rankVoltAgent:
-		return tracedata.IdentityVoltAgent
-	case rankAgentID:
-		return tracedata.IdentityAgentID
-	case rankConventions:
-		return tracedata.IdentityConventions
-	case rankSpanName:
-		return tracedata.IdentitySpanName
-	case rankService:
-		return tracedata.IdentityServiceName
-	case rankExtension:
-		return tracedata.IdentityExtension
-	case rankServerAddr:
-		return tracedata.IdentityServerAddr
-	case rankUser:
-		return tracedata.IdentityUser
-	case rankUnknown:
-		return tracedata.IdentityUnknown
-	}
-	return ""
-}
-
 // identity is one agent name, a candidate graph node.
 type identity struct {
 	name     string
 	id       string // smallest gen_ai.agent.id seen with the name
-	rank     uint8
+	rank     recognize.Rank
 	real     bool // seen on a route that proves it emitted spans or was named by one
 	virtual  bool // seen as server.address, "user" or "unknown" caller
 	assessor bool
-	tool     bool // a tool server (recognize_mcp.go)
+	tool     bool // a tool server (toolservers.go)
 	used     bool
 	steps    int
 	errors   int
@@ -91,13 +33,13 @@ func (a *assembler) intern(name string) int32 {
 		return ix
 	}
 	ix := int32(len(a.idents))
-	a.idents = append(a.idents, identity{name: name, rank: rankNone})
+	a.idents = append(a.idents, identity{name: name, rank: recognize.RankNone})
 	a.identIx[name] = ix
 	return ix
 }
 
 // note records a route by which an identity was named.
-func (a *assembler) note(ix int32, rank uint8, virtual bool) {
+func (a *assembler) note(ix int32, rank recognize.Rank, virtual bool) {
 	x := &a.idents[ix]
 	x.rank = min(x.rank, rank)
 	if virtual {
@@ -111,7 +53,7 @@ func (a *assembler) note(ix int32, rank uint8, virtual bool) {
 // agent: the agent doing the work below it. A CLIENT agent span names its
 // callee instead.
 func (n *node) isAgentSpan() bool {
-	return n.role != roleClient && n.flags&fAgent != 0 && n.selfIdent >= 0
+	return n.role != recognize.RoleClient && n.flags&fAgent != 0 && n.selfIdent >= 0
 }
 
 // pendingAgent stands for an identity not known yet: a segment root whose
@@ -186,7 +128,7 @@ func (a *assembler) rootIdentity(r int32) int32 {
 		if b := a.firstAgentBelow(r); b >= 0 {
 			return a.nodes[b].selfIdent
 		}
-		if p := n.parent; p >= 0 && a.nodes[p].role == roleClient {
+		if p := n.parent; p >= 0 && a.nodes[p].role == recognize.RoleClient {
 			if s := a.chainOf(p).nameSpan; s >= 0 {
 				return a.nodes[s].selfIdent
 			}
@@ -206,23 +148,23 @@ func (a *assembler) rootIdentity(r int32) int32 {
 	}
 	if svc := a.procs[n.proc].service; svc != "" {
 		ix := a.intern(svc)
-		rank := rankService
+		rank := recognize.RankService
 		if n.flags&fExt != 0 {
-			rank = rankExtension
+			rank = recognize.RankExtension
 		}
 		a.note(ix, rank, false)
 		return ix
 	}
 	a.unknownService = true
 	ix := a.intern(tracedata.UnknownAgent)
-	a.note(ix, rankUnknown, false)
+	a.note(ix, recognize.RankUnknown, false)
 	return ix
 }
 
 // userIdent returns the virtual "user".
 func (a *assembler) userIdent() int32 {
 	ix := a.intern(tracedata.UserAgent)
-	a.note(ix, rankUser, true)
+	a.note(ix, recognize.RankUser, true)
 	return ix
 }
 
@@ -268,13 +210,13 @@ func (a *assembler) causeOf(r int32) int32 {
 		return a.senderOf(l)
 	}
 	switch p := n.parent; {
-	case p >= 0 && a.nodes[p].role == roleClient:
+	case p >= 0 && a.nodes[p].role == recognize.RoleClient:
 		return a.chainCaller(a.chainOf(p))
 	case p >= 0:
 		return a.agentOf(p)
 	case n.flags&fHasParentID != 0:
 		ix := a.intern(tracedata.UnknownAgent)
-		a.note(ix, rankUnknown, true)
+		a.note(ix, recognize.RankUnknown, true)
 		return ix
 	}
 	return a.userIdent()
@@ -312,7 +254,7 @@ func (a *assembler) firstAgentBelow(r int32) int32 {
 	for len(level) > 0 && best < 0 {
 		next = next[:0]
 		for _, x := range level {
-			if a.nodes[x].role == roleClient {
+			if a.nodes[x].role == recognize.RoleClient {
 				continue
 			}
 			for _, k := range a.children(x) {

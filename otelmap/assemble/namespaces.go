@@ -3,6 +3,7 @@ package assemble
 import (
 	"github.com/coordbench/coordbench/otelmap"
 	"github.com/coordbench/coordbench/otelmap/assemble/internal/agentns"
+	"github.com/coordbench/coordbench/otelmap/assemble/recognize"
 )
 
 // Never silent about what was not understood (docs/trace-assembly.md,
@@ -33,42 +34,26 @@ import (
 // VoltAgent's family claimed (entity.type agent or workflow) and could
 // still not read, a span.type it does not know: such a span of a root
 // agent's run may carry no other key of an agent namespace
-// (recognize_voltagent.go). Its other keys (subagent.*, agent.*, llm.*,
+// (recognize/voltagent.go, recognize.Reading.AgentNamespace). Its other keys (subagent.*, agent.*, llm.*,
 // voltagent.*, tool.*) are in the registry.
 //
+// What the recognizers understood is recognize.Reading.Understood.
 // A span a recognizer did read is not counted for the extra keys it
 // carries: a GenAI agent span with a gen_ai.* key no rule looks at is
 // still read, and what is unread is detail, not a missing part of the
 // team.
 
-// understood reports whether the recognizers said what the span is: a
-// step, an agent span, a handoff, an orchestration, a kind a GenAI family
-// read (gen_ai.operation.name, openinference.span.kind,
-// traceloop.span.kind, coordbench.call_type, a framework's own kind:
-// reading.kindRead), a rule of the user's convention map, or a side of a
-// call (messaging, HTTP, A2A, a span link). A span of no convention that
-// only looks like an agent's by its name is not read: inside a read agent
-// the unread-agent rule (build.go) takes it for that agent's work, so it
-// is counted here.
-func (r *reading) understood(n *node) bool {
-	const transport = 1<<famMessaging | 1<<famHTTP | 1<<famA2A | 1<<famLinks
-	return n.flags&fStep != 0 || r.mapped != nil || r.handoff || r.agentName != "" || r.a2aAttr || r.ct != ctNone ||
-		r.workflow || r.gen.op != "" || r.oi.kind != oiNone || r.tl.kind != tlNone ||
-		r.kindRead || r.claimed&transport != 0
-}
-
 // noteUnreadNamespaces counts node i's span once for each agent or GenAI
-// namespace among its attributes.
-func (a *assembler) noteUnreadNamespaces(i int32, sp *otelmap.Span) {
+// namespace among its attributes; r is its reading.
+func (a *assembler) noteUnreadNamespaces(i int32, sp *otelmap.Span, r *recognize.Reading) {
 	var seen [8]string
 	nSeen := 0
-	volt := a.reading.claimed&(1<<famVoltAgent) != 0 // a.reading is node i's (scan)
 attrs:
 	for k := range sp.Attrs {
 		key := string(sp.Attrs[k].Key)
 		ns := agentns.Of(key)
-		if ns == "" && volt {
-			ns = voltAgentNamespace(key)
+		if ns == "" {
+			ns = r.AgentNamespace(key)
 		}
 		if ns == "" {
 			continue

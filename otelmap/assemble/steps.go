@@ -16,6 +16,7 @@ import (
 
 	"github.com/coordbench/coordbench/otelmap"
 	"github.com/coordbench/coordbench/otelmap/assemble/internal/genaimsg"
+	"github.com/coordbench/coordbench/otelmap/assemble/recognize"
 	"github.com/coordbench/coordbench/tracedata"
 )
 
@@ -60,7 +61,7 @@ func (a *assembler) buildSteps(td *tracedata.TraceData, nSteps int) {
 			j := a.nodes[p].stepIx
 			st.ParentStepID = ids[16*j : 16*j+16]
 		}
-		st.CallType = callType(n.callType)
+		st.CallType = n.callType.Tracedata()
 		st.Name = a.spans[n.sp].Name
 		if n.start != 0 {
 			st.StartTime = time.Unix(0, n.start).UTC()
@@ -99,7 +100,7 @@ func (a *assembler) stepAgents(n *node) (agent, caller int32) {
 	}
 	c := n.call
 	switch {
-	case n.role == roleClient:
+	case n.role == recognize.RoleClient:
 		c = a.chains[a.nodes[n.topClient].chain].call
 		if c >= 0 {
 			agent = a.calls[c].callee
@@ -174,7 +175,7 @@ func (a *assembler) stepDetails(i int32, st *tracedata.Step) {
 		case strings.HasPrefix(key, "llm."):
 			switch key {
 			case "llm.model_name", "llm.model": // OpenInference's, VoltAgent's
-				oiModel = quiet(kv)
+				oiModel = quietString(kv)
 			case "llm.token_count.prompt":
 				prevIn, havePrev = quietInt(kv), true
 			case "llm.token_count.completion":
@@ -217,17 +218,17 @@ func (a *assembler) stepDetails(i int32, st *tracedata.Step) {
 		st.Error = cmp.Or(sp.StatusMessage, errType, "error")
 	case errType != "":
 		st.Error = errType
-	case a2aFailed(taskState):
+	case recognize.A2AFailed(taskState):
 		st.Error = "a2a task " + taskState
 	}
 	if st.StepType == "" {
 		n := &a.nodes[i]
 		switch {
-		case n.callType == ctAgent:
+		case n.callType == recognize.CallAgent:
 			st.StepType = "agent_call"
-		case n.callType == ctHost:
+		case n.callType == recognize.CallHost:
 			st.StepType = "host"
-		case n.op == opLLM:
+		case n.op == recognize.OpLLM:
 			st.StepType = "llm_call"
 		default:
 			st.StepType = "tool_call"
@@ -334,7 +335,7 @@ func (a *assembler) str(i int32, kv *attribute.KeyValue) string {
 }
 
 func (a *assembler) attrWarn(i int32, key, what string) {
-	a.attrWarnings = append(a.attrWarnings, attrWarning{id: a.nodes[i].id, key: key, msg: what})
+	a.attrWarnings = append(a.attrWarnings, recognize.Warning{Span: a.nodes[i].id, Key: key, Msg: what})
 }
 
 // quietInt returns an integer attribute of another convention, 0 for a
@@ -353,4 +354,13 @@ func quietInt(kv *attribute.KeyValue) int64 {
 		}
 	}
 	return 0
+}
+
+// quietString returns a string attribute of another convention, "" for a
+// value of another type (not policed with a warning).
+func quietString(kv *attribute.KeyValue) string {
+	if kv.Value.Type() != attribute.STRING {
+		return ""
+	}
+	return kv.Value.AsString()
 }

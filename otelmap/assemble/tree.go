@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/trace"
 
 	"github.com/coordbench/coordbench/otelmap"
 	"github.com/coordbench/coordbench/otelmap/assemble/internal/spanindex"
@@ -58,7 +57,7 @@ func (a *assembler) index(spans []otelmap.Span) {
 }
 
 // link resolves parents, processes and times, and reads each span through
-// the recognizers (recognize.go) for what assembly decides by.
+// the recognizers (scan.go) for what assembly decides by.
 func (a *assembler) link() {
 	a.procByRe = make(map[*otelmap.Resource]int32)
 	a.procBySv = make(map[string]int32)
@@ -253,16 +252,4 @@ func (a *assembler) higher(i, j int32) bool {
 		return di < dj
 	}
 	return a.earlier(i, j)
-}
-
-// spanKindRole is the role a span's kind gives it before any recognizer
-// reads it.
-func spanKindRole(k trace.SpanKind) uint8 {
-	switch k {
-	case trace.SpanKindServer, trace.SpanKindConsumer:
-		return roleServer
-	case trace.SpanKindClient, trace.SpanKindProducer:
-		return roleClient
-	}
-	return roleInternal
 }

@@ -23,9 +23,9 @@ import (
 	"github.com/coordbench/coordbench/otelmap/otlpdecode"
 )
 
-// TracesPath is where OTLP/HTTP exporters send traces by default; the
-// Receiver answers only there.
-const TracesPath = "/v1/traces"
+// TracesPath is where OTLP/HTTP exporters send traces by default
+// (otelmap.OTLPTracesPath); the Receiver answers only there.
+const TracesPath = otelmap.OTLPTracesPath
 
 // Default receiver limits. The wire limit is what a sender may push at us;
 // the decompressed limit is what we agree to hold in memory once it is

@@ -1,4 +1,4 @@
-package assemble
+package recognize
 
 import (
 	"strings"
@@ -20,7 +20,7 @@ import (
 //   - tool is a tool call;
 //   - handoff is a handoff from gen_ai.handoff.from_agent to
 //     gen_ai.handoff.to_agent (the OpenAI Agents SDK sets the target after
-//     the span starts, so it is often missing: recognize_handoff.go).
+//     the span starts, so it is often missing: handoff.go).
 //
 // The older LLM client spans carry llm.request.type (chat, completion,
 // embedding, rerank) instead of gen_ai.operation.name: an LLM call.
@@ -43,7 +43,7 @@ type traceloopSlots struct {
 }
 
 // readTraceloop reads one traceloop.* attribute or llm.request.type.
-func (r *reading) readTraceloop(kv *attribute.KeyValue, key string) {
+func (r *Reading) readTraceloop(kv *attribute.KeyValue, key string) {
 	r.claim(famOpenLLMetry)
 	t := &r.tl
 	switch key {
@@ -68,14 +68,14 @@ func (r *reading) readTraceloop(kv *attribute.KeyValue, key string) {
 }
 
 // operation classifies traceloop.span.kind.
-func (t *traceloopSlots) operation() (op uint8, workflow bool) {
+func (t *traceloopSlots) operation() (op Op, workflow bool) {
 	switch t.kind {
 	case tlWorkflow:
-		return opNone, true
+		return OpNone, true
 	case tlAgent:
-		return opInvoke, false
+		return OpInvoke, false
 	case tlTool:
-		return opTool, false
+		return OpTool, false
 	}
-	return opNone, false
+	return OpNone, false
 }

@@ -1,4 +1,4 @@
-package assemble
+package recognize
 
 import (
 	"strings"
@@ -22,20 +22,20 @@ import (
 //     span from OpenTelemetry baggage): it names no agent.
 //
 // These rules apply only where no other convention said what the span is
-// (see the precedence in recognize.go).
+// (see the precedence in reading.go).
 
 // previousOperation reads the operation of a span without
 // gen_ai.operation.name, traceloop.span.kind or openinference.span.kind.
-func (r *reading) previousOperation(sp *otelmap.Span) uint8 {
+func (r *Reading) previousOperation(sp *otelmap.Span) Op {
 	g := &r.gen
-	op := opNone
+	op := OpNone
 	switch {
 	case g.tool != "":
-		op = opTool
+		op = OpTool
 	case g.model || r.tl.llm:
-		op = opLLM
+		op = OpLLM
 	case g.agentName != "" && (g.pydanticAgent != "" || sp.Name == "agent run" || strings.HasPrefix(sp.Name, otelmap.SpanInvokeAgentPrefix)):
-		op = opInvoke
+		op = OpInvoke
 	}
 	if g.any || g.agentName != "" || g.agentID != "" {
 		r.claim(famGenAIPrevious)

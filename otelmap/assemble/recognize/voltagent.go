@@ -1,4 +1,4 @@
-package assemble
+package recognize
 
 import (
 	"go.opentelemetry.io/otel/attribute"
@@ -51,8 +51,9 @@ import (
 // The family claims a span only when entity.type is agent or workflow, the
 // two values VoltAgent writes: entity.* and span.type are generic names
 // another framework may use otherwise. A span.type or entity.type value
-// this file does not know leaves the span unread (namespaces.go counts its
-// voltagent.*, subagent.*, llm.* ... keys). VoltAgent sets status OK or
+// this file does not know leaves the span unread
+// (otelmap/assemble/namespaces.go counts its voltagent.*, subagent.*,
+// llm.* ... keys). VoltAgent sets status OK or
 // Error with an exception event and error.type: read as every span's.
 
 // VoltAgent entities, from entity.type.
@@ -75,7 +76,7 @@ type voltSlots struct {
 
 // readVoltAgent reads one of VoltAgent's keys (entity.*, subagent.*,
 // span.type).
-func (r *reading) readVoltAgent(kv *attribute.KeyValue, key string) {
+func (r *Reading) readVoltAgent(kv *attribute.KeyValue, key string) {
 	v := &r.vo
 	switch key {
 	case "entity.type":
@@ -123,31 +124,31 @@ func (v *voltSlots) name() string {
 
 // operation classifies the span for decide, and reports whether the
 // family knew its kind.
-func (v *voltSlots) operation(r *reading) (op uint8, workflow bool) {
+func (v *voltSlots) operation(r *Reading) (op Op, workflow bool) {
 	r.kindRead = true
 	switch v.spanType {
 	case "":
 		if v.entity == voWorkflow {
-			return opNone, true
+			return OpNone, true
 		}
 		if v.name() == "" {
-			r.unnamedAgent = true
+			r.UnnamedAgent = true
 		}
-		return opInvoke, false
+		return OpInvoke, false
 	case "llm", "embedding":
-		return opLLM, false
+		return OpLLM, false
 	case "tool", "retriever":
-		return opTool, false
+		return OpTool, false
 	case "memory", "vector", "guardrail", "middleware", "summary", "scorer", "workflow-step":
-		return opNone, false
+		return OpNone, false
 	}
 	r.kindRead = false // a span type this file does not know
-	return opNone, false
+	return OpNone, false
 }
 
 // voltAgentNamespace returns "entity.*" or "span.*" for VoltAgent's keys
 // of those generic namespaces, else "": counted as an agent namespace only
-// on a span VoltAgent's family claimed (namespaces.go).
+// on a span VoltAgent's family claimed (otelmap/assemble/namespaces.go).
 func voltAgentNamespace(key string) string {
 	for _, ns := range [...]string{"entity.", "span."} {
 		if len(key) > len(ns) && key[:len(ns)] == ns {

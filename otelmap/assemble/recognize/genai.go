@@ -1,4 +1,4 @@
-package assemble
+package recognize
 
 import (
 	"strings"
@@ -26,7 +26,7 @@ import (
 // execute_event_loop_cycle, ...) are neither steps nor calls.
 //
 // The shapes from before gen_ai.operation.name was set everywhere are
-// recognize_genai_previous.go's.
+// genai_previous.go's.
 
 // genaiSlots is what the gen_ai.* attributes say.
 type genaiSlots struct {
@@ -48,7 +48,7 @@ type genaiSlots struct {
 }
 
 // readGenAI reads one gen_ai.* attribute.
-func (r *reading) readGenAI(kv *attribute.KeyValue, key string) {
+func (r *Reading) readGenAI(kv *attribute.KeyValue, key string) {
 	g := &r.gen
 	switch kv.Key {
 	case otelmap.AttrGenAIOperationName:
@@ -77,17 +77,17 @@ func (r *reading) readGenAI(kv *attribute.KeyValue, key string) {
 }
 
 // operation classifies gen_ai.operation.name.
-func (g *genaiSlots) operation() (op uint8, workflow bool) {
+func (g *genaiSlots) operation() (op Op, workflow bool) {
 	switch g.op {
 	case otelmap.OpInvokeAgent:
-		return opInvoke, false
+		return OpInvoke, false
 	case otelmap.OpChat, "text_completion", "generate_content", "embeddings":
-		return opLLM, false
+		return OpLLM, false
 	case otelmap.OpExecuteTool, "retrieval":
-		return opTool, false
+		return OpTool, false
 	}
 	if strings.HasPrefix(g.op, "invoke_") {
-		return opNone, true // invoke_workflow, invoke_swarm, invoke_graph
+		return OpNone, true // invoke_workflow, invoke_swarm, invoke_graph
 	}
-	return opNone, false
+	return OpNone, false
 }

@@ -1,8 +1,7 @@
-package assemble
+package recognize
 
 import (
 	"fmt"
-	"math/bits"
 	"strings"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -13,13 +12,14 @@ import (
 
 // This file is where spans are read. Every span is read once, through a
 // table of recognizers, one per family of span conventions, each in a file
-// of its own (recognize_<family>.go). A recognizer writes what its
-// conventions say into its own slots of a reading; decide then settles, by
-// a fixed precedence, what the span is: its side of a call, its operation,
-// the agent it names, whether it failed, whether it hands off to another
-// agent. The later phases (calls.go, identity.go) decide by that and never
-// look at attributes themselves.
+// of its own (<family>.go in this package). A recognizer writes what its
+// conventions say into its own slots of a Reading; decide then settles, by
+// a fixed precedence, what the span is (the Verdict): its side of a call,
+// its operation, the agent it names, whether it failed, whether it hands
+// off to another agent. Assembly decides by the Verdict and never looks at
+// the attributes the families read.
 //
+
 // Precedence, when a span carries several conventions (documented in
 // docs/trace-assembly.md, "When a span carries several conventions"):
 //
@@ -61,102 +61,76 @@ import (
 //     method spans are read as INTERNAL whatever their kind, and so is an
 //     orchestration span (a workflow, a swarm, a crew, a task).
 //
-// The steps' details (model, tokens, messages: steps.go) are read
-// separately, only for the spans that are steps.
+// The steps' details (model, tokens, messages) are read separately, by
+// otelmap/assemble/steps.go, only for the spans that are steps.
 
-// Recognizer families, in the order of their bits in reading.claimed and
-// of recognizerNames.
-const (
-	famGenAI uint8 = iota
-	famGenAIPrevious
-	famOpenInference
-	famOpenLLMetry
-	famMessaging
-	famLinks
-	famA2A
-	famHTTP
-	famCoordbench
-	famConventions
-	famVercelAI
-	famGenkit
-	famVoltAgent
-	famMCP
-	numFamilies
-)
+// A Reader reads spans one at a time into the one Reading it reuses, so
+// that reading a span allocates nothing. The zero Reader reads with every
+// built-in family and no convention map.
+type Reader struct {
+	// Conventions is a user's convention map, read before the built-in
+	// families; nil for none.
+	Conventions *convmap.Map
+	// Without turns families of a framework's own namespace off
+	// (FrameworkFamily): what a capture reads as when no built-in family
+	// knows its framework. For tests.
+	Without Families
 
-// recognizerNames are the names Coverage.Recognized reports.
-var recognizerNames = [numFamilies]string{
-	famGenAI:         "genai",
-	famGenAIPrevious: "genai_previous",
-	famOpenInference: "openinference",
-	famOpenLLMetry:   "openllmetry",
-	famMessaging:     "messaging",
-	famLinks:         "links",
-	famA2A:           "a2a",
-	famHTTP:          "http",
-	famCoordbench:    "coordbench",
-	famConventions:   "conventions",
-	famVercelAI:      "vercel_ai",
-	famGenkit:        "genkit",
-	famVoltAgent:     "voltagent",
-	famMCP:           "mcp",
+	r Reading
 }
 
-// reading is what the recognizers read from one span: first each family's
-// slots, then (decide) the verdict the later phases use.
-type reading struct {
+// Read reads sp through the families and settles its Verdict. id is the
+// span's id, for the warnings. The Reading is the Reader's and is valid
+// until the next call.
+func (rd *Reader) Read(sp *otelmap.Span, id uint64) *Reading {
+	r := &rd.r
+	w := r.warnings
+	*r = Reading{Verdict: Verdict{Role: SpanKindRole(sp.Kind)}, conv: rd.Conventions, id: id, warnings: w}
+	r.read(sp)
+	r.turnOff(rd.Without)
+	r.decide(sp)
+	return r
+}
+
+// Warnings returns the attributes of the wrong type or value on every span
+// read so far, in the order read.
+func (rd *Reader) Warnings() []Warning { return rd.r.warnings }
+
+// Reading is one span as the families read it: the Verdict, and behind it
+// each family's slots, which decide and the methods below use.
+type Reading struct {
+	Verdict
+
 	gen genaiSlots
 	oi  oiSlots
 	tl  traceloopSlots
-	ai  aiSlots     // the Vercel AI SDK (recognize_vercelai.go)
-	gk  genkitSlots // Genkit (recognize_genkit.go)
-	vo  voltSlots   // VoltAgent (recognize_voltagent.go)
-	mcp mcpSlots    // MCP (recognize_mcp.go)
+	ai  aiSlots     // the Vercel AI SDK (vercelai.go)
+	gk  genkitSlots // Genkit (genkit.go)
+	vo  voltSlots   // VoltAgent (voltagent.go)
+	mcp mcpSlots    // MCP (mcp.go)
 
-	conv   *Conventions  // the user's convention map, nil for none
+	conv   *convmap.Map  // the user's convention map, nil for none
 	mapped *convmap.Rule // the map's rule that matched the span
 
 	// Read by the smaller families directly.
-	ct       uint8  // coordbench.call_type: ctNone if absent
-	ext      bool   // coordbench.source=extension
-	a2aAttr  bool   // any a2a.* attribute
-	failed   bool   // error.type, a failed A2A task state
-	hasAddr  bool   // server.address
-	sawURL   bool   // a URL, path or route attribute (recognize_http.go)
-	notCall  bool   // not a side of a call: an agent-card fetch, an SDK method span
-	metadata string // OpenInference metadata JSON that holds langgraph_node
-
-	// The verdict (decide).
-	role      uint8
-	op        uint8
-	agentName string
-	agentRank uint8
-	agentID   string
-	marker    bool
-	workflow  bool // an orchestration: never an agent, not a step
-	agentLike bool // looks like an agent's work but names no agent
-	// unnamedAgent: an agent run by its framework's own word whose name no
-	// attribute records (an AI SDK call without ai.telemetry.functionId, a
-	// Genkit generate no prompt or agent ran): counted as unread even
-	// inside another agent's work, where it is a sub-agent.
-	unnamedAgent bool
+	ct       CallType // coordbench.call_type: CallNone if absent
+	a2aAttr  bool     // any a2a.* attribute
+	sawURL   bool     // a URL, path or route attribute (http.go)
+	notCall  bool     // not a side of a call: an agent-card fetch, an SDK method span
+	metadata string   // OpenInference metadata JSON that holds langgraph_node or lc_agent_name
 	// kindRead: a framework's own family read what the span is, even if
 	// it is neither step nor call (a Genkit flowStep, the AI SDK's
-	// ai.embed): the span is understood (namespaces.go).
-	kindRead  bool
-	handoff   bool
-	handoffTo string
-	callerBy  string // a caller named on the callee's span (graph.node.parent_id)
-	claimed   uint16
+	// ai.embed): the span is understood (Understood).
+	kindRead bool
 
-	id       uint64         // the span id, for warnings
-	warnings *[]attrWarning // where warnings go
+	id       uint64    // the span id, for warnings
+	warnings []Warning // kept across the spans a Reader reads
 }
 
-func (r *reading) claim(fam uint8) { r.claimed |= 1 << fam }
+func (r *Reading) claim(fam Family) { r.Claimed |= 1 << fam }
 
 // str returns a string attribute's value, noting a value of another type.
-func (r *reading) str(kv *attribute.KeyValue) string {
+func (r *Reading) str(kv *attribute.KeyValue) string {
 	if kv.Value.Type() != attribute.STRING {
 		r.warn(string(kv.Key), fmt.Sprintf("is %s, want string", kv.Value.Type()))
 		return ""
@@ -175,13 +149,13 @@ func quiet(kv *attribute.KeyValue) string {
 }
 
 // warn notes an attribute of the wrong type or value.
-func (r *reading) warn(key, what string) {
-	*r.warnings = append(*r.warnings, attrWarning{id: r.id, key: key, msg: what})
+func (r *Reading) warn(key, what string) {
+	r.warnings = append(r.warnings, Warning{Span: r.id, Key: key, Msg: what})
 }
 
 // read dispatches each attribute to the family that owns its namespace, by
 // the key's first byte: every span goes through here, so it is one loop.
-func (r *reading) read(sp *otelmap.Span) {
+func (r *Reading) read(sp *otelmap.Span) {
 	attrs := sp.Attrs
 	for k := range attrs {
 		kv := &attrs[k]
@@ -225,7 +199,7 @@ func (r *reading) read(sp *otelmap.Span) {
 			switch {
 			case kv.Key == otelmap.AttrErrorType:
 				if r.str(kv) != "" {
-					r.failed = true
+					r.Failed = true
 				}
 			case strings.HasPrefix(key, "entity."):
 				r.readVoltAgent(kv, key)
@@ -233,7 +207,7 @@ func (r *reading) read(sp *otelmap.Span) {
 		case 's':
 			switch {
 			case kv.Key == otelmap.AttrServerAddress:
-				r.hasAddr = r.str(kv) != ""
+				r.HasAddr = r.str(kv) != ""
 			case strings.HasPrefix(key, "smolagents."):
 				r.oi.smolagents = true
 			case strings.HasPrefix(key, "subagent.") || key == "span.type":
@@ -281,7 +255,7 @@ func (r *reading) read(sp *otelmap.Span) {
 
 // decide settles the verdict from the families' slots, by the precedence
 // in this file's comment.
-func (r *reading) decide(sp *otelmap.Span) {
+func (r *Reading) decide(sp *otelmap.Span) {
 	r.readSpanName(sp)
 	if r.gen.op == "" && r.gen.loopCycle {
 		r.gen.op = "execute_agent_loop_cycle"
@@ -291,68 +265,82 @@ func (r *reading) decide(sp *otelmap.Span) {
 	}
 	switch {
 	case r.mapped != nil:
-		r.op, r.workflow = mappedOperation(r.mapped.Is)
+		r.Op, r.Workflow = mappedOperation(r.mapped.Is)
 	case r.mcp.method != "":
-		r.op = r.mcp.operation()
+		r.Op = r.mcp.operation()
 	case r.ai.op != aiNone:
-		r.op, r.workflow = r.ai.operation(r)
+		r.Op, r.Workflow = r.ai.operation(r)
 	case r.gk.typ != gkNone:
-		r.op, r.workflow = r.gk.operation(r)
+		r.Op, r.Workflow = r.gk.operation(r)
 	case r.vo.entity != voNone:
-		r.op, r.workflow = r.vo.operation(r)
+		r.Op, r.Workflow = r.vo.operation(r)
 	case r.tl.kind != tlNone:
-		r.op, r.workflow = r.tl.operation()
+		r.Op, r.Workflow = r.tl.operation()
 	case r.gen.op != "":
-		r.op, r.workflow = r.gen.operation()
+		r.Op, r.Workflow = r.gen.operation()
 	case r.oi.kind != oiNone:
-		r.op = r.oi.operation()
+		r.Op = r.oi.operation()
 	default:
-		r.op = r.previousOperation(sp)
+		r.Op = r.previousOperation(sp)
 	}
 	if m := r.mapped; m != nil && m.Is == convmap.Handoff {
-		r.handoff, r.handoffTo = true, m.Target.Read(sp)
+		r.Handoff, r.HandoffTo = true, m.Target.Read(sp)
 	} else {
-		r.handoff, r.handoffTo = r.readHandoff(sp)
+		r.Handoff, r.HandoffTo = r.readHandoff(sp)
 	}
-	if r.op == opInvoke || r.ct == ctAgent {
+	if r.Op == OpInvoke || r.ct == CallAgent {
 		if m := r.mapped; m != nil && m.Agent != nil {
-			r.agentName, r.agentRank = m.Agent.Read(sp), rankConventions
+			r.AgentName, r.AgentRank = m.Agent.Read(sp), RankConventions
 		} else {
-			r.agentName, r.agentRank = r.nameOfAgent(sp)
+			r.AgentName, r.AgentRank = r.nameOfAgent(sp)
 		}
-		r.agentID = r.gen.agentID
-		if r.agentName == "" && r.agentID != "" {
-			r.agentName, r.agentRank = r.agentID, rankAgentID
+		r.AgentID = r.gen.agentID
+		if r.AgentName == "" && r.AgentID != "" {
+			r.AgentName, r.AgentRank = r.AgentID, RankAgentID
 		}
-		if r.agentName == "" && r.ct != ctAgent && r.role != roleClient {
+		if r.AgentName == "" && r.ct != CallAgent && r.Role != RoleClient {
 			// An agent span that names no agent is the run of something
 			// around agents (CrewAI's crew and tasks, OpenInference's
 			// OpenAI Agents workflow), or an agent no rule can name: either
 			// way no agent of its own, and no step.
-			r.op, r.workflow, r.agentLike = opNone, true, true
+			r.Op, r.Workflow, r.AgentLike = OpNone, true, true
 		}
-	} else if r.a2aAttr && r.role == roleClient && r.gen.agentName != "" {
+	} else if r.a2aAttr && r.Role == RoleClient && r.gen.agentName != "" {
 		// The client span of an A2A call names its callee.
-		r.agentName, r.agentRank, r.agentID = r.gen.agentName, rankAgentName, r.gen.agentID
+		r.AgentName, r.AgentRank, r.AgentID = r.gen.agentName, RankAgentName, r.gen.agentID
 	}
-	if r.oi.kind == oiAgent && r.agentName == "" {
-		r.agentLike = true
+	if r.oi.kind == oiAgent && r.AgentName == "" {
+		r.AgentLike = true
 	}
-	if r.tl.kind == tlAgent && r.agentName == "" {
-		r.agentLike = true
+	if r.tl.kind == tlAgent && r.AgentName == "" {
+		r.AgentLike = true
 	}
-	r.marker = r.a2aAttr || r.op == opInvoke || r.ct == ctAgent
-	if r.workflow || r.notCall {
-		r.role = roleInternal
+	r.Agent = r.Op == OpInvoke || r.ct == CallAgent
+	r.Marker = r.a2aAttr || r.Agent
+	switch {
+	case r.ct != CallNone:
+		r.Step = r.ct
+	case r.Agent:
+		r.Step = CallAgent
+	case r.Op == OpLLM || r.Op == OpTool:
+		r.Step = CallTool
 	}
-	if r.ext && r.agentName != "" {
-		r.agentRank = rankExtension
+	r.MCP = r.mcp.method != ""
+	if r.Handoff {
+		r.HandoffFrom = r.gen.handoffFrom
 	}
-	r.callerBy = r.oi.parentID
+	r.GenkitGenerate = r.gk.generate
+	if r.Workflow || r.notCall {
+		r.Role = RoleInternal
+	}
+	if r.Ext && r.AgentName != "" {
+		r.AgentRank = RankExtension
+	}
+	r.CallerBy = r.oi.parentID
 	r.readLinks(sp)
 	r.readMessagingKind(sp)
-	if r.claimed == 0 && containsFold(sp.Name, "agent") {
-		r.agentLike = true
+	if r.Claimed == 0 && containsFold(sp.Name, "agent") {
+		r.AgentLike = true
 	}
 }
 
@@ -362,11 +350,11 @@ func (r *reading) decide(sp *otelmap.Span) {
 // the A2A SDK's spans carry no attribute any family recognizes, and a
 // server names an agent-card route in its span name only when no URL
 // attribute said it.
-func (r *reading) readSpanName(sp *otelmap.Span) {
-	if r.claimed == 0 {
+func (r *Reading) readSpanName(sp *otelmap.Span) {
+	if r.Claimed == 0 {
 		r.readA2AName(sp.Name)
 	}
-	if r.role == roleServer && !r.sawURL {
+	if r.Role == RoleServer && !r.sawURL {
 		r.readHTTPName(sp)
 	}
 }
@@ -374,32 +362,32 @@ func (r *reading) readSpanName(sp *otelmap.Span) {
 // nameOfAgent returns the name an agent span gives its agent, and the rank
 // of the rule that read it, by the precedence in this file's comment
 // (gen_ai.agent.id is taken by decide, after these).
-func (r *reading) nameOfAgent(sp *otelmap.Span) (string, uint8) {
+func (r *Reading) nameOfAgent(sp *otelmap.Span) (string, Rank) {
 	switch {
 	case r.gen.agentName != "":
-		return r.gen.agentName, rankAgentName
+		return r.gen.agentName, RankAgentName
 	case r.oi.agentName != "":
-		return r.oi.agentName, rankOpenInference
+		return r.oi.agentName, RankOpenInference
 	case r.oi.nodeID != "":
-		return r.oi.nodeID, rankOpenInference
+		return r.oi.nodeID, RankOpenInference
 	case r.tl.kind == tlAgent && r.tl.entity != "":
-		return r.tl.entity, rankTraceloop
+		return r.tl.entity, RankTraceloop
 	case r.ai.op == aiAgent && r.ai.functionID != "":
-		return r.ai.functionID, rankVercelAI
+		return r.ai.functionID, RankVercelAI
 	case r.gk.agent() && r.gk.name != "":
-		return r.gk.name, rankGenkit
+		return r.gk.name, RankGenkit
 	case r.vo.agent() && r.vo.name() != "":
 		if r.vo.subagent {
-			return r.vo.name(), rankVoltAgentSub
+			return r.vo.name(), RankVoltAgentSub
 		}
-		return r.vo.name(), rankVoltAgent
+		return r.vo.name(), RankVoltAgent
 	case r.gen.agentID != "":
-		return "", rankNone
+		return "", RankNone
 	}
 	if name := r.oi.smolagentsName(sp.Name); name != "" {
-		return name, rankSpanName
+		return name, RankSpanName
 	}
-	return "", rankNone
+	return "", RankNone
 }
 
 // containsFold reports whether s contains the lower-case ASCII word sub,
@@ -423,117 +411,10 @@ func containsFold(s, sub string) bool {
 	return false
 }
 
-// scan reads node i's span through the recognizers and keeps what
-// structure and identity depend on.
-func (a *assembler) scan(i int32) {
-	n := &a.nodes[i]
-	sp := a.span(i)
-	r := &a.reading
-	*r = reading{role: spanKindRole(sp.Kind), id: n.id, warnings: &a.attrWarnings, conv: a.conv}
-	r.read(sp)
-	r.turnOff(a.without)
-	r.decide(sp)
-	n.role, n.op = r.role, r.op
-	if (n.flags&fFailed != 0 || r.failed) && a.conv.ControlFlow(sp) {
-		// An error status that moves control (a handoff's ParentCommand)
-		// is no failure of the span, its step or its call.
-		r.failed = false
-		n.flags = n.flags&^fFailed | fControlFlow
-	}
-	if r.marker {
-		n.flags |= fMarker
-	}
-	if r.mcp.method != "" {
-		n.flags |= fMCP
-	}
-	if r.failed {
-		n.flags |= fFailed
-	}
-	if r.ext {
-		n.flags |= fExt
-	}
-	if r.hasAddr {
-		n.flags |= fHasAddr
-	}
-	if r.agentLike {
-		n.flags |= fAgentLike
-		a.agentLike++
-		if r.unnamedAgent {
-			n.flags |= fUnnamedAgent
-		}
-	}
-	if r.workflow {
-		n.flags |= fWorkflow
-	}
-	ct := r.ct
-	if n.op == opInvoke || ct == ctAgent {
-		n.flags |= fAgent | fMarker
-	}
-	switch {
-	case ct != ctNone:
-		n.callType = ct
-	case n.flags&fAgent != 0:
-		n.callType = ctAgent
-	case n.op == opLLM || n.op == opTool:
-		n.callType = ctTool
-	}
-	if n.callType != ctNone {
-		n.flags |= fStep
-	}
-	if r.agentName != "" {
-		n.selfIdent = a.intern(r.agentName)
-		a.note(n.selfIdent, r.agentRank, false)
-		if id := r.agentID; id != "" {
-			if x := &a.idents[n.selfIdent]; x.id == "" || id < x.id {
-				x.id = id
-			}
-		}
-	}
-	if r.claimed == 0 {
-		a.unrecognized++
-	}
-	if !r.understood(n) {
-		a.noteUnreadNamespaces(i, sp)
-	}
-	for c := r.claimed; c != 0; c &= c - 1 {
-		a.recognized[bits.TrailingZeros16(c)]++
-	}
-	// What later rules read from a few spans only is kept aside.
-	if r.handoff {
-		a.handoffs = append(a.handoffs, handoff{span: i, to: r.handoffTo, from: r.gen.handoffFrom})
-	}
-	if r.callerBy != "" && n.flags&fAgent != 0 {
-		a.callerNames = append(a.callerNames, namedCaller{span: i, name: r.callerBy})
-	}
-	if n.flags&fAgent != 0 && r.gen.op == otelmap.OpInvokeAgent && len(sp.Events()) > 0 {
-		for _, src := range strandsGraphSources(sp) {
-			a.callerNames = append(a.callerNames, namedCaller{span: i, name: src})
-		}
-	}
-	if r.metadata != "" {
-		a.langGraphNode(i, sp, r.metadata)
-	}
-	if r.gk.generate {
-		a.gkGenerates = append(a.gkGenerates, i)
-	}
-	if len(sp.Links()) > 0 {
-		a.keepLink(i, sp)
-	}
-}
-
-// a2aFailed reports an A2A task state that ends a call in error, in the 0.3
-// ("failed") and the 1.0 ("TASK_STATE_FAILED") spellings.
-func a2aFailed(state string) bool {
-	if len(state) > len("TASK_STATE_") && strings.EqualFold(state[:len("TASK_STATE_")], "TASK_STATE_") {
-		state = state[len("TASK_STATE_"):]
-	}
-	return strings.EqualFold(state, "failed") || strings.EqualFold(state, "rejected")
-}
-
 // toolName returns the tool a tool span calls, as the families name it
 // (GenAI, OpenInference, the AI SDK), else the span's name without the
 // GenAI "execute_tool " prefix.
-func (r *reading) toolName(sp *otelmap.Span) string {
+func (r *Reading) toolName(sp *otelmap.Span) string {
 	switch {
 	case r.gen.tool != "":
 		return r.gen.tool
@@ -543,4 +424,49 @@ func (r *reading) toolName(sp *otelmap.Span) string {
 		return r.ai.tool
 	}
 	return strings.TrimPrefix(sp.Name, otelmap.SpanExecuteToolPrefix)
+}
+
+// turnOff forgets what the families of a framework's own namespace in
+// mask read from the span, as if they did not exist (Reader.Without).
+func (r *Reading) turnOff(mask Families) {
+	if mask == 0 {
+		return
+	}
+	if mask.Has(famVercelAI) {
+		r.ai = aiSlots{}
+	}
+	if mask.Has(famGenkit) {
+		r.gk = genkitSlots{}
+	}
+	if mask.Has(famVoltAgent) {
+		r.vo = voltSlots{}
+	}
+	r.Claimed &^= mask
+}
+
+// Understood reports whether the families said what the span is: a step,
+// an agent span, a handoff, an orchestration, a kind a GenAI family read
+// (gen_ai.operation.name, openinference.span.kind, traceloop.span.kind,
+// coordbench.call_type, a framework's own kind: kindRead), a rule of the
+// user's convention map, or a side of a call (messaging, HTTP, A2A, a span
+// link). A span of no convention that only looks like an agent's by its
+// name is not understood. Assembly counts the agent namespaces of a span
+// not understood (docs/trace-assembly.md, "Spans no rule reads").
+func (r *Reading) Understood() bool {
+	const transport = 1<<famMessaging | 1<<famHTTP | 1<<famA2A | 1<<famLinks
+	return r.Step != CallNone || r.mapped != nil || r.Handoff || r.AgentName != "" || r.a2aAttr || r.ct != CallNone ||
+		r.Workflow || r.gen.op != "" || r.oi.kind != oiNone || r.tl.kind != tlNone ||
+		r.kindRead || r.Claimed&transport != 0
+}
+
+// AgentNamespace returns the namespace ("entity.*") of key when it is an
+// agent framework's only on a span the framework's family claimed:
+// VoltAgent's entity.* and span.* are generic names (another library's
+// entity.name may be a database table's), "" otherwise. The namespaces
+// that are an agent's on any span are package agentns's.
+func (r *Reading) AgentNamespace(key string) string {
+	if !r.Claimed.Has(famVoltAgent) {
+		return ""
+	}
+	return voltAgentNamespace(key)
 }

@@ -29,13 +29,6 @@ import (
 //     names the caller; the call is in-process when the linked span is in
 //     the same process, both sides otherwise.
 
-// readLinks claims a span that has links.
-func (r *reading) readLinks(sp *otelmap.Span) {
-	if len(sp.Links()) > 0 {
-		r.claim(famLinks)
-	}
-}
-
 // keepLink remembers the first link of node i's span to a span of this
 // trace, as evidence of who caused it.
 func (a *assembler) keepLink(i int32, sp *otelmap.Span) {

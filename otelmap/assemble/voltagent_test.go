@@ -14,7 +14,7 @@ import (
 	"github.com/coordbench/coordbench/tracedata"
 )
 
-// TestVoltAgent attacks the voltagent recognizer (recognize_voltagent.go)
+// TestVoltAgent attacks the voltagent recognizer (recognize/voltagent.go)
 // with what its live programs (voltagent, voltagent-deep, voltagent-solo)
 // do not show, on their real captures edited: a sub-agent whose name is
 // not recorded (a naive reader would take entity.name, the root), a span

@@ -1,4 +1,4 @@
-package assemble
+package recognize
 
 import (
 	"fmt"
@@ -17,7 +17,7 @@ import (
 // are the GenAI, A2A and HTTP ones, read by those families.
 
 // readCoordbench reads one coordbench.* attribute.
-func (r *reading) readCoordbench(kv *attribute.KeyValue) {
+func (r *Reading) readCoordbench(kv *attribute.KeyValue) {
 	r.claim(famCoordbench)
 	switch kv.Key {
 	case otelmap.AttrCallType:
@@ -25,17 +25,17 @@ func (r *reading) readCoordbench(kv *attribute.KeyValue) {
 		switch {
 		case v == "":
 		case strings.EqualFold(v, string(tracedata.CallAgent)):
-			r.ct = ctAgent
+			r.ct = CallAgent
 		case strings.EqualFold(v, string(tracedata.CallTool)):
-			r.ct = ctTool
+			r.ct = CallTool
 		case strings.EqualFold(v, string(tracedata.CallHost)):
-			r.ct = ctHost
+			r.ct = CallHost
 		default:
 			r.warn(string(kv.Key), fmt.Sprintf("has value %q, want AGENT, TOOL or HOST", v))
 		}
 	case otelmap.AttrSource:
 		if r.str(kv) == otelmap.SourceExtension {
-			r.ext = true
+			r.Ext = true
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package assemble
+package recognize
 
 import (
 	"strings"
@@ -20,10 +20,10 @@ import (
 // What joins a message to its sender is often a span link rather than the
 // parent: the publishing span runs in the runtime's loop and links to the
 // span that created the message, and the consuming span links to it too.
-// Such links are read as the caller (recognize_links.go). A CONSUMER that
+// Such links are read as the caller (links.go). A CONSUMER that
 // nothing sent (a receive or acknowledgement under the application's own
 // span) is not a call: a server side is an incoming call only when its
-// parent is remote or absent (calls.go).
+// parent is remote or absent (otelmap/assemble/calls.go).
 
 // readMessagingKey reports whether key is a messaging attribute.
 func isMessagingKey(key string) bool {
@@ -31,7 +31,7 @@ func isMessagingKey(key string) bool {
 }
 
 // readMessagingKind claims PRODUCER and CONSUMER spans.
-func (r *reading) readMessagingKind(sp *otelmap.Span) {
+func (r *Reading) readMessagingKind(sp *otelmap.Span) {
 	if sp.Kind == trace.SpanKindProducer || sp.Kind == trace.SpanKindConsumer {
 		r.claim(famMessaging)
 	}

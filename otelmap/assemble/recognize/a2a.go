@@ -1,4 +1,4 @@
-package assemble
+package recognize
 
 import (
 	"strings"
@@ -26,16 +26,16 @@ import (
 // pair the HTTP instrumentation records around them.
 
 // readA2A reads one a2a.* attribute.
-func (r *reading) readA2A(kv *attribute.KeyValue) {
+func (r *Reading) readA2A(kv *attribute.KeyValue) {
 	r.claim(famA2A)
 	r.a2aAttr = true
-	if kv.Key == otelmap.AttrA2ATaskState && a2aFailed(r.str(kv)) {
-		r.failed = true
+	if kv.Key == otelmap.AttrA2ATaskState && A2AFailed(r.str(kv)) {
+		r.Failed = true
 	}
 }
 
 // readA2AName recognizes the A2A Python SDK's method spans by name.
-func (r *reading) readA2AName(name string) {
+func (r *Reading) readA2AName(name string) {
 	if len(name) < len("a2a.utils.") || name[:4] != "a2a." {
 		return
 	}
@@ -43,4 +43,13 @@ func (r *reading) readA2AName(name string) {
 		r.claim(famA2A)
 		r.notCall = true // not a side of a call: read as INTERNAL
 	}
+}
+
+// A2AFailed reports an A2A task state that ends a call in error, in the 0.3
+// ("failed") and the 1.0 ("TASK_STATE_FAILED") spellings.
+func A2AFailed(state string) bool {
+	if len(state) > len("TASK_STATE_") && strings.EqualFold(state[:len("TASK_STATE_")], "TASK_STATE_") {
+		state = state[len("TASK_STATE_"):]
+	}
+	return strings.EqualFold(state, "failed") || strings.EqualFold(state, "rejected")
 }

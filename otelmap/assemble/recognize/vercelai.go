@@ -1,4 +1,4 @@
-package assemble
+package recognize
 
 import (
 	"strings"
@@ -10,7 +10,7 @@ import (
 // The Vercel AI SDK's own telemetry (experimental_telemetry), the ai.*
 // spans of SDKs 4 to 6 (SDK 7 documents its LegacyOpenTelemetry integration
 // as the same shape; not run here: SDK 7's default route is the GenAI
-// conventions, read by recognize_genai.go, live program ai-sdk-7-genai). No
+// conventions, read by genai.go, live program ai-sdk-7-genai). No
 // gen_ai.operation.name: the SDK says what a span is in ai.operationId
 // (which is also the span's name), and names the function in
 // ai.telemetry.functionId, copied onto every span the call makes
@@ -39,7 +39,7 @@ import (
 //     streamText the tool calls are children of the ai.streamText.doStream
 //     that asked for them, not of ai.streamText; the caller is still the
 //     nearest enclosing agent span. A tool named transfer_to_<agent> is a
-//     handoff as in every family (recognize_handoff.go).
+//     handoff as in every family (handoff.go).
 //   - ai.embed, ai.embedMany, ai.rerank: the SDK's call around its model
 //     calls (retries, chunks), never an agent and no step of its own.
 //
@@ -64,7 +64,7 @@ type aiSlots struct {
 }
 
 // readVercelAI reads one ai.* attribute.
-func (r *reading) readVercelAI(kv *attribute.KeyValue, key string) {
+func (r *Reading) readVercelAI(kv *attribute.KeyValue, key string) {
 	switch key {
 	case "ai.operationId":
 		r.claim(famVercelAI)
@@ -99,18 +99,18 @@ func aiOperation(id string) uint8 {
 // family knew its operation. An agent operation without a functionId is
 // left to decide's rule for agent spans that name no agent, and marked
 // unnamed.
-func (s *aiSlots) operation(r *reading) (op uint8, workflow bool) {
+func (s *aiSlots) operation(r *Reading) (op Op, workflow bool) {
 	r.kindRead = s.op != aiOther
 	switch s.op {
 	case aiAgent:
 		if s.functionID == "" {
-			r.unnamedAgent = true
+			r.UnnamedAgent = true
 		}
-		return opInvoke, false
+		return OpInvoke, false
 	case aiModel:
-		return opLLM, false
+		return OpLLM, false
 	case aiTool:
-		return opTool, false
+		return OpTool, false
 	}
-	return opNone, false
+	return OpNone, false
 }

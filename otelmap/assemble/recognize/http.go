@@ -1,4 +1,4 @@
-package assemble
+package recognize
 
 import (
 	"strings"
@@ -12,9 +12,9 @@ import (
 // (http.*, url.*, and ASGI's per-message asgi.* spans), in the current
 // (url.full, url.path, http.route) and the older (http.url, http.target)
 // shapes. A CLIENT/SERVER pair of HTTP spans is a call like any other
-// (calls.go); what this family adds is that fetching an A2A agent card
-// (GET /.well-known/agent-card.json, or the older /.well-known/agent.json)
-// is not a call between agents: both of its spans are read as INTERNAL, on
+// (otelmap/assemble/calls.go); what this family adds is that fetching an
+// A2A agent card (GET /.well-known/agent-card.json, or the older
+// /.well-known/agent.json) is not a call between agents: both of its spans are read as INTERNAL, on
 // the client side and on the server side. The card path is read from the
 // URL attributes, or from the span name where a server names its spans
 // "GET <route>".
@@ -42,7 +42,7 @@ func isAgentCardPath(s string) bool {
 }
 
 // readHTTP reads one http.* or url.* attribute.
-func (r *reading) readHTTP(kv *attribute.KeyValue, key string) {
+func (r *Reading) readHTTP(kv *attribute.KeyValue, key string) {
 	r.claim(famHTTP)
 	switch key {
 	case "url.full", "url.path", "http.url", "http.target", "http.route":
@@ -55,7 +55,7 @@ func (r *reading) readHTTP(kv *attribute.KeyValue, key string) {
 
 // readHTTPName recognizes an agent-card fetch by the span name of a server
 // span ("GET /.well-known/agent-card.json").
-func (r *reading) readHTTPName(sp *otelmap.Span) {
+func (r *Reading) readHTTPName(sp *otelmap.Span) {
 	if strings.HasPrefix(sp.Name, "GET ") && isAgentCardPath(sp.Name) {
 		r.claim(famHTTP)
 		r.notCall = true

@@ -37,7 +37,7 @@ func genkitSpan(typ, name string) func(*otelmap.Span) bool {
 	}
 }
 
-// TestGenkit attacks the genkit:* recognizer (recognize_genkit.go) with
+// TestGenkit attacks the genkit:* recognizer (recognize/genkit.go, and genkit.go here) with
 // the cases the live program does not show, on its real captures: a
 // generate loop run by no prompt or agent (ai.generate() in a tool, in a
 // flow), and a span type the recognizer does not know. The exact read of

@@ -1,4 +1,4 @@
-package assemble
+package recognize
 
 import (
 	"github.com/coordbench/coordbench/otelmap"
@@ -63,7 +63,7 @@ type genkitSlots struct {
 }
 
 // readGenkit reads one genkit:* attribute.
-func (r *reading) readGenkit(kv *attribute.KeyValue, key string) {
+func (r *Reading) readGenkit(kv *attribute.KeyValue, key string) {
 	g := &r.gk
 	switch key {
 	case "genkit:type":
@@ -95,72 +95,42 @@ func (g *genkitSlots) agent() bool {
 
 // operation classifies the span for decide, and reports whether the
 // family knew its kind.
-func (g *genkitSlots) operation(r *reading) (op uint8, workflow bool) {
+func (g *genkitSlots) operation(r *Reading) (op Op, workflow bool) {
 	r.kindRead = g.typ != gkOther
 	switch {
 	case g.agent():
 		if g.name == "" {
-			r.unnamedAgent = true
+			r.UnnamedAgent = true
 		}
-		return opInvoke, false
+		return OpInvoke, false
 	case g.typ == gkUtil && g.name == "generate":
 		g.generate = true
 	case g.typ != gkAction:
 	default:
 		switch g.subtype {
 		case "flow":
-			return opNone, true
+			return OpNone, true
 		case "model", "background-model", "embedder":
-			return opLLM, false
+			return OpLLM, false
 		case "tool", "tool.v2", "retriever", "reranker", "indexer", "resource":
-			return opTool, false
+			return OpTool, false
 		case "custom", "dynamic-action-provider", "evaluator", "executable-prompt", "prompt", "util",
 			"check-operation", "cancel-operation", "agent-snapshot", "agent-abort":
 		default:
 			r.kindRead = false // an action type this file does not know
 		}
 	}
-	return opNone, false
+	return OpNone, false
 }
 
-// resolveGenkit marks the generate loops no prompt or agent ran as agents
-// no attribute names: a generate whose parent, past flowStep spans, is not
-// a Genkit agent span. A generate under a generate is the same loop's next
-// turn and is not counted again. Called once the parents are known.
-func (a *assembler) resolveGenkit() {
-	if len(a.gkGenerates) == 0 {
-		return
-	}
-	loop := make(map[int32]bool, len(a.gkGenerates))
-	for _, i := range a.gkGenerates {
-		loop[i] = true
-	}
-	for _, i := range a.gkGenerates {
-		p := a.nodes[i].parent
-		if p >= 0 && loop[p] {
-			continue
-		}
-		for p >= 0 && a.nodes[p].proc == a.nodes[i].proc && genkitType(a.span(p).Attrs) == "flowStep" {
-			p = a.nodes[p].parent
-		}
-		if p >= 0 && a.nodes[p].flags&fAgent != 0 && a.nodes[p].selfIdent >= 0 {
-			continue // the prompt's or agent's own loop
-		}
-		n := &a.nodes[i]
-		if n.flags&fAgentLike == 0 {
-			n.flags |= fAgentLike
-			a.agentLike++
-		}
-		n.flags |= fUnnamedAgent
-	}
-}
-
-// genkitType returns a span's genkit:type, or "".
-func genkitType(attrs []attribute.KeyValue) string {
-	for k := range attrs {
-		if attrs[k].Key == "genkit:type" {
-			return quiet(&attrs[k])
+// GenkitFlowStep reports a Genkit flowStep span (genkit:type flowStep), a
+// step of a flow, through which a generate loop looks for the prompt or
+// agent that runs it.
+func GenkitFlowStep(sp *otelmap.Span) bool {
+	for k := range sp.Attrs {
+		if sp.Attrs[k].Key == "genkit:type" {
+			return quiet(&sp.Attrs[k]) == "flowStep"
 		}
 	}
-	return ""
+	return false
 }

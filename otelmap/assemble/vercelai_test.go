@@ -73,7 +73,7 @@ func agentNames(td *tracedata.TraceData) []string {
 	return names
 }
 
-// TestVercelAI attacks the ai.* recognizer (recognize_vercelai.go) with the
+// TestVercelAI attacks the ai.* recognizer (recognize/vercelai.go) with the
 // cases its live programs do not show, on their real captures: an agent
 // left without ai.telemetry.functionId (as a sub-agent, as the caller, on
 // every call), OpenInference's span processor layering its kinds on the

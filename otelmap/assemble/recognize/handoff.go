@@ -1,4 +1,4 @@
-package assemble
+package recognize
 
 import (
 	"encoding/json"
@@ -32,21 +32,14 @@ import (
 //
 // transfer_back_to_<agent> is the reply of a delegation (LangGraph
 // supervisor), not a handoff. A handoff whose target is not named is
-// resolved to the next agent span after it (calls_evidence.go).
-
-// handoff is a handoff span, kept aside for calls_evidence.go.
-type handoff struct {
-	span int32
-	to   string // the target agent, "" when not named
-	from string // the handing-off agent when the span names it
-}
+// resolved to the next agent span after it (otelmap/assemble/calls_evidence.go).
 
 // readHandoff reports whether the span is a handoff, and its target.
-func (r *reading) readHandoff(sp *otelmap.Span) (bool, string) {
+func (r *Reading) readHandoff(sp *otelmap.Span) (bool, string) {
 	if r.gen.op == "handoff" || r.tl.kind == tlHandoff {
 		return true, r.gen.handoffTo
 	}
-	if r.op != opTool {
+	if r.Op != OpTool {
 		return false, ""
 	}
 	if r.oi.kind == oiTool {
@@ -84,7 +77,7 @@ func isNameChar(c byte) bool {
 
 // handoffArgument reads the agent_name argument of a handoff tool: from the
 // tool call's arguments, else from the span's events.
-func handoffArgument(r *reading, sp *otelmap.Span) string {
+func handoffArgument(r *Reading, sp *otelmap.Span) string {
 	if name := agentNameArg(r.gen.toolArgs); name != "" {
 		return name
 	}
@@ -129,31 +122,19 @@ func agentNameArg(s string) string {
 	return ""
 }
 
-// normName folds an agent name for matching a handoff's target: ASCII
-// lower case, spaces, dashes and dots as underscores, so that the OpenAI
-// Agents SDK's transfer_to_billing_agent finds "Billing Agent".
-func normName(s string) string {
-	b := []byte(s)
-	for i, c := range b {
-		switch {
-		case 'A' <= c && c <= 'Z':
-			b[i] = c + 'a' - 'A'
-		case c == ' ' || c == '-' || c == '.':
-			b[i] = '_'
-		}
-	}
-	return string(b)
-}
-
-// strandsGraphSources returns the nodes a Strands TS Graph node's agent
+// GraphSources returns the nodes a Strands TS Graph node's agent
 // took its input from: the graph passes each source's output to the
 // target agent after a text block "[node: <source id>]"
 // (multiagent/graph.js _resolveNodeInput in @strands-agents/sdk 1.19.0),
 // which the agent's invoke_agent span records in its gen_ai.user.message
 // event. Only a text block that is exactly such a marker counts, so prose
 // that mentions one does not. Each source is a caller of the agent: the
-// graph's edge, which leaves no attribute.
-func strandsGraphSources(sp *otelmap.Span) []string {
+// graph's edge, which leaves no attribute. Nil for any span but a GenAI
+// invoke_agent span.
+func (r *Reading) GraphSources(sp *otelmap.Span) []string {
+	if !r.Agent || r.gen.op != otelmap.OpInvokeAgent {
+		return nil
+	}
 	var out []string
 	for _, e := range sp.Events() {
 		if e.Name != "gen_ai.user.message" {
