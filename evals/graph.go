@@ -7,7 +7,6 @@ package evals
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -16,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/coordbench/coordbench/internal/jsonenc"
 	"github.com/coordbench/coordbench/tracedata"
 )
 
@@ -275,7 +275,7 @@ func (s Scalar) MarshalJSON() ([]byte, error) {
 	if s.Null || math.IsNaN(s.Value) || math.IsInf(s.Value, 0) {
 		return []byte("null"), nil
 	}
-	return json.Marshal(s.Value)
+	return jsonenc.Float64(make([]byte, 0, 24), s.Value)
 }
 
 // UnmarshalJSON decodes a number or null; a decoded Scalar is on.
