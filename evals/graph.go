@@ -15,7 +15,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/coordbench/coordbench/internal/jsonenc"
 	"github.com/coordbench/coordbench/tracedata"
 )
 
@@ -272,10 +271,7 @@ func (s Scalar) Valid() bool { return s.On && !s.Null }
 // MarshalJSON encodes the value, or null; NaN and Inf become null too, so
 // the JSON always encodes.
 func (s Scalar) MarshalJSON() ([]byte, error) {
-	if s.Null || math.IsNaN(s.Value) || math.IsInf(s.Value, 0) {
-		return []byte("null"), nil
-	}
-	return jsonenc.Float64(make([]byte, 0, 24), s.Value)
+	return s.appendJSON(make([]byte, 0, 24))
 }
 
 // UnmarshalJSON decodes a number or null; a decoded Scalar is on.

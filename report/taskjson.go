@@ -3,14 +3,16 @@ package report
 import (
 	"fmt"
 
+	"github.com/coordbench/coordbench/evals"
 	"github.com/coordbench/coordbench/internal/jsonenc"
 	"github.com/coordbench/coordbench/tracedata"
 )
 
 // AppendJSON appends tr's JSON, the very bytes json.Marshal(tr) gives,
 // for a caller that encodes many task results (the collector connector,
-// one per assessed trace). The steps, most of a task's bytes, are
-// written without reflection; the rest goes through encoding/json.
+// one per assessed trace). The steps, most of a task's bytes, and the
+// built-in evaluators' results are written without reflection; the rest
+// goes through encoding/json.
 // taskjson_test.go holds both to encoding/json on real and fuzzed
 // results, field by field, so a field added to TaskResult or Step but
 // not here fails it.
@@ -63,7 +65,7 @@ func (tr *TaskResult) AppendJSON(b []byte) ([]byte, error) {
 		}
 	}
 	if len(tr.Evaluations) > 0 {
-		if b, err = field(b, `,"evaluations":`, tr.Evaluations); err != nil {
+		if b, err = jsonenc.Map(append(b, `,"evaluations":`...), tr.Evaluations, appendEvaluation); err != nil {
 			return nil, err
 		}
 	}
@@ -73,6 +75,17 @@ func (tr *TaskResult) AppendJSON(b []byte) ([]byte, error) {
 		}
 	}
 	return append(b, '}'), nil
+}
+
+// appendEvaluation appends an evaluator's result: the built-in ones by
+// their own AppendJSON, any other by encoding/json.
+func appendEvaluation(b []byte, r evals.Result) ([]byte, error) {
+	if a, ok := r.(interface {
+		AppendJSON([]byte) ([]byte, error)
+	}); ok {
+		return a.AppendJSON(b)
+	}
+	return jsonenc.Value(b, r)
 }
 
 // field appends key and v's JSON by encoding/json.

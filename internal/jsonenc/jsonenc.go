@@ -9,7 +9,9 @@ package jsonenc
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"strconv"
 	"time"
 	"unicode/utf8"
@@ -120,4 +122,69 @@ func Value(dst []byte, v any) ([]byte, error) {
 		return dst, err
 	}
 	return append(dst, b...), nil
+}
+
+// Bool appends true or false.
+func Bool(dst []byte, v bool) []byte { return strconv.AppendBool(dst, v) }
+
+// Strings appends s as a JSON array of strings; nil is null, as
+// encoding/json encodes a nil slice.
+func Strings(dst []byte, s []string) []byte {
+	if s == nil {
+		return append(dst, "null"...)
+	}
+	dst = append(dst, '[')
+	for i, v := range s {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = String(dst, v)
+	}
+	return append(dst, ']')
+}
+
+// Slice appends s as a JSON array, each element by enc; nil is null.
+func Slice[V any](dst []byte, s []V, enc func([]byte, *V) ([]byte, error)) ([]byte, error) {
+	if s == nil {
+		return append(dst, "null"...), nil
+	}
+	dst = append(dst, '[')
+	var err error
+	for i := range s {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		if dst, err = enc(dst, &s[i]); err != nil {
+			return dst, err
+		}
+	}
+	return append(dst, ']'), nil
+}
+
+// Map appends m as a JSON object with its keys sorted, as encoding/json
+// orders a map with string keys, each value by enc; nil is null.
+func Map[V any](dst []byte, m map[string]V, enc func([]byte, V) ([]byte, error)) ([]byte, error) {
+	if m == nil {
+		return append(dst, "null"...), nil
+	}
+	dst = append(dst, '{')
+	var err error
+	for i, k := range slices.Sorted(maps.Keys(m)) {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(String(dst, k), ':')
+		if dst, err = enc(dst, m[k]); err != nil {
+			return dst, err
+		}
+	}
+	return append(dst, '}'), nil
+}
+
+// FloatPtr appends *f, or null for nil.
+func FloatPtr(dst []byte, f *float64) ([]byte, error) {
+	if f == nil {
+		return append(dst, "null"...), nil
+	}
+	return Float64(dst, *f)
 }

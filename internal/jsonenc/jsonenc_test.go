@@ -115,3 +115,28 @@ func TestValue(t *testing.T) {
 		t.Error("Value of a NaN: no error")
 	}
 }
+
+// Strings, Slice and Map encode nil as null and empty as [] or {}, and
+// order map keys as encoding/json does (bytewise).
+func TestContainersMatchEncodingJSON(t *testing.T) {
+	for _, s := range [][]string{nil, {}, {"<a>", "\xff"}} {
+		want, _ := json.Marshal(s)
+		if got := Strings(nil, s); !bytes.Equal(got, want) {
+			t.Errorf("Strings(%#v) = %s, want %s", s, got, want)
+		}
+		got, err := Slice(nil, s, func(b []byte, v *string) ([]byte, error) { return String(b, *v), nil })
+		if err != nil || !bytes.Equal(got, want) {
+			t.Errorf("Slice(%#v) = %s, want %s", s, got, want)
+		}
+	}
+	for _, m := range []map[string]float64{nil, {}, {"b": 1, "a": 0.5, "B": 1e-7, "é": 2, "": 3}} {
+		want, _ := json.Marshal(m)
+		got, err := Map(nil, m, Float64)
+		if err != nil || !bytes.Equal(got, want) {
+			t.Errorf("Map(%#v) = %s, want %s", m, got, want)
+		}
+	}
+	if _, err := Map(nil, map[string]float64{"x": math.NaN()}, Float64); err == nil {
+		t.Error("Map of a NaN: no error")
+	}
+}
