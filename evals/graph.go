@@ -7,7 +7,6 @@ package evals
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -272,10 +271,7 @@ func (s Scalar) Valid() bool { return s.On && !s.Null }
 // MarshalJSON encodes the value, or null; NaN and Inf become null too, so
 // the JSON always encodes.
 func (s Scalar) MarshalJSON() ([]byte, error) {
-	if s.Null || math.IsNaN(s.Value) || math.IsInf(s.Value, 0) {
-		return []byte("null"), nil
-	}
-	return json.Marshal(s.Value)
+	return s.appendJSON(make([]byte, 0, 24))
 }
 
 // UnmarshalJSON decodes a number or null; a decoded Scalar is on.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"sync"
 	"time"
 
@@ -90,17 +91,19 @@ type heldTrace struct {
 	seen  map[trace.SpanID]struct{}
 	first time.Time
 	last  time.Time
-	// checked is len(spans) when the evidence was last found lacking.
-	checked int
-	refused int
-	elem    *list.Element
+	// checked is len(spans) when the evidence was last found lacking,
+	// and unanswered what it lacked then: a trace released with no span
+	// since (at max_wait, mostly) needs no second check.
+	checked    int
+	unanswered []tracestore.Call
+	refused    int
+	elem       *list.Element
 }
 
 // released is a trace on its way to assessment.
 type released struct {
 	*heldTrace
 	completion string
-	unanswered []tracestore.Call
 }
 
 // core is one connector id's assessor: the hold, the workers, the
@@ -206,6 +209,12 @@ func (c *core) start() {
 // and dropped.
 func (c *core) consume(ctx context.Context, td ptrace.Traces) error {
 	spans, _ := otlpdecode.SpansFromTraces(td, otelmap.SourceOTLP)
+	// inBatch counts the batch's spans by trace, so that a held trace's
+	// spans and seen set grow once per batch, not by doubling.
+	inBatch := make(map[trace.TraceID]int, 16)
+	for i := range spans {
+		inBatch[spans[i].TraceID]++
+	}
 	now := time.Now()
 	var evicted []released
 	var invalid, late, dup, overTrace int
@@ -231,7 +240,7 @@ func (c *core) consume(ctx context.Context, td ptrace.Traces) error {
 			for len(c.held) >= c.cfg.MaxTraces {
 				evicted = append(evicted, c.evictLocked(nil, reasonMaxTraces))
 			}
-			h = &heldTrace{id: sp.TraceID, seen: map[trace.SpanID]struct{}{}, first: now}
+			h = &heldTrace{id: sp.TraceID, seen: make(map[trace.SpanID]struct{}, inBatch[sp.TraceID]), first: now}
 			h.elem = c.order.PushBack(h)
 			c.held[sp.TraceID] = h
 		}
@@ -247,6 +256,10 @@ func (c *core) consume(ctx context.Context, td ptrace.Traces) error {
 		for c.spans >= c.cfg.MaxSpans {
 			evicted = append(evicted, c.evictLocked(h, reasonMaxSpans))
 		}
+		if len(h.spans) == cap(h.spans) {
+			h.spans = slices.Grow(h.spans, min(inBatch[sp.TraceID], c.cfg.MaxSpansPerTrace-len(h.spans)))
+		}
+		inBatch[sp.TraceID]--
 		h.seen[sp.SpanID] = struct{}{}
 		h.spans = append(h.spans, sp)
 		h.last = now
@@ -353,7 +366,7 @@ func (c *core) due(now time.Time) []released {
 		}
 		c.mu.Lock()
 		if len(cand.h.spans) == len(cand.spans) {
-			cand.h.checked = len(cand.spans)
+			cand.h.checked, cand.h.unanswered = len(cand.spans), ev.Unanswered
 		}
 		c.mu.Unlock()
 	}
@@ -388,7 +401,9 @@ func (c *core) assess(r released) {
 		Settled: r.completion == completionSettled, MaxWaitMS: c.cfg.MaxWait.Milliseconds(), RefusedSpans: r.refused,
 	}}
 	if r.completion != completionSettled {
-		r.unanswered = tracestore.CheckEvidence(r.spans, c.await).Unanswered
+		if r.checked != len(r.spans) {
+			r.unanswered = tracestore.CheckEvidence(r.spans, c.await).Unanswered
+		}
 		for _, u := range r.unanswered {
 			in.Collection.Unanswered = append(in.Collection.Unanswered, u.Caller+" -> "+u.Callee)
 		}

@@ -1,8 +1,8 @@
 package coordbenchconnector
 
 import (
-	"encoding/json"
 	"fmt"
+	"sync"
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -18,11 +18,17 @@ const (
 	attrSchema = "coordbench.schema"
 )
 
+// bodyBuffers hold the buffers record bodies are encoded in, grown to
+// the largest body seen: the body's string is then its one allocation.
+var bodyBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 16<<10); return &b }}
+
 // logRecord is one record carrying tr's coordbench.result/v2 task JSON as
 // its body, with the trace's id (and its root span's, when held) on the
 // record so a backend shows the verdict next to the trace.
 func logRecord(res pcommon.Resource, tr *report.TaskResult, r released, now time.Time) (plog.Logs, error) {
-	body, err := json.Marshal(tr)
+	buf := bodyBuffers.Get().(*[]byte)
+	defer bodyBuffers.Put(buf)
+	body, err := tr.AppendJSON((*buf)[:0])
 	if err != nil {
 		return plog.Logs{}, fmt.Errorf("encode task result of trace %s: %w", r.id, err)
 	}
@@ -46,6 +52,7 @@ func logRecord(res pcommon.Resource, tr *report.TaskResult, r released, now time
 		}
 	}
 	rec.Body().SetStr(string(body))
+	*buf = body
 	label, evidence := labelAndEvidence(tr)
 	attrs := rec.Attributes()
 	attrs.PutStr(attrSchema, report.Schema)

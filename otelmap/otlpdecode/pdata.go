@@ -46,7 +46,7 @@ const attrChunk = 1024
 // their JSON text (pcommon.Value.AsString), and empty values are dropped,
 // as the SDK drops invalid attributes.
 func SpansFromTraces(td ptrace.Traces, source string) ([]otelmap.Span, []string) {
-	c := pdataConverter{source: source}
+	c := pdataConverter{source: source, attrsLeft: attrCount(td)}
 	rss := td.ResourceSpans()
 	c.spans = make([]otelmap.Span, 0, td.SpanCount())
 	for i := 0; i < rss.Len(); i++ {
@@ -74,6 +74,30 @@ type pdataConverter struct {
 	badIDs   int
 	// arena is the unused tail of the current attribute chunk.
 	arena []attribute.KeyValue
+	// attrsLeft is how many attributes the batch has yet to convert, so
+	// that a small batch's chunk is its size, not attrChunk.
+	attrsLeft int
+}
+
+// attrCount is the number of attributes of td's resources, spans, links
+// and events.
+func attrCount(td ptrace.Traces) int {
+	n := 0
+	for _, rs := range td.ResourceSpans().All() {
+		n += rs.Resource().Attributes().Len()
+		for _, ss := range rs.ScopeSpans().All() {
+			for _, sp := range ss.Spans().All() {
+				n += sp.Attributes().Len()
+				for _, l := range sp.Links().All() {
+					n += l.Attributes().Len()
+				}
+				for _, e := range sp.Events().All() {
+					n += e.Attributes().Len()
+				}
+			}
+		}
+	}
+	return n
 }
 
 func (c *pdataConverter) resource(r pcommon.Resource) *otelmap.Resource {
@@ -145,11 +169,13 @@ func (c *pdataConverter) attrs(m pcommon.Map) []attribute.KeyValue {
 		return nil
 	}
 	var out []attribute.KeyValue
+	left := c.attrsLeft
+	c.attrsLeft -= n
 	if n > attrChunk/4 {
 		out = make([]attribute.KeyValue, 0, n) // a large set gets its own array
 	} else {
 		if len(c.arena) < n {
-			c.arena = make([]attribute.KeyValue, attrChunk)
+			c.arena = make([]attribute.KeyValue, max(n, min(attrChunk, left)))
 		}
 		out = c.arena[:0:n]
 		c.arena = c.arena[n:]

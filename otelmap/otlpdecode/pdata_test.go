@@ -3,9 +3,11 @@ package otlpdecode
 import (
 	"fmt"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -297,6 +299,33 @@ func TestSpansFromTracesAllocations(t *testing.T) {
 	// 1 span slice, 2 resources (struct + attrs), n*6/1024 attribute chunks.
 	if limit := 1 + 2*2 + float64(n*otlptest.AttrsPerSpan/attrChunk+2); allocs > limit {
 		t.Fatalf("%v allocations for %d spans, want at most %v", allocs, n, limit)
+	}
+}
+
+// TestSpansFromTracesSmallBatchSmallChunk: a batch of a few spans (an
+// SDK exporter's usual export) takes attribute storage for its own
+// attributes, not a whole chunk; a held trace of it pins no more.
+func TestSpansFromTracesSmallBatchSmallChunk(t *testing.T) {
+	for _, n := range []int{1, 3, 40} {
+		td := otlptest.Traces(n, 10, 1)
+		var attrs int
+		for _, sp := range td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().All() {
+			attrs += sp.Attributes().Len()
+		}
+		var before, after runtime.MemStats
+		const runs = 50
+		runtime.ReadMemStats(&before)
+		for range runs {
+			SpansFromTraces(td, otelmap.SourceOTLP)
+		}
+		runtime.ReadMemStats(&after)
+		perRun := int(after.TotalAlloc-before.TotalAlloc) / runs
+		// The spans, the resource and the attributes, with room to spare;
+		// one chunk alone is 64 KiB.
+		spanSize, kvSize := int(unsafe.Sizeof(otelmap.Span{})), int(unsafe.Sizeof(attribute.KeyValue{}))
+		if limit := 2*(n*spanSize+(attrs+4)*kvSize) + 1024; perRun > limit {
+			t.Errorf("%d spans (%d attributes): %d bytes allocated per conversion, want at most %d", n, attrs, perRun, limit)
+		}
 	}
 }
 
