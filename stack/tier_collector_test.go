@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -24,6 +25,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 
+	"github.com/coordbench/coordbench/internal/testenv"
 	"github.com/coordbench/coordbench/internal/tracegen"
 	"github.com/coordbench/coordbench/otelmap/otlpdecode"
 )
@@ -270,8 +272,9 @@ func interleave(rng *rand.Rand, traces []tierTrace, open, spansPerRequest int) (
 	return requests, carried
 }
 
-// tierCollector is one second-tier collector the test runs, with the
-// backend it exports its metrics and log records to.
+// tierCollector is one collector running the connector (a second-tier one,
+// or the single one of the reference), with the backend it exports its
+// metrics and log records to.
 type tierCollector struct {
 	name      string
 	proc      *process
@@ -330,6 +333,13 @@ func TestTwoTierCollectorsAssessEachTraceOnce(t *testing.T) {
 	router := toolBinary(t, "otelcol-router", "otelcol-router")
 	otelcol := toolBinary(t, "otelcol", "otelcol")
 	began := time.Now()
+	// Registered first, so it runs after the processes are stopped and the
+	// test backends closed.
+	before := runtime.NumGoroutine()
+	t.Cleanup(func() {
+		http.DefaultClient.CloseIdleConnections()
+		testenv.CheckNoGoroutineLeak(t, before)
+	})
 
 	// The input: about three thousand traces.
 	seed := uint64(time.Now().UnixNano())
