@@ -52,6 +52,24 @@ func TestTier1ConfigValidates(t *testing.T) {
 	if strings.Contains(string(out), "deprecated") {
 		t.Errorf("otelcol-router validate warns:\n%s", out)
 	}
+	// The distribution is the manifest's: the routing connector from the
+	// contrib module at the release tools/otelcol-router pins. (At v0.149.0
+	// `components` omits factories that carry a deprecated alias, the OTLP
+	// exporters among them; validate above shows they are built in.)
+	out, err = scrubbedCommand(bin, "components").CombinedOutput()
+	if err != nil {
+		t.Fatalf("otelcol-router components: %v\n%s", err, out)
+	}
+	for _, want := range []string{
+		"module: github.com/open-telemetry/opentelemetry-collector-contrib/connector/routingconnector v0.149.0",
+		"module: go.opentelemetry.io/collector/receiver/otlpreceiver v0.149.0",
+		"module: go.opentelemetry.io/collector/processor/batchprocessor v0.149.0",
+	} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("otelcol-router components lacks %q:\n%s", want, out)
+		}
+	}
+
 	// The routing connector's own Validate is reached: a table without a
 	// route is refused with its message.
 	overlay := filepath.Join(t.TempDir(), "no-routes.yaml")
