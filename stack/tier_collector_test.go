@@ -379,8 +379,8 @@ func TestTwoTierCollectorsAssessEachTraceOnce(t *testing.T) {
 			t.Fatalf("trace %s (%d spans) in %d request: not split", tr.id, tr.count, carried[tr.id])
 		}
 	}
-	t.Logf("%d traces (%d templates: %d captures' and generated; %d copies, %d generated traces), %d spans, in %d requests",
-		len(traces), len(templates), len(templates)-6, copies, generated, totalSpans, len(requests))
+	t.Logf("%d traces (%d copies of %d: %d from the captures, %d generated), %d spans, in %d requests",
+		len(traces), copies, len(templates), len(templates)-generated/copies, generated/copies, totalSpans, len(requests))
 
 	// Second tier: two collectors with the connector, and a single one for
 	// the reference. Their spans go on to a backend that drops them.
@@ -473,12 +473,16 @@ func TestTwoTierCollectorsAssessEachTraceOnce(t *testing.T) {
 		for _, rec := range c.sink.records() {
 			id := pcommon.TraceID(rec.TraceID())
 			completion, _ := rec.Attributes().Get("coordbench.trace.completion")
-			completions[completion.AsString()]++
 			tr, ok := sent[id]
 			if !ok {
 				t.Errorf("%s assessed trace %s, which was not sent", c.name, id)
 				continue
 			}
+			kind := "captured"
+			if tr.source == "generated" {
+				kind = "generated"
+			}
+			completions[kind+" "+completion.AsString()]++
 			if by, twice := assessedBy[id]; twice {
 				t.Errorf("trace %s assessed by %s and again by %s", id, by, c.name)
 				continue
