@@ -361,7 +361,13 @@ func TestTwoTierCollectorsAssessEachTraceOnce(t *testing.T) {
 
 	// The input: about three thousand traces.
 	seed := uint64(time.Now().UnixNano())
-	t.Logf("seed %d", seed)
+	if v := os.Getenv("TIER_TEST_SEED"); v != "" {
+		var err error
+		if seed, err = strconv.ParseUint(v, 10, 64); err != nil {
+			t.Fatalf("TIER_TEST_SEED=%q: %v", v, err)
+		}
+	}
+	t.Logf("seed %d (TIER_TEST_SEED=%d lays the requests out again the same way)", seed, seed)
 	rng := rand.New(rand.NewPCG(seed, 0x24))
 	templates := tierTraceTemplates(t)
 	copies := max(1, (3000+len(templates)-1)/len(templates))
