@@ -11,7 +11,7 @@ STATICCHECK_VERSION := v0.8.2
 GOBIN     := $(shell $(GO) env GOPATH)/bin
 
 .PHONY: all build test test_all validate lint type_check ruff fmt-check vet race fuzz \
-	test-stack test-connector conformance live bench bench-graph bench-ingest bench-collector demo clean tools otelcol jaeger-build jaeger
+	test-stack test-connector conformance live bench bench-graph bench-ingest bench-collector demo clean tools otelcol otelcol-router jaeger-build jaeger
 
 all: build
 
@@ -52,7 +52,7 @@ race:
 # The tests of the local OpenTelemetry stack (stack/), a module of its own
 # so that their dependencies (moby/buildkit's Dockerfile parser) stay out of
 # go.mod; it reaches the main module by a replace directive. They need the
-# tools below (`make otelcol jaeger-build`) and docker-compose: without
+# tools below (`make otelcol otelcol-router jaeger-build`) and docker-compose: without
 # them they skip, under CI=true they fail (internal/testenv).
 test-stack:
 	cd stack && $(GO) vet ./... && $(GO) test -race -count=1 -timeout 20m ./...
@@ -179,6 +179,12 @@ JAEGER_LDFLAGS   := -X $(JAEGER_BUILDINFO).latestVersion=v2.13.0 \
 
 otelcol:
 	@GO=$(GO) BIN=$(BIN) tools/build.sh otelcol .
+
+# The first-tier Collector of the two-tier configuration (collector-tier1.yaml,
+# docs/collector.md "Scaling out"): the contrib routing connector sends each
+# trace's spans to one of the second-tier bin/otelcol collectors.
+otelcol-router:
+	@GO=$(GO) BIN=$(BIN) tools/build.sh otelcol-router .
 
 jaeger-build:
 	@GO=$(GO) BIN=$(BIN) tools/build.sh jaeger github.com/jaegertracing/jaeger/cmd/jaeger $(JAEGER_LDFLAGS)

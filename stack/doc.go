@@ -1,9 +1,11 @@
 // Package stack holds the tests of coordbench's local OpenTelemetry stack:
 // the files that describe it (collector-config.yaml, jaeger-config.yaml,
 // docker-compose-local.yaml, Dockerfile.green, Dockerfile.purple) and the
-// stack itself run for real on loopback — the Collector distribution and
-// Jaeger built from tools/ (`make otelcol jaeger-build`), the green agent
-// and a purple team, every agent exporting its spans only to the collector.
+// stack itself run for real on loopback — the Collector distributions and
+// Jaeger built from tools/ (`make otelcol otelcol-router jaeger-build`), the
+// green agent and a purple team, every agent exporting its spans only to the
+// collector; and the coordbench connector's pipelines, one collector and two
+// tiers (collector-coordbench.yaml, collector-tier1.yaml).
 //
 // The package has no code of its own: it exists so `make test` checks what
 // would otherwise be checked only by starting containers. It is a module of

@@ -1,6 +1,7 @@
 package tracestore
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net"
@@ -103,7 +104,8 @@ type Settlement struct {
 	// call answered, quiet. It is false when MaxWait ended the wait.
 	Complete bool
 	// Awaited counts the awaited calls; Unanswered lists those not
-	// answered when the wait ended (empty when Complete), and Silent names
+	// answered when the wait ended (empty when Complete), sorted by caller,
+	// callee and span id whatever order the spans came in, and Silent names
 	// the callees (as Call.Callee) none of whose awaited calls was
 	// answered, sorted.
 	Awaited    int
@@ -465,6 +467,12 @@ func (r *awaitRule) check(spans []otelmap.Span) callCheck {
 			Caller: spanResource(&spans[t]).ServiceName, Callee: callee, SpanID: spans[t].SpanID.String(),
 		})
 	}
+	// In a fixed order, not the spans': a collector's spans arrive in
+	// whatever order batching and routing give them, and the verdict that
+	// lists these calls must not depend on it.
+	slices.SortFunc(res.unanswered, func(a, b Call) int {
+		return cmp.Or(cmp.Compare(a.Caller, b.Caller), cmp.Compare(a.Callee, b.Callee), cmp.Compare(a.SpanID, b.SpanID))
+	})
 	for _, u := range res.unanswered {
 		if !answered[u.Callee] && !slices.Contains(res.silent, u.Callee) {
 			res.silent = append(res.silent, u.Callee)

@@ -2,6 +2,7 @@ package tracestore
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -335,5 +336,30 @@ func TestSettleAsksAssemblyWhatACallIs(t *testing.T) {
 		SettleOptions{Root: trace.SpanID{1}, Quiet: time.Millisecond, MaxWait: time.Minute, Await: &noRule})
 	if err != nil || !res.Complete || res.Awaited != 0 {
 		t.Fatalf("without a rule: complete=%v awaited=%d err=%v, want complete, nothing awaited (no address matches)", res.Complete, res.Awaited, err)
+	}
+}
+
+// The unanswered calls are listed in one order whatever order the spans
+// came in: a collector's arrive as batching and routing deliver them, and
+// the verdict quotes the list (the stack's two-tier test met two orders).
+func TestCheckEvidenceUnansweredOrder(t *testing.T) {
+	all := &Await{Calls: assemble.CallRule(nil), AllAgents: true}
+	call := func(id byte, callee string) otelmap.Span {
+		return settleSpan(id, 10, trace.SpanKindClient, settleCoordRes, otelmap.SourceOTLP,
+			otelmap.AttrGenAIOperationName.String(otelmap.OpInvokeAgent), otelmap.AttrGenAIAgentName.String(callee))
+	}
+	spans := append(append(assessorCall(), coordinatorSide()...), call(12, "editor"), call(13, "author"))
+	reversed := slices.Clone(spans)
+	slices.Reverse(reversed)
+	got, again := CheckEvidence(spans, all), CheckEvidence(reversed, all)
+	var callees []string
+	for _, c := range got.Unanswered {
+		callees = append(callees, c.Callee)
+	}
+	if !slices.Equal(callees, []string{"author", "editor", "reviewer"}) {
+		t.Fatalf("unanswered %+v, want author, editor, reviewer in that order", got.Unanswered)
+	}
+	if !slices.Equal(got.Unanswered, again.Unanswered) {
+		t.Fatalf("spans in another order, another list:\n%+v\n%+v", got.Unanswered, again.Unanswered)
 	}
 }
