@@ -167,7 +167,8 @@ func runOnce(ctx context.Context, o options, cfg config, p *payload, run int, di
 	client := procbench.NewClient(o.conns)
 	defer client.CloseIdleConnections()
 	st := &runState{p: p, sink: snk, telemetry: "http://127.0.0.1:" + strconv.Itoa(ports[1]) + "/metrics", client: client}
-	if err := waitReady(ctx, client, st.telemetry, "127.0.0.1:"+strconv.Itoa(ports[0]), exited); err != nil {
+	otlp := "127.0.0.1:" + strconv.Itoa(ports[0])
+	if err := procbench.WaitReady(ctx, exited, func(ctx context.Context) bool { return collectorReady(ctx, client, st.telemetry, otlp) }); err != nil {
 		return fail(err)
 	}
 	pid := cmd.Process.Pid
@@ -224,28 +225,16 @@ func ratio(a, b float64) string {
 	return fmt.Sprintf("%.2f×", a/b)
 }
 
-// waitReady waits until the collector serves its telemetry and its OTLP
-// receiver listens.
-func waitReady(ctx context.Context, c *http.Client, telemetry, otlp string, exited <-chan error) error {
-	tick := time.NewTicker(50 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		pollCtx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		_, err := promSum(pollCtx, c, telemetry, "otelcol_process_uptime")
-		cancel()
-		if err == nil {
-			conn, err := net.DialTimeout("tcp", otlp, time.Second)
-			if err == nil {
-				_ = conn.Close()
-				return nil
-			}
-		}
-		select {
-		case err := <-exited:
-			return fmt.Errorf("exited before it was ready: %v", err)
-		case <-ctx.Done():
-			return fmt.Errorf("not ready: %w", ctx.Err())
-		case <-tick.C:
-		}
+// collectorReady says whether the collector serves its telemetry and its
+// OTLP receiver listens.
+func collectorReady(ctx context.Context, c *http.Client, telemetry, otlp string) bool {
+	if _, err := promSum(ctx, c, telemetry, "otelcol_process_uptime"); err != nil {
+		return false
 	}
+	conn, err := net.DialTimeout("tcp", otlp, time.Second)
+	if err != nil {
+		return false
+	}
+	_ = conn.Close()
+	return true
 }

@@ -55,7 +55,7 @@ func runOnce(ctx context.Context, o options, s server, p *payload, run int, logD
 
 	client := procbench.NewClient(o.conns)
 	defer client.CloseIdleConnections()
-	if err := waitReady(ctx, s, client, exited); err != nil {
+	if err := procbench.WaitReady(ctx, exited, func(ctx context.Context) bool { return s.ready(ctx, client) }); err != nil {
 		return fail(err)
 	}
 	pid := cmd.Process.Pid
@@ -82,26 +82,6 @@ func runOnce(ctx context.Context, o options, s server, p *payload, run int, logD
 		}
 	}
 	return res, nil
-}
-
-func waitReady(ctx context.Context, s server, c *http.Client, exited <-chan error) error {
-	tick := time.NewTicker(50 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		pollCtx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		ok := s.ready(pollCtx, c)
-		cancel()
-		if ok {
-			return nil
-		}
-		select {
-		case err := <-exited:
-			return fmt.Errorf("exited before it was ready: %v", err)
-		case <-ctx.Done():
-			return fmt.Errorf("not ready: %w", ctx.Err())
-		case <-tick.C:
-		}
-	}
 }
 
 // waitHeld polls until the server holds want spans.

@@ -172,6 +172,29 @@ func postOne(ctx context.Context, c *http.Client, url string, body []byte) error
 	return nil
 }
 
+// WaitReady polls ready every 50 ms (each poll bounded by 2 s) until it
+// says yes, the process exits (its exit error arrives on exited) or ctx
+// ends.
+func WaitReady(ctx context.Context, exited <-chan error, ready func(context.Context) bool) error {
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		pollCtx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		ok := ready(pollCtx)
+		cancel()
+		if ok {
+			return nil
+		}
+		select {
+		case err := <-exited:
+			return fmt.Errorf("exited before it was ready: %v", err)
+		case <-ctx.Done():
+			return fmt.Errorf("not ready: %w", ctx.Err())
+		case <-tick.C:
+		}
+	}
+}
+
 // Median is the median of v (0 for none); v is not changed.
 func Median(v []float64) float64 {
 	if len(v) == 0 {
