@@ -64,17 +64,11 @@ test-stack:
 test-connector:
 	cd collector/coordbenchconnector && $(GO) vet ./... && $(GO) test -race -count=1 -timeout 20m ./...
 
-# Runs each Fuzz* target for FUZZTIME; `go test -fuzz` takes one target per
-# package run.
+# Runs each Fuzz* target for FUZZTIME (`go test -fuzz` takes one target per
+# package run). scripts/fuzz.sh fails on what fuzzing finds and retries the Go
+# fuzzer's own flakes (its header says which and why).
 fuzz:
-	@set -e; for pkg in $$($(GO) list $(PKGS)); do \
-	  dir=$$($(GO) list -f '{{.Dir}}' $$pkg); \
-	  for f in $$(grep -ho '^func Fuzz[A-Za-z0-9_]*' $$dir/*_test.go 2>/dev/null | sed 's/func //'); do \
-	    echo "fuzz $$pkg $$f ($(FUZZTIME))"; \
-	    $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg >/dev/null || \
-	      { $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg; exit 1; }; \
-	  done; \
-	done
+	GO=$(GO) FUZZTIME=$(FUZZTIME) scripts/fuzz.sh $(PKGS)
 
 # The live framework corpus (docs/trace-assembly.md, "The live corpus"):
 # the harness's own tests, then every program of

@@ -1,0 +1,3 @@
+// Package scripts holds the tests of the shell scripts the Makefile and CI
+// run (fuzz.sh); the Python scripts beside them are tools of their own.
+package scripts
