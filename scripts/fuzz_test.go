@@ -84,7 +84,7 @@ func TestFuzzScriptWithGo(t *testing.T) {
 }
 
 // TestFuzzScriptFlakes plays the Go fuzzer's two flakes (recorded output:
-// testdata/deadline-race.out from this machine, testdata/hung.out from
+// testdata/deadline-race.txt from this machine, testdata/hung.txt from
 // golang/go#56238) through a stand-in go, testdata/fakego.sh.
 func TestFuzzScriptFlakes(t *testing.T) {
 	goBin := testenv.NeedTool(t, "go")
