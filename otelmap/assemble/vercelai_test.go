@@ -1,8 +1,10 @@
 package assemble_test
 
 import (
+	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -15,10 +17,12 @@ import (
 	"github.com/coordbench/coordbench/tracedata"
 )
 
-// loadLive reads one capture of the live corpus as spans of one trace.
+// loadLive reads one capture of the live corpus as spans of one trace:
+// the committed one, or with LIVE_CAPTURES set (`make live`) the one just
+// written by run.sh -o (liveCapture).
 func loadLive(t *testing.T, program, file string) (trace.TraceID, []otelmap.Span) {
 	t.Helper()
-	docs, err := otlpdecode.ReadOTLPJSONFile(filepath.Join("testdata", "live", program, file))
+	docs, err := otlpdecode.ReadOTLPJSONFile(liveCapture(program, file))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,6 +38,17 @@ func loadLive(t *testing.T, program, file string) (trace.TraceID, []otelmap.Span
 		t.Fatalf("%s/%s holds no spans", program, file)
 	}
 	return spans[0].TraceID, spans
+}
+
+// liveCapture is the path of a program's capture file, named as it is
+// committed (captures/run-1.otlp.json, captures-unnamed/run-1.otlp.json).
+// With LIVE_CAPTURES=DIR it is the fresh one: run.sh -o DIR writes
+// DIR/PROGRAM/run-N.otlp.json and DIR/PROGRAM/captures-VARIANT/run-N.otlp.json.
+func liveCapture(program, file string) string {
+	if fresh := os.Getenv("LIVE_CAPTURES"); fresh != "" {
+		return filepath.Join(fresh, program, strings.TrimPrefix(filepath.ToSlash(file), "captures/"))
+	}
+	return filepath.Join(liveDir, program, file)
 }
 
 // editAttrs returns a copy of spans in which every span that keep selects

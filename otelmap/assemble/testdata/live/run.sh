@@ -9,6 +9,10 @@
 # captures go to DIR/PROGRAM/run-N.otlp.json instead, leaving the committed
 # ones alone (`make live`). A program that fails stops the script with its
 # name; captures of earlier runs stay.
+#
+# A program folder may hold a `variants` file: one line per variant,
+# `NAME ARG...` (# starts a comment), run N times as `node team.mjs CAPTURE
+# ARG...` into captures-NAME/ (with -o DIR: DIR/PROGRAM/captures-NAME/).
 # Assess the result with: go test ./otelmap/assemble -run TestLiveCorpus
 # (LIVE_CAPTURES=DIR for captures written with -o DIR).
 set -euo pipefail
@@ -40,4 +44,16 @@ for p in "${programs[@]}"; do
     echo "== $p: run $i/$runs" >&2
     (cd "$dir" && node team.mjs "$dest/run-$i.otlp.json") || { echo "run.sh: $p run $i failed" >&2; exit 1; }
   done
+  [[ -f "$dir/variants" ]] || continue
+  while read -r name args; do
+    [[ -z "$name" || "$name" == \#* ]] && continue
+    vdest="$dir/captures-$name"
+    [[ -n "$out" ]] && vdest="$out/$p/captures-$name"
+    mkdir -p "$vdest"
+    for ((i = 1; i <= runs; i++)); do
+      echo "== $p ($name): run $i/$runs" >&2
+      # shellcheck disable=SC2086 # the variant's arguments are words
+      (cd "$dir" && node team.mjs "$vdest/run-$i.otlp.json" $args </dev/null) || { echo "run.sh: $p ($name) run $i failed" >&2; exit 1; }
+    done
+  done <"$dir/variants"
 done
