@@ -30,7 +30,9 @@ import (
 //     callee's spans are missing; server_only: the caller's); an agent
 //     could not be named (spans without service.name); the wait for the
 //     trace ended at its maximum with awaited calls unanswered; the span
-//     store refused spans of the trace (Collection.RefusedSpans); received
+//     store refused spans of the trace (Collection.RefusedSpans); spans
+//     were cut off from the root when the wait ended, their parents
+//     missing (Collection.Detached); received
 //     spans outside the assessor's calls were set aside
 //     (Collection.SetAsideOutside); spans of an agent or GenAI namespace
 //     were read by no rule (Coverage.UnreadNamespaces: "14 spans carry
@@ -88,6 +90,10 @@ type Collection struct {
 	// Split, when set, says the trace holds only part of a conversation
 	// whose agents ran as separate root traces.
 	Split *SplitConversation
+	// Detached counts the spans cut off from the trace's root when the
+	// wait ended (tracestore.DetachedSpans): their parents were lost, or
+	// never came.
+	Detached int
 }
 
 // SplitConversation says a trace is a fragment of one conversation
@@ -187,6 +193,10 @@ func JudgeEvidence(trace *tracedata.TraceData, in Inputs) Evidence {
 			msg += " (" + strings.Join(c.Unanswered, ", ") + ")"
 		}
 		partial = append(partial, msg)
+	}
+	if c := in.Collection; c != nil && c.Detached > 0 {
+		partial = append(partial, fmt.Sprintf("%s cut off from the trace's root: spans between them and the root never arrived (lost, or never exported)",
+			evidencePlural(c.Detached, "span", "spans")))
 	}
 	if c := in.Collection; c != nil && c.RefusedSpans > 0 {
 		partial = append(partial, fmt.Sprintf("the span store refused %s of this trace (docs/span-admission.md)",

@@ -240,6 +240,18 @@ func TestEvidenceRefusedSpans(t *testing.T) {
 	}
 }
 
+// TestEvidenceDetached: spans cut off from the trace's root when the wait
+// ended (a collector that died holding the spans between them and the
+// root) make the trace partial, with the count.
+func TestEvidenceDetached(t *testing.T) {
+	res := evaluateEvidence(t, evidenceTrace(nil), Inputs{Collection: &Collection{Settled: false, MaxWaitMS: 60000, Detached: 2}})
+	ev := res.Evidence
+	if ev.Level != EvidencePartial || res.Label == LabelInsufficientEvidence ||
+		!slices.ContainsFunc(ev.Reasons, func(r string) bool { return strings.Contains(r, "2 spans cut off from the trace's root") }) {
+		t.Fatalf("evidence %+v, label %s: want partial, naming the 2 spans cut off", ev, res.Label)
+	}
+}
+
 // TestEvidenceSetAsideOutside: received spans set aside for lying outside
 // the assessor's calls make a whole-looking trace partial; forged ones
 // (counted elsewhere) do not enter Collection.

@@ -300,12 +300,17 @@ type tierCollector struct {
 	grpc      string // host:port of its OTLP/gRPC receiver
 	http      string // base URL of its OTLP/HTTP receiver
 	telemetry string // its Prometheus endpoint
+	// bin, args and env start it again on the same ports (restart).
+	bin  string
+	args []string
+	env  []string
 }
 
 // startCoordbenchCollector runs bin/otelcol on collector-coordbench.yaml on
 // loopback, its metrics and records to a new test backend, its spans to
-// traces (a backend that drops them).
-func startCoordbenchCollector(t *testing.T, name, bin, traces string) *tierCollector {
+// traces (a backend that drops them). Settings in extraEnv win over the
+// defaults below.
+func startCoordbenchCollector(t *testing.T, name, bin, traces string, extraEnv ...string) *tierCollector {
 	t.Helper()
 	c := &tierCollector{name: name, sink: &otlpSink{}}
 	srv := httptest.NewServer(c.sink)
@@ -343,8 +348,27 @@ service:
 		"COORDBENCH_METRICS_FLUSH=1s",
 		"OTELCOL_DEBUG_VERBOSITY=basic",
 	}
-	c.proc = startProcess(t, name, bin, []string{"--config", repoFile(t, coordbenchConfig), "--config", overlay}, env, "")
+	// os/exec keeps the last value of a variable given twice.
+	c.bin, c.env = bin, append(env, extraEnv...)
+	c.args = []string{"--config", repoFile(t, coordbenchConfig), "--config", overlay}
+	c.proc = startProcess(t, name, bin, c.args, c.env, "")
 	return c
+}
+
+// kill ends the collector with SIGKILL, as a crash or an OOM kill does:
+// whatever it held is lost.
+func (c *tierCollector) kill(t *testing.T) {
+	t.Helper()
+	if err := c.proc.cmd.Process.Kill(); err != nil {
+		t.Fatalf("kill %s: %v", c.name, err)
+	}
+	<-c.proc.done
+}
+
+// restart starts the collector again, on the same ports and backend.
+func (c *tierCollector) restart(t *testing.T) {
+	t.Helper()
+	c.proc = startProcess(t, c.name, c.bin, c.args, c.env, "")
 }
 
 func TestTwoTierCollectorsAssessEachTraceOnce(t *testing.T) {

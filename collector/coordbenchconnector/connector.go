@@ -92,10 +92,11 @@ type heldTrace struct {
 	first time.Time
 	last  time.Time
 	// checked is len(spans) when the evidence was last found lacking,
-	// and unanswered what it lacked then: a trace released with no span
-	// since (at max_wait, mostly) needs no second check.
+	// and unanswered and detached what it lacked then: a trace released
+	// with no span since (at max_wait, mostly) needs no second check.
 	checked    int
 	unanswered []tracestore.Call
+	detached   int
 	refused    int
 	elem       *list.Element
 }
@@ -360,13 +361,13 @@ func (c *core) due(now time.Time) []released {
 	var complete []candidate
 	for _, cand := range check {
 		ev := tracestore.CheckEvidence(cand.spans, c.await)
-		if ev.Root && len(ev.Unanswered) == 0 {
+		if ev.Whole() {
 			complete = append(complete, cand)
 			continue
 		}
 		c.mu.Lock()
 		if len(cand.h.spans) == len(cand.spans) {
-			cand.h.checked, cand.h.unanswered = len(cand.spans), ev.Unanswered
+			cand.h.checked, cand.h.unanswered, cand.h.detached = len(cand.spans), ev.Unanswered, ev.Detached
 		}
 		c.mu.Unlock()
 	}
@@ -402,8 +403,10 @@ func (c *core) assess(r released) {
 	}}
 	if r.completion != completionSettled {
 		if r.checked != len(r.spans) {
-			r.unanswered = tracestore.CheckEvidence(r.spans, c.await).Unanswered
+			ev := tracestore.CheckEvidence(r.spans, c.await)
+			r.unanswered, r.detached = ev.Unanswered, ev.Detached
 		}
+		in.Collection.Detached = r.detached
 		for _, u := range r.unanswered {
 			in.Collection.Unanswered = append(in.Collection.Unanswered, u.Caller+" -> "+u.Callee)
 		}

@@ -238,6 +238,30 @@ func TestSettleRuleAndMaxWait(t *testing.T) {
 	}
 }
 
+// A trace that lost a span between its root and a call (a second-tier
+// collector killed holding it, stack/tier_death_test.go) is not settled
+// though its root is held and its call answered: it waits max_wait for the
+// missing parent, and its record says what is missing.
+func TestDetachedSpansKeepATraceUnsettled(t *testing.T) {
+	cfg := testConfig()
+	cfg.MaxWait = 3 * time.Second
+	p := newPipeline(t, cfg)
+	cut := agentTrace(4, true)
+	// The invoke_agent span's parent was the agent's step, lost.
+	cut.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(1).SetParentSpanID(pcommon.SpanID{4, 9})
+	p.send(cut)
+	rec := p.waitRecords(1)[0]
+	if c := attr(rec, attrCompletion); c != completionMaxWait {
+		t.Fatalf("cut trace: completion %q, want max_wait", c)
+	}
+	tr := taskOf(t, rec)
+	g := graphOf(&tr)
+	if g.Evidence == nil || g.Evidence.Level == evals.EvidenceComplete ||
+		!strings.Contains(strings.Join(g.Evidence.Reasons, "; "), "1 span cut off from the trace's root") {
+		t.Fatalf("cut trace: evidence %+v, want partial naming the span cut off", g.Evidence)
+	}
+}
+
 // Over max_traces the oldest trace is assessed at once: every trace is
 // still assessed exactly once, evictions are counted and each evicted
 // record says so. Spans of an assessed trace are late, not a second

@@ -325,16 +325,27 @@ func splitAddress(addr string) (host, port string) {
 type Evidence struct {
 	// Root is true when some span has no parent.
 	Root bool
+	// Detached counts the spans cut off from the trace's root
+	// (DetachedSpans): a trace that has any is not whole.
+	Detached int
 	// Awaited counts the calls a awaits; Unanswered lists those no span of
 	// the callee answers.
 	Awaited    int
 	Unanswered []Call
 }
 
+// Whole tells whether the evidence shows the trace whole by the settle
+// rule: its root held, no span cut off from it, every awaited call
+// answered. (The quiet part is the caller's.)
+func (ev Evidence) Whole() bool {
+	return ev.Root && ev.Detached == 0 && len(ev.Unanswered) == 0
+}
+
 // CheckEvidence applies the settle rule's evidence part to spans (one
-// trace's): is the root held, and which awaited calls are unanswered. The
-// quiet part is the caller's: it knows when spans arrived. It is linear
-// in the spans; a nil a awaits nothing.
+// trace's): is the root held, is every span attached to it
+// (DetachedSpans), and which awaited calls are unanswered. The quiet part
+// is the caller's: it knows when spans arrived. It is linear in the spans;
+// a nil a awaits nothing.
 func CheckEvidence(spans []otelmap.Span, a *Await) Evidence {
 	var ev Evidence
 	for i := range spans {
@@ -343,11 +354,72 @@ func CheckEvidence(spans []otelmap.Span, a *Await) Evidence {
 			break
 		}
 	}
+	ev.Detached = DetachedSpans(spans)
 	if rule := a.compile(); rule != nil {
 		c := rule.check(spans)
 		ev.Awaited, ev.Unanswered = c.awaited, c.unanswered
 	}
 	return ev
+}
+
+// DetachedSpans counts the spans of one trace cut off from its root: spans
+// whose parent is not among spans, other than the trace's top. Every span a
+// process exports names its parent, and the parent is exported by the same
+// process (a local parent) or by the caller that sent the context (a
+// remote one), so the spans of a trace received whole form one tree, and a
+// span whose parent is missing says spans between it and the root were
+// lost, or are still on their way (a parent ends after its children, and
+// is exported after them). The tops a whole trace may have:
+//
+//   - the root, a span without a parent; a second one is detached (two
+//     roots are not one tree);
+//   - where no root is held, the trace began in a caller that exports
+//     nothing (a browser, a gateway, an SDK with tracing off): its entry
+//     spans, SERVER or CONSUMER, whose parent is that caller's span, are
+//     the tops, however many calls it made. A span of another kind whose
+//     parent is missing had a local parent, which its process did export
+//     or did not create: it is detached.
+//
+// With a root held, an entry span whose parent is missing is detached: the
+// trace began here, so its caller's span (a CLIENT span of a process that
+// exports) was lost. A trace whose root was lost and which started with one
+// call into a SERVER span reads as one begun by a caller that exports
+// nothing; the settle rule, which waits for a root, does not take it as
+// settled. Leaves (spans no other span names as its parent) lost leave no
+// mark here, but for the answers of awaited calls (Await).
+func DetachedSpans(spans []otelmap.Span) int {
+	held := make(map[trace.SpanID]struct{}, len(spans))
+	rooted := false
+	for i := range spans {
+		held[spans[i].SpanID] = struct{}{}
+		if !spans[i].ParentSpanID.IsValid() {
+			rooted = true
+		}
+	}
+	detached, roots := 0, 0
+	for i := range spans {
+		p := spans[i].ParentSpanID
+		switch {
+		case !p.IsValid():
+			if roots++; roots > 1 {
+				detached++
+			}
+		case p == spans[i].SpanID:
+			detached++ // its own parent: attached to nothing
+		default:
+			if _, ok := held[p]; ok {
+				continue
+			}
+			if rooted || !isEntryKind(spans[i].Kind) {
+				detached++
+			}
+		}
+	}
+	return detached
+}
+
+func isEntryKind(k trace.SpanKind) bool {
+	return k == trace.SpanKindServer || k == trace.SpanKindConsumer
 }
 
 // callCheck is the state of a trace's awaited calls.

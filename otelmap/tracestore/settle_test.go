@@ -363,3 +363,81 @@ func TestCheckEvidenceUnansweredOrder(t *testing.T) {
 		t.Fatalf("spans in another order, another list:\n%+v\n%+v", got.Unanswered, again.Unanswered)
 	}
 }
+
+// detachedTrace is one trace whole: the assessor's task (1) calls the
+// coordinator (2 -> SERVER 10), whose agent step (12) runs a tool (13)
+// and calls the reviewer (11 -> SERVER 20), who calls a model (21).
+func detachedTrace() []otelmap.Span {
+	agentCall := func(name string) []attribute.KeyValue {
+		return []attribute.KeyValue{otelmap.AttrGenAIOperationName.String(otelmap.OpInvokeAgent), otelmap.AttrGenAIAgentName.String(name)}
+	}
+	return []otelmap.Span{
+		settleSpan(1, 0, trace.SpanKindInternal, settleAssessorRes, otelmap.SourceOTLP),
+		settleSpan(2, 1, trace.SpanKindClient, settleAssessorRes, otelmap.SourceOTLP, agentCall("coordinator")...),
+		settleSpan(10, 2, trace.SpanKindServer, settleCoordRes, otelmap.SourceOTLP),
+		settleSpan(12, 10, trace.SpanKindInternal, settleCoordRes, otelmap.SourceOTLP),
+		settleSpan(13, 12, trace.SpanKindInternal, settleCoordRes, otelmap.SourceOTLP),
+		settleSpan(11, 12, trace.SpanKindClient, settleCoordRes, otelmap.SourceOTLP, agentCall("reviewer")...),
+		settleSpan(20, 11, trace.SpanKindServer, settleReviewerRes, otelmap.SourceOTLP),
+		settleSpan(21, 20, trace.SpanKindInternal, settleReviewerRes, otelmap.SourceOTLP),
+	}
+}
+
+// without is spans less those with the given ids.
+func without(spans []otelmap.Span, ids ...byte) []otelmap.Span {
+	return slices.DeleteFunc(spans, func(s otelmap.Span) bool { return slices.Contains(ids, s.SpanID[0]) })
+}
+
+// TestCheckEvidenceDetached: a trace that lost spans inside it is not
+// whole, though its root is held and every call that survived is
+// answered (the two-tier collector test found it: a collector killed
+// holding part of a trace); a trace begun by a caller that exports nothing
+// is not cut. Each case is the trace above with spans lost (or added).
+func TestCheckEvidenceDetached(t *testing.T) {
+	all := &Await{Calls: assemble.CallRule(nil), AllAgents: true}
+	selfParent := settleSpan(30, 30, trace.SpanKindInternal, settleCoordRes, otelmap.SourceOTLP)
+	secondRoot := settleSpan(31, 0, trace.SpanKindInternal, settleCoordRes, otelmap.SourceOTLP)
+	browserCall := func(id, parent byte, kind trace.SpanKind) otelmap.Span {
+		return settleSpan(id, parent, kind, settleCoordRes, otelmap.SourceOTLP)
+	}
+	for _, tc := range []struct {
+		name       string
+		spans      []otelmap.Span
+		detached   int
+		unanswered int
+		root       bool
+	}{
+		{"whole", detachedTrace(), 0, 0, true},
+		// The class found: spans in the middle lost, the root and both
+		// calls' sides held.
+		{"the coordinator's agent step lost: its tool and its call to the reviewer cut off", without(detachedTrace(), 12), 2, 0, true},
+		{"the root lost", without(detachedTrace(), 1), 1, 0, false},
+		{"a client span lost, its server span held", without(detachedTrace(), 11), 1, 0, true},
+		{"a server span lost, its client span and its children held", without(detachedTrace(), 20), 1, 1, true},
+		{"a server span lost with its subtree", without(detachedTrace(), 20, 21), 0, 1, true},
+		{"a whole process's subtree lost", without(detachedTrace(), 10, 12, 13, 11, 20, 21), 0, 1, true},
+		{"a subtree's top lost, the rest held", without(detachedTrace(), 10), 1, 1, true},
+		{"two roots", append(detachedTrace(), secondRoot), 1, 0, true},
+		{"a span its own parent", append(detachedTrace(), selfParent), 1, 0, true},
+		// Not cut: begun by a caller that exports nothing (a browser): its
+		// calls' SERVER or CONSUMER spans are the tops.
+		{"begun by a browser that exports nothing", without(detachedTrace(), 1, 2), 0, 0, false},
+		{"a browser's two calls, under two of its spans", append(without(detachedTrace(), 1, 2), browserCall(40, 41, trace.SpanKindServer)), 0, 0, false},
+		{"a message from a producer that exports nothing", append(without(detachedTrace(), 1, 2, 10, 12, 13, 11), browserCall(42, 43, trace.SpanKindConsumer)), 0, 0, false},
+		{"begun by a browser, then an INTERNAL span's parent lost", append(without(detachedTrace(), 1, 2), browserCall(44, 45, trace.SpanKindInternal)), 1, 0, false},
+		// The limit: a lost leaf, or a lost CLIENT span whose callee
+		// exports nothing, leaves no mark in the spans that remain.
+		{"a leaf lost (the limit)", without(detachedTrace(), 21), 0, 0, true},
+		{"another leaf lost (the limit)", without(detachedTrace(), 13), 0, 0, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ev := CheckEvidence(tc.spans, all)
+			if ev.Detached != tc.detached || len(ev.Unanswered) != tc.unanswered || ev.Root != tc.root {
+				t.Fatalf("got detached %d, unanswered %v, root %v; want %d, %d, %v", ev.Detached, ev.Unanswered, ev.Root, tc.detached, tc.unanswered, tc.root)
+			}
+			if want := tc.root && tc.detached == 0 && tc.unanswered == 0; ev.Whole() != want {
+				t.Fatalf("Whole() = %v, want %v", ev.Whole(), want)
+			}
+		})
+	}
+}
