@@ -117,12 +117,18 @@ func (opts OfflineOptions) registry() *evals.Registry {
 type assembledTrace struct {
 	td    *tracedata.TraceData
 	convs []string
+	// detached counts the spans cut off from the trace's root
+	// (tracestore.DetachedSpans): a trace at rest can have lost spans on
+	// their way (a collector that died, a dropped export) as one in a
+	// Collector can, and says so the same way.
+	detached int
 }
 
 func (opts OfflineOptions) assembleTrace(id trace.TraceID, spans []otelmap.Span) assembledTrace {
 	return assembledTrace{
-		td:    assemble.TraceWith(id, spans, assemble.Options{Conventions: opts.Conventions}),
-		convs: conversationsOf(spans),
+		td:       assemble.TraceWith(id, spans, assemble.Options{Conventions: opts.Conventions}),
+		convs:    conversationsOf(spans),
+		detached: tracestore.DetachedSpans(spans),
 	}
 }
 
@@ -132,8 +138,9 @@ func (opts OfflineOptions) assembleTrace(id trace.TraceID, spans []otelmap.Span)
 func (opts OfflineOptions) evaluateTraces(ctx context.Context, registry *evals.Registry, traces []assembledTrace, workers int) ([]report.TaskResult, error) {
 	tds := make([]*tracedata.TraceData, len(traces))
 	convs := make([][]string, len(traces))
+	detached := make([]int, len(traces))
 	for k, t := range traces {
-		tds[k], convs[k] = t.td, t.convs
+		tds[k], convs[k], detached[k] = t.td, t.convs, t.detached
 	}
 	split := splitConversations(tds, convs)
 	tasks := make([]report.TaskResult, len(traces))
@@ -143,8 +150,8 @@ func (opts OfflineOptions) evaluateTraces(ctx context.Context, registry *evals.R
 		wg.Go(func() {
 			for k := range next {
 				in := evals.Inputs{Config: opts.Config}
-				if s := split[k]; s != nil {
-					in.Collection = &evals.Collection{Settled: true, Split: s}
+				if s, d := split[k], detached[k]; s != nil || d > 0 {
+					in.Collection = &evals.Collection{Settled: true, Split: s, Detached: d}
 				}
 				tasks[k] = report.NewTaskResult(tds[k], registry.Run(ctx, tds[k], in, opts.Observe))
 			}
