@@ -12,6 +12,13 @@
 //
 // Every model call is a Chat Completions request by fetch to the fake
 // model, which is not traced (a remote API, as a real provider would be).
+//
+// `node team.mjs CAPTURE shared-ports` (or `shared-paths`) hosts the two
+// specialists in one process (service.name specialists), each on a port of
+// its own or mounted under /researcher and /writer of one port: the same
+// team, as a user who runs several A2A agents in one Node service deploys
+// it (captures-shared-ports/, captures-shared-paths/; read by
+// TestA2AHostedTogether, not re-run by run.sh).
 import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { randomUUID } from "node:crypto";
@@ -61,18 +68,18 @@ export const script = [
   },
 ];
 
-/** Starts one agent process and returns it with its base URL. */
-async function startAgent(role, env = {}) {
-  const child = spawn(process.execPath, ["--import", "./telemetry.mjs", "agent.mjs", role], {
+/** Starts one process hosting roles and returns it with their base URLs. */
+async function startAgents(roles, service, layout, env = {}) {
+  const child = spawn(process.execPath, ["--import", "./telemetry.mjs", "agent.mjs", roles.join(","), layout], {
     cwd: new URL(".", import.meta.url).pathname,
     stdio: ["ignore", "pipe", "inherit"],
-    env: { ...process.env, OTEL_SERVICE_NAME: role, ...env },
+    env: { ...process.env, OTEL_SERVICE_NAME: service, ...env },
   });
   const [line] = await Promise.race([
     once(child.stdout, "data"),
-    once(child, "exit").then(([code]) => { throw new Error(`agent ${role} exited (${code}) before listening`); }),
+    once(child, "exit").then(([code]) => { throw new Error(`${service} exited (${code}) before listening`); }),
   ]);
-  return { child, url: String(line).trim(), role };
+  return { child, urls: JSON.parse(String(line)), role: service };
 }
 
 async function stop(agent) {
@@ -84,12 +91,25 @@ async function stop(agent) {
 
 await live({
   script,
-  async team() {
-    const researcher = await startAgent("researcher");
-    const writer = await startAgent("writer");
-    const coordinator = await startAgent("coordinator", { RESEARCHER_URL: researcher.url, WRITER_URL: writer.url });
+  async team({ args }) {
+    const mode = args[0] ?? "separate";
+    const procs = [];
+    let urls = {};
+    if (mode === "separate") {
+      for (const role of ["researcher", "writer"]) {
+        procs.push(await startAgents([role], role, "ports"));
+        Object.assign(urls, procs.at(-1).urls);
+      }
+    } else if (mode === "shared-ports" || mode === "shared-paths") {
+      procs.push(await startAgents(["researcher", "writer"], "specialists", mode.slice("shared-".length)));
+      urls = procs[0].urls;
+    } else {
+      throw new Error(`team.mjs: unknown mode ${mode}`);
+    }
+    const coordinator = await startAgents(["coordinator"], "coordinator", "ports", { RESEARCHER_URL: urls.researcher, WRITER_URL: urls.writer });
+    procs.unshift(coordinator);
     try {
-      const client = await new ClientFactory().createFromUrl(coordinator.url);
+      const client = await new ClientFactory().createFromUrl(coordinator.urls.coordinator);
       const answer = await client.sendMessage({
         tenant: "",
         message: {
@@ -103,7 +123,7 @@ await live({
       if (!text.includes("Longformer (2020)")) throw new Error(`unexpected answer: ${JSON.stringify(answer)}`);
     } finally {
       // Coordinator first: its spans end last. Each shutdown flushes its batch.
-      for (const a of [coordinator, researcher, writer]) await stop(a);
+      for (const p of procs) await stop(p);
     }
   },
 });
