@@ -74,7 +74,9 @@ func renamed(keys map[string]string) func([]attribute.KeyValue) []attribute.KeyV
 	}
 }
 
-func evidenceOf(td *tracedata.TraceData) evals.Evidence { return evals.JudgeEvidence(td, evals.Inputs{}) }
+func evidenceOf(td *tracedata.TraceData) evals.Evidence {
+	return evals.JudgeEvidence(td, evals.Inputs{})
+}
 
 // TestA2AServicesHostingSeveralAgents attacks the rule that a process whose
 // spans name no agent is one agent, its service.name (identity.go), and the
