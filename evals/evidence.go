@@ -180,6 +180,14 @@ func JudgeEvidence(trace *tracedata.TraceData, in Inputs) Evidence {
 	if n := trace.Coverage.UnwiredAgents; n > 0 {
 		partial = append(partial, fmt.Sprintf("%d agents ran beside each other under an orchestration and no span says who passed control to whom: the graph lacks those edges", n))
 	}
+	// A service hosting several agents that no span names (Coverage.
+	// SharedServices): they are one node in the graph, whose shape is then
+	// not the team's.
+	for _, svc := range slices.Sorted(maps.Keys(trace.Coverage.SharedServices)) {
+		insufficient = append(insufficient, fmt.Sprintf(
+			"service %q hosts several agents (endpoints %s) that no span names: the graph merges them into one node, so its shape is not the team's",
+			svc, strings.Join(trace.Coverage.SharedServices[svc], ", ")))
+	}
 	if trace.Coverage.NoEvidence {
 		insufficient = append(insufficient, "the trace shows no interaction that could be read: no evidence of coordination either way")
 	}

@@ -203,6 +203,13 @@ type Coverage struct {
 	// trace with any is never complete evidence. A warning names each
 	// orchestration.
 	UnwiredAgents int `json:"unwired_agents,omitempty"`
+	// SharedServices lists, by service.name, the endpoints of each process
+	// that names no agent on its spans (its service.name is its agent) yet
+	// received calls at several local ports or served A2A agent cards from
+	// several bases: it hosts several agents, which the graph merges into
+	// one. A trace with any is no evidence of the team's structure. A
+	// warning names each. Absent when there are none.
+	SharedServices map[string][]string `json:"shared_services,omitempty"`
 	// Spans counts the spans the trace was built from, by the road they came:
 	// "in_process", "otlp", "extension".
 	Spans         int            `json:"spans"`

@@ -295,6 +295,9 @@ func (a *assembler) buildEvidence(td *tracedata.TraceData) {
 	var wiring []string
 	cov.UnwiredAgents, wiring = a.unwiredAgents()
 	cov.Warnings = append(cov.Warnings, wiring...)
+	var shared []string
+	cov.SharedServices, shared = a.sharedServices()
+	cov.Warnings = append(cov.Warnings, shared...)
 	if cov.Interactions == 0 {
 		real, named := false, false
 		for _, ag := range td.Agents {

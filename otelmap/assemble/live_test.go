@@ -62,6 +62,15 @@ type liveTruth struct {
 	// InsufficientEvidence, when set, says why the capture cannot show the
 	// team: every trace must then be labelled insufficient_evidence.
 	InsufficientEvidence string `json:"insufficient_evidence"`
+	// NoTeamTraces, when set, says how many traces of a run show no team
+	// and why (a card fetch by an untraced caller, made outside its
+	// message, is a trace of its own): exactly that many traces must be
+	// labelled insufficient_evidence, and every other one must show the
+	// team.
+	NoTeamTraces *struct {
+		Count  int    `json:"count"`
+		Reason string `json:"reason"`
+	} `json:"no_team_traces"`
 	// KnownMisread is a reason (the whole program) or an object of reasons
 	// by run ("run-2"): coordbench misreads it today (FINDINGS.md).
 	KnownMisread json.RawMessage `json:"known_misread"`
@@ -201,6 +210,9 @@ func loadLiveTruth(t *testing.T, dir string) *liveTruth {
 	}
 	if lt.InsufficientEvidence == "" && len(lt.Agents) == 0 {
 		t.Fatalf("truth.json names no agents and does not expect insufficient_evidence")
+	}
+	if nt := lt.NoTeamTraces; nt != nil && (nt.Count < 1 || nt.Reason == "" || lt.InsufficientEvidence != "") {
+		t.Fatalf("truth.json: no_team_traces needs a count of at least 1 and a reason, and contradicts insufficient_evidence")
 	}
 	for _, in := range lt.Interactions {
 		if in.Count < 1 {
@@ -364,10 +376,22 @@ func assessLiveRun(t *testing.T, path string, truth *liveTruth) (problems []stri
 			problems = append(problems, fmt.Sprintf("%s counted %d errors; nothing in the run failed (false error)", what, errored[what]))
 		}
 	}
+	noTeam := 0
+	if truth.NoTeamTraces != nil {
+		noTeam = truth.NoTeamTraces.Count
+	}
+	insufficient := 0
 	for i, label := range labels {
-		if label == evals.LabelInsufficientEvidence || label == "" {
+		switch {
+		case label == evals.LabelInsufficientEvidence && insufficient < noTeam:
+			insufficient++
+		case label == evals.LabelInsufficientEvidence || label == "":
 			problems = append(problems, fmt.Sprintf("trace %d is labelled %q with evidence %q: the capture shows the team", i+1, label, levels[i]))
 		}
+	}
+	if insufficient < noTeam {
+		problems = append(problems, fmt.Sprintf("%d traces labelled insufficient_evidence, want %d that show no team (%s)",
+			insufficient, noTeam, truth.NoTeamTraces.Reason))
 	}
 	return problems, summary
 }

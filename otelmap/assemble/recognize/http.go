@@ -1,9 +1,11 @@
 package recognize
 
 import (
+	"net/url"
 	"strings"
 
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/coordbench/coordbench/otelmap"
 )
@@ -60,4 +62,48 @@ func (r *Reading) readHTTPName(sp *otelmap.Span) {
 		r.claim(famHTTP)
 		r.notCall = true
 	}
+}
+
+// Listener is where an HTTP server span was received: the local port
+// (server.port, or the older net.host.port; 0 when neither is recorded)
+// and, for an agent-card fetch, the card's base path (what precedes
+// /.well-known/ in its path or route: "" for a card at the root,
+// "/researcher" for one mounted under it).
+type Listener struct {
+	Port     int64
+	Card     bool
+	CardBase string
+}
+
+// ServerListener reads the listener of a SERVER span from its HTTP
+// attributes; ok is false when the span is no SERVER span or records
+// neither a port nor an agent-card path.
+func ServerListener(sp *otelmap.Span) (l Listener, ok bool) {
+	if sp.Kind != trace.SpanKindServer {
+		return l, false
+	}
+	for i := range sp.Attrs {
+		kv := &sp.Attrs[i]
+		switch kv.Key {
+		case "server.port", "net.host.port":
+			if kv.Value.Type() == attribute.INT64 && l.Port == 0 {
+				l.Port = kv.Value.AsInt64()
+			}
+		case "url.path", "http.target", "http.route", "url.full", "http.url":
+			s := quiet(kv)
+			if !l.Card && isAgentCardPath(s) {
+				l.Card = true
+				base := s[:strings.Index(s, "/.well-known/")]
+				if u, err := url.Parse(base); err == nil && u.Host != "" {
+					base = u.Path // a full URL: its path only
+				}
+				l.CardBase = strings.TrimSuffix(base, "/")
+			}
+		}
+	}
+	if !l.Card && strings.HasPrefix(sp.Name, "GET ") && isAgentCardPath(sp.Name) {
+		l.Card = true
+		l.CardBase = strings.TrimSuffix(sp.Name[len("GET "):strings.Index(sp.Name, "/.well-known/")], "/")
+	}
+	return l, l.Port != 0 || l.Card
 }
