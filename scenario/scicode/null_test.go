@@ -145,3 +145,100 @@ func TestNullTrajectoriesFail78_2(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// TestUncheckedPassSaysSo: where the split has no reference code (the test
+// split), a pass that rests on 78.2's property cases cannot be checked and
+// says so: the verdict lists the cases, and the step's result carries
+// property_check "unchecked".
+func TestUncheckedPassSaysSo(t *testing.T) {
+	s := newForTest(t, sandbox.Options{})
+	split, _ := s.Split(scicode.SplitValidation)
+	orig, _ := split.Problem("78")
+	p := *orig
+	p.Steps = slices.Clone(orig.Steps)
+	for i := range p.Steps {
+		p.Steps[i].Reference = ""
+	}
+	k := slices.IndexFunc(p.Steps, func(st scicode.Step) bool { return st.Number == "78.2" })
+	req := referenceRequest(split, orig, k, rk4Variant(nullTrajectories["zeros"]))
+	req.Problem = &p
+	v, err := s.Test(t.Context(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !v.Passed || v.ReferenceChecked || !slices.Equal(v.Unchecked, []int{1, 2, 3}) {
+		t.Errorf("zeros on 78.2 without a reference: passed %v (%s), reference checked %v, unchecked %v; want a pass with cases 1-3 unchecked",
+			v.Passed, v.Detail, v.ReferenceChecked, v.Unchecked)
+	}
+	// A step whose cases all meet real targets has nothing unchecked.
+	p1, _ := split.Problem("1")
+	v, err = s.Test(t.Context(), referenceRequest(split, p1, 0, p1.Steps[0].Reference))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !v.Passed || v.ReferenceChecked || len(v.Unchecked) > 0 {
+		t.Errorf("1.1's reference: passed %v, reference checked %v, unchecked %v", v.Passed, v.ReferenceChecked, v.Unchecked)
+	}
+}
+
+// structuredNulls return, once per name of the return line, a value of an
+// input's structure that computes nothing: zeros, ones or noise shaped like
+// the first array the function is handed, or that array itself.
+var structuredNulls = map[string]string{
+	"zeros like the input": "__np.zeros_like(__x, dtype=float)",
+	"ones like the input":  "__np.ones_like(__x, dtype=float)",
+	"the input echoed":     "__x",
+	"noise like the input": "__np.random.default_rng(0).standard_normal(__np.shape(__x))",
+}
+
+func structuredNull(step *scicode.Step, expr string) string {
+	n := 1
+	if m := returnNames.FindStringSubmatch(strings.TrimSpace(step.ReturnLine)); m != nil {
+		n = len(strings.Split(m[1], ","))
+	}
+	vals := make([]string, n)
+	for i := range vals {
+		vals[i] = expr
+	}
+	return "import numpy as __np\n" + strings.TrimRight(step.FunctionHeader, "\n") + "\n" +
+		"    __in = [v for v in list(locals().values()) if isinstance(v, __np.ndarray)]\n" +
+		"    __x = __in[0] if __in else __np.zeros(3)\n" +
+		"    return " + strings.Join(vals, ", ") + "\n"
+}
+
+// TestStructuredNullsCensus runs answers that compute nothing but have
+// the input's structure through every validation step: none passes a step,
+// and the cases they satisfy are logged (the census of undiscriminating
+// cases in docs/scicode.md).
+func TestStructuredNullsCensus(t *testing.T) {
+	s := newForTest(t, sandbox.Options{})
+	split, _ := s.Split(scicode.SplitValidation)
+	var mu sync.Mutex
+	sem := make(chan struct{}, 2)
+	var wg sync.WaitGroup
+	for _, p := range split.Problems {
+		for k := range p.Steps {
+			for name, expr := range structuredNulls {
+				wg.Go(func() {
+					sem <- struct{}{}
+					defer func() { <-sem }()
+					step := &p.Steps[k]
+					v, err := s.Test(t.Context(), referenceRequest(split, p, k, structuredNull(step, expr)))
+					mu.Lock()
+					defer mu.Unlock()
+					switch {
+					case err != nil:
+						t.Errorf("step %s (%s): %v", step.Number, name, err)
+					case v.Passed:
+						t.Errorf("step %s passes with %s (property check %v, unchecked %v)", step.Number, name, v.ReferenceChecked, v.Unchecked)
+					case v.Reason == scicode.ReasonRunner:
+						t.Errorf("step %s (%s): runner_error", step.Number, name)
+					case len(v.CasesHeld) > 0:
+						t.Logf("census: step %s, %s: cases %v of %d hold; the step: %s (%s)", step.Number, name, v.CasesHeld, len(step.TestCases), v.Reason, v.Detail)
+					}
+				})
+			}
+		}
+	}
+	wg.Wait()
+}
