@@ -40,7 +40,7 @@ import (
 // (the harness and the scicode package), py/coordbench_judge.py and
 // py/judge_*.py the judge.
 //
-//go:embed py/coordbench_judge.py py/judge_names.py py/judge_pass.py py/judge_records.py py/judge_strict.py py/lib/coordbench_harness.py py/lib/scicode/__init__.py py/lib/scicode/compare/__init__.py py/lib/scicode/compare/cmp.py py/judge_targets.py
+//go:embed py/coordbench_judge.py py/judge_names.py py/judge_null.py py/judge_pass.py py/judge_records.py py/judge_strict.py py/lib/coordbench_harness.py py/lib/scicode/__init__.py py/lib/scicode/compare/__init__.py py/lib/scicode/compare/cmp.py py/judge_targets.py
 var pyFS embed.FS
 
 // sandboxLib is the tree put on the sandbox's PYTHONPATH.
@@ -121,6 +121,14 @@ type plannedCase struct {
 	} `json:"assertions"`
 }
 
+// stepPlan is a step's test cases as the sandbox runs them, and which of
+// them are property cases: their assertions meet no target but booleans,
+// and their calls into the solver's code are observed (judge_null.py).
+type stepPlan struct {
+	Cases    []plannedCase
+	Property []int
+}
+
 // judgement is the judge's answer for one run.
 type judgement struct {
 	Passed  bool `json:"passed"`
@@ -132,6 +140,12 @@ type judgement struct {
 		Traceback string `json:"traceback"`
 	} `json:"failure"`
 	Malformed string `json:"malformed"`
+	// Unchecked are the property cases of a passing run whose values
+	// could not be compared with a reference run's.
+	Unchecked []int `json:"unchecked"`
+	// Held are the cases that ran to their end with every assertion
+	// holding, whatever the step's verdict.
+	Held []int `json:"held"`
 	// CPUMS is the judge's CPU time for this run; PeakRSSKiB the judge
 	// process's peak resident memory so far.
 	CPUMS      float64 `json:"cpu_ms"`
@@ -144,26 +158,32 @@ type judgeReply struct {
 }
 
 // plan rewrites a step's test cases; an error names a form that cannot be
-// rewritten.
-func (j *judge) plan(ctx context.Context, p *Problem, step *Step) ([]plannedCase, error) {
+// rewritten. targets (the HDF5 file, or "") tells which cases meet only
+// boolean targets; without it only the cases that name no target are
+// property cases.
+func (j *judge) plan(ctx context.Context, p *Problem, step *Step, targets string) (*stepPlan, error) {
 	var resp struct {
 		judgeReply
-		Cases []plannedCase `json:"cases"`
+		Cases    []plannedCase `json:"cases"`
+		Property []int         `json:"property_cases"`
 	}
-	req := map[string]any{"op": "plan", "step": step.Number, "dependencies": p.Dependencies, "cases": step.TestCases}
+	req := map[string]any{"op": "plan", "step": step.Number, "dependencies": p.Dependencies, "cases": step.TestCases,
+		"targets": targets}
 	if err := j.call(ctx, req, nil, &resp); err != nil {
 		return nil, err
 	}
 	if !resp.OK {
 		return nil, fmt.Errorf("the test cases of step %s cannot be checked outside the sandbox: %s", step.Number, resp.Error)
 	}
-	return resp.Cases, nil
+	return &stepPlan{Cases: resp.Cases, Property: resp.Property}, nil
 }
 
-// judge compares a run's records with the step's targets.
-func (j *judge) judge(ctx context.Context, p *Problem, step *Step, targets string, plan []plannedCase, records []byte) (*judgement, error) {
-	sources := make([]string, len(plan))
-	for i, c := range plan {
+// judge compares a run's records with the step's targets; with reference
+// (the reference code's records on the same plan, not nil) the property
+// cases' values are also compared with the reference's.
+func (j *judge) judge(ctx context.Context, p *Problem, step *Step, targets string, plan *stepPlan, records, reference []byte) (*judgement, error) {
+	sources := make([]string, len(plan.Cases))
+	for i, c := range plan.Cases {
 		sources[i] = c.Source
 	}
 	var resp struct {
@@ -171,8 +191,12 @@ func (j *judge) judge(ctx context.Context, p *Problem, step *Step, targets strin
 		judgement
 	}
 	req := map[string]any{"op": "judge", "step": step.Number, "dependencies": p.Dependencies, "cases": step.TestCases,
-		"targets": targets, "plan_sources": sources}
-	if err := j.call(ctx, req, records, &resp); err != nil {
+		"targets": targets, "plan_sources": sources, "observe": plan.Property, "reference": reference != nil}
+	payload := [][]byte{records}
+	if reference != nil {
+		payload = append(payload, reference)
+	}
+	if err := j.call(ctx, req, payload, &resp); err != nil {
 		return nil, err
 	}
 	if !resp.OK {
@@ -181,10 +205,11 @@ func (j *judge) judge(ctx context.Context, p *Problem, step *Step, targets strin
 	return &resp.judgement, nil
 }
 
-// call sends one request (with records for "judge") to a process of its
-// own and reads the answer. It waits for a free process at most until ctx
+// call sends one request (with its payload, each part length-prefixed:
+// the records for "judge", then the reference's) to a process of its own
+// and reads the answer. It waits for a free process at most until ctx
 // ends; a process that fails or runs past judgeTimeout is killed.
-func (j *judge) call(ctx context.Context, req map[string]any, records []byte, resp any) error {
+func (j *judge) call(ctx context.Context, req map[string]any, payload [][]byte, resp any) error {
 	select {
 	case j.slots <- struct{}{}:
 	case <-ctx.Done():
@@ -198,7 +223,7 @@ func (j *judge) call(ctx context.Context, req map[string]any, records []byte, re
 	tctx, cancel := context.WithTimeoutCause(ctx, judgeTimeout, errJudgeTime)
 	defer cancel()
 	answered := make(chan error, 1)
-	go func() { answered <- exchange(p, req, records, resp) }()
+	go func() { answered <- exchange(p, req, payload, resp) }()
 	select {
 	case err = <-answered:
 	case <-tctx.Done():
@@ -217,7 +242,7 @@ func (j *judge) call(ctx context.Context, req map[string]any, records []byte, re
 	return nil
 }
 
-func exchange(p *judgeProc, req map[string]any, records []byte, resp any) error {
+func exchange(p *judgeProc, req map[string]any, payload [][]byte, resp any) error {
 	body, err := json.Marshal(req)
 	if err != nil {
 		return fmt.Errorf("judge: %w", err)
@@ -225,9 +250,9 @@ func exchange(p *judgeProc, req map[string]any, records []byte, resp any) error 
 	var frame bytes.Buffer
 	_ = binary.Write(&frame, binary.BigEndian, uint32(len(body)))
 	frame.Write(body)
-	if req["op"] == "judge" {
-		_ = binary.Write(&frame, binary.BigEndian, uint64(len(records)))
-		frame.Write(records)
+	for _, part := range payload {
+		_ = binary.Write(&frame, binary.BigEndian, uint64(len(part)))
+		frame.Write(part)
 	}
 	if _, err := p.in.Write(frame.Bytes()); err != nil {
 		return fmt.Errorf("%w: %v; %s", errJudgeDied, err, p.stderr.String())

@@ -46,13 +46,13 @@ func TestPlanEveryStep(t *testing.T) {
 				if !st.Scored() {
 					continue
 				}
-				plan, err := j.plan(ctx, p, st)
+				plan, err := j.plan(ctx, p, st, "")
 				if err != nil {
 					t.Errorf("%s: %v", file, err)
 					continue
 				}
 				steps++
-				for _, c := range plan {
+				for _, c := range plan.Cases {
 					cases++
 					if names.MatchString(c.Source) {
 						t.Errorf("%s step %s %s: the sandbox's copy names the target:\n%s", file, st.Number, c.Filename, c.Source)

@@ -216,6 +216,7 @@ func (w *walker) attempt(ctx context.Context, st *openStep, code, source string)
 	run := res.Run
 	a.TestMS, a.CPUMS, a.ExitCode, a.Signal, a.OutputBytes = run.DurationMS, run.CPUMS, run.ExitCode, run.Signal, run.OutputBytes
 	a.JudgeMS = res.JudgeMS
+	a.PropertyCheck, a.UncheckedCases = propertyCheck(res), res.Unchecked
 	return a, res
 }
 
@@ -226,6 +227,7 @@ func (w *walker) record(st *openStep, a Attempt, res *Verdict) {
 		r.TestMS = round(r.TestMS+res.Run.DurationMS+res.JudgeMS, 3)
 		if res.Passed {
 			r.Passed = true
+			r.PropertyCheck, r.UncheckedCases = a.PropertyCheck, a.UncheckedCases
 		}
 	}
 	r.Attempts = append(r.Attempts, a)

@@ -73,7 +73,13 @@ type Scenario struct {
 	log     *slog.Logger
 
 	plansMu sync.Mutex
-	plans   map[string][]plannedCase // split/step → the test cases as the sandbox runs them
+	plans   map[string]*stepPlan // split/step → the test cases as the sandbox runs them
+
+	// references holds, per split/step, the reference code's run on the
+	// step's test cases (its records), made once when a solver first
+	// passes a step with property cases (judge_null.py).
+	refsMu     sync.Mutex
+	references map[string]*referenceRun
 }
 
 var _ scenario.Scenario = (*Scenario)(nil)
@@ -104,7 +110,7 @@ func New(ctx context.Context, opts Options) (*Scenario, error) {
 		}
 	}
 	s := &Scenario{opts: opts, dir: dir, splits: map[string]*Split{}, missing: map[string]string{}, log: opts.Logger,
-		plans: map[string][]plannedCase{}}
+		plans: map[string]*stepPlan{}, references: map[string]*referenceRun{}}
 	// The data (targets, reference code) must never be within the
 	// solver's reach.
 	if abs, err := filepath.Abs(dir); err == nil {

@@ -30,8 +30,38 @@ type StepResult struct {
 	// "solver" (its passing code), "reference" (the split's reference, the
 	// step not being solved), "solver_unverified" (its last code, where
 	// the split has no reference) or "none".
-	ContextCode string    `json:"context_code"`
-	Attempts    []Attempt `json:"attempts"`
+	ContextCode string `json:"context_code"`
+	// PropertyCheck is set when the pass rests in part on property cases,
+	// test cases whose assertions meet no target but booleans (78.2's
+	// "the final angle is within 0.1 of …", 29.3's "two columns are
+	// orthogonal"), which an answer computing nothing can satisfy:
+	// "reference" when their values were compared with the reference
+	// code's run on the same inputs and are not degenerate where its are
+	// not; "unchecked" when some could not be (UncheckedCases): the split
+	// has no reference code (the test split), or nothing comparable was
+	// recorded. Such a pass is not evidence of a computation.
+	PropertyCheck  string    `json:"property_check,omitempty"`
+	UncheckedCases []int     `json:"unchecked_cases,omitempty"`
+	Attempts       []Attempt `json:"attempts"`
+}
+
+// PropertyCheck values.
+const (
+	propertyReference = "reference"
+	propertyUnchecked = "unchecked"
+)
+
+// propertyCheck is a passing verdict's PropertyCheck.
+func propertyCheck(v *Verdict) string {
+	switch {
+	case v == nil || !v.Passed:
+		return ""
+	case len(v.Unchecked) > 0:
+		return propertyUnchecked
+	case v.ReferenceChecked:
+		return propertyReference
+	}
+	return ""
 }
 
 // Attempt is one turn of a step.
@@ -41,6 +71,9 @@ type Attempt struct {
 	Limit   string `json:"limit,omitempty"`
 	Detail  string `json:"detail,omitempty"`
 	Section string `json:"section,omitempty"`
+	// PropertyCheck and UncheckedCases as in StepResult, on a pass.
+	PropertyCheck  string `json:"property_check,omitempty"`
+	UncheckedCases []int  `json:"unchecked_cases,omitempty"`
 	// AnswerSource is where the code was found: data, json, code_tag,
 	// fenced; Code is the code as tested.
 	AnswerSource string  `json:"answer_source,omitempty"`
@@ -58,7 +91,7 @@ type Attempt struct {
 // passed, and the problem solved when all pass.
 func (w *walker) outcome() *evals.Outcome {
 	p := w.t.Problem
-	scored, passed, turns := 0, 0, 0
+	scored, passed, turns, unchecked := 0, 0, 0, 0
 	failures := map[string]int{}
 	for _, r := range w.steps {
 		turns += r.Turns
@@ -68,6 +101,9 @@ func (w *walker) outcome() *evals.Outcome {
 		scored++
 		if r.Passed {
 			passed++
+			if r.PropertyCheck == propertyUnchecked {
+				unchecked++
+			}
 		} else {
 			failures[r.Reason]++
 		}
@@ -92,13 +128,15 @@ func (w *walker) outcome() *evals.Outcome {
 		"sub_steps":          scored,
 		"sub_steps_passed":   passed,
 		"sub_step_pass_rate": round(rate, 4),
-		"solved":             solved,
-		"turns_used":         turns,
-		"failures":           failures,
-		"steps":              w.steps,
-		"sandbox":            sb,
-		"tamper_proof":       TamperProof(sb),
-		"time_ms":            msSince(w.started),
+		// Passes that rest on property cases no reference could check.
+		"sub_steps_passed_unchecked": unchecked,
+		"solved":                     solved,
+		"turns_used":                 turns,
+		"failures":                   failures,
+		"steps":                      w.steps,
+		"sandbox":                    sb,
+		"tamper_proof":               TamperProof(sb),
+		"time_ms":                    msSince(w.started),
 	}
 	if !TamperProof(sb) {
 		details["tamper_proof_note"] = notTamperProof
@@ -117,6 +155,9 @@ func (w *walker) outcome() *evals.Outcome {
 		summary += ", solved"
 	}
 	summary += fmt.Sprintf(", %s", plural(turns, "turn", "turns"))
+	if unchecked > 0 {
+		summary += fmt.Sprintf(" (%d of the passes rest on test cases that check only a property, unchecked: see property_check)", unchecked)
+	}
 	if !TamperProof(sb) {
 		summary += " (not tamper-proof: see the sandbox block)"
 	}

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/coordbench/coordbench/sandbox"
@@ -82,6 +84,19 @@ type Verdict struct {
 	// JudgePeakRSSKiB is the peak resident memory of the judge process
 	// that compared the values (over its life so far).
 	JudgePeakRSSKiB int64
+	// Unchecked lists, on a pass, the test cases (1-based) the pass rests
+	// on that check only a property an answer computing nothing can
+	// satisfy, and that could not be compared with a reference run (the
+	// split has no reference code, or nothing comparable was recorded).
+	Unchecked []int
+	// ReferenceChecked says the property cases were compared with the
+	// reference code's run on the same inputs.
+	ReferenceChecked bool
+	// CasesHeld are the test cases whose assertions all held, whatever
+	// the verdict (a comparison with the reference aside): for the tests'
+	// census of the cases an answer computing nothing passes. It is never
+	// told to the solver.
+	CasesHeld []int
 }
 
 // Test runs the answer's code for one step in the sandbox, where it only
@@ -100,22 +115,25 @@ func (s *Scenario) Test(ctx context.Context, req TestRequest) (*Verdict, error) 
 	if err != nil {
 		return nil, fmt.Errorf("scicode: step %s: %w", step.Number, err)
 	}
-	cases := make([][2]string, len(plan))
-	for i, c := range plan {
-		cases[i] = [2]string{c.Filename, c.Source}
-	}
-	script, sections := BuildScript(req.Problem, req.Step, req.Previous, req.Code, cases)
-	res, err := s.runner.Run(ctx, sandbox.Request{Name: step.Number, Script: script, Sections: sections, Timeout: req.Timeout})
+	res, err := s.runStep(ctx, req.Problem, req.Step, req.Previous, req.Code, plan, req.Timeout)
 	if err != nil {
-		return nil, fmt.Errorf("scicode: step %s: %w", step.Number, err)
+		return nil, err
 	}
 	judged := time.Now()
-	j, err := s.judge.judge(ctx, req.Problem, step, req.Split.TargetsPath, plan, res.Records)
+	var reference []byte
+	j, err := s.judge.judge(ctx, req.Problem, step, req.Split.TargetsPath, plan, res.Records, nil)
+	if err == nil && j.Passed && len(plan.Property) > 0 {
+		// The pass rests in part on cases that check only a property:
+		// compare the values with the reference's, where there is one.
+		if reference = s.reference(ctx, req, plan, res); reference != nil {
+			j, err = s.judge.judge(ctx, req.Problem, step, req.Split.TargetsPath, plan, res.Records, reference)
+		}
+	}
 	if errors.Is(err, errJudgeDied) && ctx.Err() == nil {
 		// Once more, in a new process: a judge that dies twice on the
 		// same values died of them.
 		s.log.Warn("scicode: the judge died; trying again", "step", step.Number, "err", err)
-		if j, err = s.judge.judge(ctx, req.Problem, step, req.Split.TargetsPath, plan, res.Records); errors.Is(err, errJudgeDied) && ctx.Err() == nil {
+		if j, err = s.judge.judge(ctx, req.Problem, step, req.Split.TargetsPath, plan, res.Records, reference); errors.Is(err, errJudgeDied) && ctx.Err() == nil {
 			s.log.Error("scicode: the judge died twice on one run's values", "step", step.Number, "err", err)
 			return &Verdict{Reason: ReasonInvalidResult, Detail: "the recorded values could not be compared (the comparison process died on them)",
 				TamperProof: TamperProof(res.Sandbox), Run: res, Feedback: feedback(res.Output)}, nil
@@ -133,7 +151,80 @@ func (s *Scenario) Test(ctx context.Context, req TestRequest) (*Verdict, error) 
 	}
 	v := verdictOf(j, res, len(step.TestCases))
 	v.JudgeMS, v.JudgeCPUMS, v.JudgePeakRSSKiB = msSince(judged), j.CPUMS, j.PeakRSSKiB
+	v.CasesHeld = j.Held
+	if v.Passed {
+		v.Unchecked = j.Unchecked
+		v.ReferenceChecked = reference != nil
+	}
 	return v, nil
+}
+
+// runStep runs code as step k of p, after previous, on the plan's test cases.
+func (s *Scenario) runStep(ctx context.Context, p *Problem, k int, previous []string, code string, plan *stepPlan, timeout time.Duration) (*sandbox.Result, error) {
+	step := &p.Steps[k]
+	cases := make([][2]string, len(plan.Cases))
+	for i, c := range plan.Cases {
+		cases[i] = [2]string{c.Filename, c.Source}
+	}
+	script, sections := BuildScript(p, k, previous, code, cases)
+	res, err := s.runner.Run(ctx, sandbox.Request{Name: step.Number, Script: script, Sections: sections, Timeout: timeout})
+	if err != nil {
+		return nil, fmt.Errorf("scicode: step %s: %w", step.Number, err)
+	}
+	return res, nil
+}
+
+// referenceRun is the reference code's run of one step, made once.
+type referenceRun struct {
+	mu      sync.Mutex
+	records []byte
+}
+
+// reference returns the records of the reference code's run on the step's
+// test cases (the previous steps' reference code before it), or nil where
+// the split has no reference code for the step or its run did not
+// complete. The run is made in the sandbox like any other and its records
+// go to the judge alone: the solver's runs never see it. It is made once
+// per step; a run of the reference code itself (the same code after the
+// same previous code) is that run.
+func (s *Scenario) reference(ctx context.Context, req TestRequest, plan *stepPlan, res *sandbox.Result) []byte {
+	p, k := req.Problem, req.Step
+	previous := make([]string, k)
+	for i := range k {
+		if previous[i] = p.Steps[i].Reference; previous[i] == "" {
+			return nil
+		}
+	}
+	step := &p.Steps[k]
+	if step.Reference == "" {
+		return nil
+	}
+	key := req.Split.Name + "/" + step.Number
+	s.refsMu.Lock()
+	r, ok := s.references[key]
+	if !ok {
+		r = &referenceRun{}
+		s.references[key] = r
+	}
+	s.refsMu.Unlock()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.records != nil {
+		return r.records
+	}
+	if req.Code == step.Reference && slices.Equal(req.Previous, previous) {
+		r.records = res.Records
+		return r.records
+	}
+	started := time.Now()
+	ref, err := s.runStep(ctx, p, k, previous, step.Reference, plan, req.Timeout)
+	if err != nil || !ref.Exited() {
+		s.log.Warn("scicode: the reference run did not complete; property cases stay unchecked", "step", step.Number, "err", err)
+		return nil
+	}
+	s.log.Debug("scicode: reference run", "step", step.Number, "ms", msSince(started))
+	r.records = ref.Records
+	return r.records
 }
 
 // verdictOf reads the judge's answer, with the run's end to explain a
@@ -201,7 +292,7 @@ func feedback(out string) string {
 }
 
 // plan is the judge's rewriting of a step's test cases, made once per step.
-func (s *Scenario) plan(ctx context.Context, split *Split, p *Problem, step *Step) ([]plannedCase, error) {
+func (s *Scenario) plan(ctx context.Context, split *Split, p *Problem, step *Step) (*stepPlan, error) {
 	key := split.Name + "/" + step.Number
 	s.plansMu.Lock()
 	cached, ok := s.plans[key]
@@ -209,7 +300,7 @@ func (s *Scenario) plan(ctx context.Context, split *Split, p *Problem, step *Ste
 	if ok {
 		return cached, nil
 	}
-	plan, err := s.judge.plan(ctx, p, step)
+	plan, err := s.judge.plan(ctx, p, step, split.TargetsPath)
 	if err != nil {
 		return nil, err
 	}

@@ -33,8 +33,13 @@ never a pass.
 Protocol (stdin/stdout, private descriptors): a request is a 4-byte
 big-endian length and a JSON object, followed for "judge" by an 8-byte length
 and the recorded bytes; the answer is a 4-byte length and a JSON object.
-Requests: {"op": "hello"}; {"op": "plan", "step", "dependencies", "cases"};
-{"op": "judge", "step", "dependencies", "cases", "targets", "plan_sources"}.
+Requests: {"op": "hello"}; {"op": "plan", "step", "dependencies", "cases",
+"targets"} (the answer lists the property cases, judge_null.py); {"op":
+"judge", "step", "dependencies", "cases", "targets", "plan_sources",
+"observe", "reference"}: with "reference" true a second 8-byte length and
+the reference run's records follow the run's, and the property cases in
+"observe" are checked against them (the answer's "unchecked" lists those
+that could not be).
 """
 
 import json
@@ -51,6 +56,7 @@ import numpy as np
 
 import scicode.compare.cmp  # noqa: F401 - loaded before the code directory goes
 from judge_names import Unrewritable
+from judge_null import check, index_observations, property_cases
 from judge_pass import Outcome, Pass, index_records
 from judge_records import TooLarge, parse_records
 from judge_strict import StrictPass
@@ -71,22 +77,32 @@ def invalid(detail):
 
 
 def op_plan(req):
+    targets = None
+    if req.get("targets"):
+        # Which cases meet only boolean targets (judge_null.py); without the
+        # targets, only the cases that name none are known.
+        try:
+            targets = process_hdf5_to_tuple(req["step"], len(req["cases"]), req["targets"])
+        except (KeyError, TypeError, OSError):
+            targets = None
+    props = property_cases(req["cases"], targets)
     try:
-        cases = Pass(req["step"], req.get("dependencies", ""), req["cases"]).run()
+        cases = Pass(req["step"], req.get("dependencies", ""), req["cases"], observe=props).run()
     except Unrewritable as e:
         return {"ok": False, "error": str(e)}
-    return {"ok": True, "cases": cases}
+    return {"ok": True, "cases": cases, "property_cases": props}
 
 
-def op_judge(req, data):
+def op_judge(req, data, reference):
     cases = req["cases"]
+    observe = [c for c in req.get("observe") or [] if isinstance(c, int)]
     targets = process_hdf5_to_tuple(req["step"], len(cases), req["targets"])
     try:
         records, malformed = parse_records(data)
     except TooLarge as e:
         return invalid("the record channel holds %s" % e)
     idx = index_records(records)
-    p = StrictPass(req["step"], req.get("dependencies", ""), cases, targets=targets, records=idx)
+    p = StrictPass(req["step"], req.get("dependencies", ""), cases, targets=targets, records=idx, observe=observe)
     failure = None
     try:
         out = p.run()
@@ -103,8 +119,23 @@ def op_judge(req, data):
     if malformed and (failure is None or failure["kind"] == "missing"):
         # A malformed record explains the values that are missing after it.
         failure = {"case": 0, "kind": "invalid", "detail": "the record channel holds a " + malformed}
+    unchecked = []
+    if failure is None and observe:
+        if reference is None:
+            unchecked = observe
+        else:
+            ref_records, _ = parse_records(reference)
+            found, unchecked = check(observe, index_observations(records), index_observations(ref_records))
+            if found is not None:
+                case, detail = found
+                if p.discrete:
+                    # As for any failure where a target is a boolean: the
+                    # case is not named (it would tell that its property held).
+                    failure = {"case": 0, "kind": "failed", "detail": "a test case failed: " + detail}
+                else:
+                    failure = {"case": case, "kind": "failed", "detail": "%s: %s" % (p.name(case), detail)}
     return {"ok": True, "passed": failure is None, "failure": failure, "malformed": malformed or "",
-            "cases": len(cases)}
+            "cases": len(cases), "unchecked": unchecked if failure is None else [], "held": p.held()}
 
 
 def op_hello(_req):
@@ -151,10 +182,13 @@ def main():
             return
         (n,) = struct.unpack(">I", head)
         req = json.loads(read_exact(n).decode("utf-8"))
-        data = b""
+        data, reference = b"", None
         if req.get("op") == "judge":
             (m,) = struct.unpack(">Q", read_exact(8))
             data = read_exact(m) if m else b""
+            if req.get("reference"):
+                (m,) = struct.unpack(">Q", read_exact(8))
+                reference = read_exact(m) if m else b""
         started = resource.getrusage(resource.RUSAGE_SELF)
         if budget:
             # The kernel repeats SIGXCPU each second past the soft limit;
@@ -170,7 +204,7 @@ def main():
                 if op == "plan":
                     resp = op_plan(req)
                 elif op == "judge":
-                    resp = op_judge(req, data)
+                    resp = op_judge(req, data, reference)
                 elif op == "hello":
                     resp = op_hello(req)
                 else:

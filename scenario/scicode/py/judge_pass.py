@@ -9,6 +9,7 @@ import numpy as np
 
 from judge_names import (LEAF, RECORD, Scope, Unrewritable, _MISSING, _immutable, _import_allowed, _is_global_random,
                          _is_seed, _uses_global_random, contains, loads, resolve, stores, trusted)
+from judge_null import OBSERVE
 from judge_records import Decoder, Invalid, LeafRaised
 
 # Attributes and methods the judge may apply to a recorded value: after
@@ -44,8 +45,12 @@ class Pass:
     """One walk over a step's test cases: it builds the sandbox's copy of
     each case and, given targets and records, judges them."""
 
-    def __init__(self, step, dependencies, cases, targets=None, records=None):
+    def __init__(self, step, dependencies, cases, targets=None, records=None, observe=()):
         self.step = step
+        # Property cases (judge_null.py): their calls into the solver's
+        # code are observed for the comparison with the reference run.
+        self.observe = set(observe)
+        self.observations = 0
         self.dependencies = dependencies or ""
         self.cases = cases
         self.targets = targets
@@ -62,6 +67,9 @@ class Pass:
         # The first failure of a comparison with a target, reported only
         # once the run is known to be complete (see judge_assertion).
         self.deferred = None
+        # Cases that ran to their end, and those a comparison failed in
+        # (for "held", the tests' census of what a null answer passes).
+        self.closed, self.failed = [], set()
         self.discrete = self.judging and any(_discrete(t) for t in (targets or []))
 
     def name(self, i=None):
@@ -73,7 +81,7 @@ class Pass:
         self._dependencies()
         bodies, listed = [], []
         for i, source in enumerate(self.cases, 1):
-            self.case, self.assertions, self.listed = i, 0, []
+            self.case, self.assertions, self.listed, self.observations = i, 0, [], 0
             self.g.values["target"] = self.targets[i - 1] if self.judging else None
             self.g.trust(["target"], judge_only=True)
             try:
@@ -84,6 +92,7 @@ class Pass:
             listed.append(self.listed)
             if self.judging:
                 self.close_case(i)
+                self.closed.append(i)
         if self.judging:
             if not self.records["done"]:
                 raise Outcome(len(self.cases), "missing", "the run ended before it recorded its end")
@@ -170,10 +179,48 @@ class Pass:
     def block(self, stmts, scope, run):
         out = []
         for node in stmts:
+            observed = self.observed(node, scope)
             new = self.statement(node, scope, run)
-            if new is not None:
+            if new is None:
+                continue
+            if observed and new is node:
+                before, after = observed
+                out += [before, new, after]
+            else:
                 out.append(new)
         return out
+
+    def observed(self, node, scope):
+        """For an assignment to plain names from a call into the solver's
+        code, in a property case: the statements that record the plain
+        names it hands the call and, after it, the names it binds."""
+        if self.case not in self.observe or not isinstance(node, ast.Assign) or len(node.targets) != 1:
+            return None
+        target = node.targets[0]
+        elts = target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target]
+        if not all(isinstance(e, ast.Name) for e in elts):
+            return None
+        calls = [c for c in ast.walk(node.value) if isinstance(c, ast.Call) and
+                 (resolve(c.func, scope) is _MISSING or not trusted(c.func, scope))]
+        if not calls:
+            return None
+        args = []
+        for c in calls:
+            args += [a.id for a in list(c.args) + [k.value for k in c.keywords]
+                     if isinstance(a, ast.Name) and a.id not in args]
+        index = self.observations
+        self.observations += 1
+
+        def call(kind, names):
+            value = ast.Tuple(elts=[ast.Name(id=n, ctx=ast.Load()) for n in names], ctx=ast.Load())
+            if kind == "value" and not isinstance(target, (ast.Tuple, ast.List)):
+                value = ast.Name(id=names[0], ctx=ast.Load())
+            thunk = ast.Lambda(args=ast.arguments(posonlyargs=[], args=[], vararg=None, kwonlyargs=[],
+                                                  kw_defaults=[], kwarg=None, defaults=[]), body=value)
+            return ast.copy_location(ast.Expr(value=ast.Call(
+                func=ast.Name(id=OBSERVE, ctx=ast.Load()),
+                args=[ast.Constant(self.case), ast.Constant(index), ast.Constant(kind), thunk], keywords=[])), node)
+        return call("args", args), call("value", [e.id for e in elts])
 
     def statement(self, node, scope, run):
         names = stores(node)
@@ -447,6 +494,7 @@ class Pass:
         Where a target is a boolean (any case's, any part of it), the
         failure names neither the case nor the assertion: the solver
         learns that the step failed, not which target it missed."""
+        self.failed.add(o.case)
         if self.deferred is not None:
             return
         if self.discrete:
@@ -454,6 +502,10 @@ class Pass:
             o = Outcome(0, kind, "a test case failed (which one is not said: a target of this step is a "
                         "boolean, and naming the case would tell it)")
         self.deferred = o
+
+    def held(self):
+        """The cases that ran to their end with every assertion holding."""
+        return [i for i in self.closed if i not in self.failed]
 
     def _missing(self, a):
         r = self.records

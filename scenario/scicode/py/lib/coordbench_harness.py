@@ -13,6 +13,9 @@ descriptor 3, a pipe the runner reads), one record per event:
 
     begin {case}     a case starts
     assert {case, assertion, leaves: [value, ...]}
+    observe {case, index, kind, value}   in a property case (judge_null.py):
+                     the names handed to a call into the solver's code
+                     ("args", a tuple) or the names it bound ("value")
     error {case, exception, traceback}   the case raised; nothing more runs
     end {case}       a case ran to its end
     done             every case ran
@@ -43,7 +46,7 @@ import traceback
 
 import numpy as np
 
-__all__ = ["run_cases", "record"]
+__all__ = ["run_cases", "record", "observe"]
 
 FD = 3
 MAX_DEPTH = 32
@@ -149,6 +152,17 @@ def record(case, assertion, *thunks):
     _write({"t": "assert", "case": case, "assertion": assertion, "leaves": leaves}, blobs)
 
 
+def observe(case, index, kind, thunk):
+    """Records a value the judge compares with the reference run's."""
+    blobs = []
+    try:
+        value = encode(thunk(), blobs)
+    except BaseException as e:  # noqa: BLE001 - recorded, the judge decides
+        value = {"error": _exception_line(e)}
+        blobs = []
+    _write({"t": "observe", "case": case, "index": index, "kind": kind, "value": value}, blobs)
+
+
 def _exception_line(e):
     return "".join(traceback.format_exception_only(type(e), e)).strip()[-1000:]
 
@@ -156,12 +170,14 @@ def _exception_line(e):
 def run_cases(ns, cases):
     """Runs the rewritten test cases [(filename, source), ...] in ns."""
     ns["__coordbench_record__"] = record
+    ns["__coordbench_observe__"] = observe
     for i, (filename, source) in enumerate(cases, 1):
         linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
         _write({"t": "begin", "case": i})
         try:
             code = compile(source, filename, "exec")
             ns["__coordbench_record__"] = record
+            ns["__coordbench_observe__"] = observe
             exec(code, ns)  # noqa: S102 - the test case, as the judge rewrote it
         except BaseException as e:  # noqa: BLE001 - recorded, the judge decides
             tb = "".join(traceback.format_exception(type(e), e, e.__traceback__))
