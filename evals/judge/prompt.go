@@ -123,6 +123,9 @@ func buildJudgePrompt(trace *tracedata.TraceData, in evals.Inputs, maxBytes int)
 		}
 	}
 	promptLines(&b, lines, listShare, "agents")
+	if len(in.Participants) > 0 {
+		w("The participants above export their own spans: a graph label of insufficient_evidence means their spans did not show how they coordinated, which is no excuse; score it no better than the worst graph label.\n")
+	}
 
 	w("\n## Interactions (caller -> callee)\n")
 	if len(trace.Interactions) == 0 {

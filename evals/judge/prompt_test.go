@@ -84,3 +84,21 @@ func TestJudgePromptBound(t *testing.T) {
 		t.Errorf("MaxPromptBytes 100 -> %d, want %d", got, MinPromptBytes)
 	}
 }
+
+// The LLM is told what the rule-based judge charges: where participants
+// are named, insufficient evidence is no excuse; offline it is not told so.
+func TestJudgePromptInsufficientEvidenceIsNoExcuse(t *testing.T) {
+	for _, participants := range []bool{true, false} {
+		f := newJudgeFakeLLM(t, judgeOK(judgeGoodAnswer))
+		in := judgeInputs()
+		if !participants {
+			in.Participants = nil
+		}
+		if r := judgeEval(t, New(Options{Config: judgeTestConfig(f)}), judgeTrace(), in); r.Source != SourceLLM {
+			t.Fatalf("source %q: %s", r.Source, r.FallbackReason)
+		}
+		if told := strings.Contains(judgeUserPrompt(t, f.body(0)), "which is no excuse"); told != participants {
+			t.Errorf("participants named %v: prompt tells insufficient evidence is no excuse: %v", participants, told)
+		}
+	}
+}

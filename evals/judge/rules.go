@@ -38,8 +38,17 @@ const (
 	// the assessor or a virtual node); agents that took no part at all are
 	// counted by ruleAbsentEach instead, so nothing is counted twice.
 	ruleIsolatedLabel = -0.10
-	ruleAbsentEach    = -0.10
-	ruleAbsentMax     = -0.30
+	// ruleInsufficientEvidence applies where the request named the
+	// participants (an assessment run) and the graph evaluator could give
+	// the trace no shape for lack of evidence. Participants export their
+	// own spans, so a participant could otherwise trade a costly verdict
+	// for none: stop exporting, or emit spans no rule can read or that make
+	// its service look like several agents. Withheld evidence costs what the
+	// worst shape verdict costs, so hiding never pays. Offline (no
+	// participants named) there is no one to game it, and it costs nothing.
+	ruleInsufficientEvidence = min(ruleBottleneck, ruleOverCentralized, ruleSparse, ruleIsolatedLabel)
+	ruleAbsentEach           = -0.10
+	ruleAbsentMax            = -0.30
 	// ruleFailedCalls is multiplied by the share of agent calls that failed.
 	ruleFailedCalls = -0.30
 	// ruleNoInteractions applies when no agent called another: nothing was
@@ -136,6 +145,10 @@ func ruleJudge(trace *tracedata.TraceData, in evals.Inputs) ruleVerdict {
 		v.Weaknesses = append(v.Weaknesses, judgeWithEvidence("few of the possible links between agents were used", g.matching("sparse", "density")))
 	case g.Label == evals.LabelInsufficientEvidence:
 		v.Weaknesses = append(v.Weaknesses, "the trace holds too little evidence for a verdict on the shape of the collaboration (graph label insufficient_evidence)")
+		if len(in.Participants) > 0 {
+			add("insufficient_evidence", ruleInsufficientEvidence,
+				"the participants' spans could not show the shape of their collaboration: withheld evidence costs what the worst shape verdict costs")
+		}
 	}
 
 	// Calls between agents.

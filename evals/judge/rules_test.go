@@ -192,19 +192,39 @@ func TestJudgeRulesIsolatedLabel(t *testing.T) {
 	}
 }
 
-// An insufficient_evidence label is named among the weaknesses and costs
-// nothing by itself.
+// An insufficient_evidence label is named among the weaknesses. Where the
+// request named the participants, it costs what the worst shape verdict
+// costs: a participant that keeps its coordination from being seen (by
+// exporting nothing, or spans no rule reads) scores no better than with
+// any label it hid. Offline, with no participants named, it costs nothing
+// by itself.
 func TestJudgeRulesInsufficientEvidence(t *testing.T) {
-	in := judgeInputs()
-	in.Prior = map[string]evals.Result{"graph": judgeFakeResult{"label": evals.LabelInsufficientEvidence}}
-	v := judgeRule(t, judgeTrace(), in)
+	withLabel := func(label string, participants bool) evals.Inputs {
+		in := judgeInputs()
+		in.Prior = map[string]evals.Result{"graph": judgeFakeResult{"label": label}}
+		if !participants {
+			in.Participants = nil
+		}
+		return in
+	}
+	v := judgeRule(t, judgeTrace(), withLabel(evals.LabelInsufficientEvidence, true))
 	if !slices.ContainsFunc(v.Weaknesses, func(w string) bool { return strings.Contains(w, "too little evidence") }) {
 		t.Errorf("weaknesses %q", v.Weaknesses)
 	}
-	healthy := judgeInputs()
-	healthy.Prior = map[string]evals.Result{"graph": judgeFakeResult{"label": evals.LabelHealthy}}
-	if base := judgeRule(t, judgeTrace(), healthy); v.Score != base.Score {
-		t.Errorf("score %v with insufficient_evidence, %v with healthy (which costs nothing): want the same", v.Score, base.Score)
+	if !judgeClose(judgeRules(v)["insufficient_evidence"], ruleInsufficientEvidence) {
+		t.Errorf("adjustments %v: want insufficient_evidence %v", judgeRules(v), ruleInsufficientEvidence)
+	}
+	for _, label := range []string{evals.LabelHealthy, "bottleneck", "over_centralized", "sparse", "isolated", "single_agent"} {
+		if hid := judgeRule(t, judgeTrace(), withLabel(label, true)); v.Score > hid.Score {
+			t.Errorf("run: score %v with insufficient_evidence, above %v with %s: hiding the shape pays", v.Score, hid.Score, label)
+		}
+	}
+	offline := judgeRule(t, judgeTrace(), withLabel(evals.LabelInsufficientEvidence, false))
+	if base := judgeRule(t, judgeTrace(), withLabel(evals.LabelHealthy, false)); offline.Score != base.Score {
+		t.Errorf("offline: score %v with insufficient_evidence, %v with healthy (which costs nothing): want the same", offline.Score, base.Score)
+	}
+	if _, ok := judgeRules(offline)["insufficient_evidence"]; ok {
+		t.Errorf("offline adjustments %v: no insufficient_evidence term without participants", judgeRules(offline))
 	}
 }
 
