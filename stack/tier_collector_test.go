@@ -371,19 +371,20 @@ func (c *tierCollector) restart(t *testing.T) {
 	c.proc = startProcess(t, c.name, c.bin, c.args, c.env, "")
 }
 
-func TestTwoTierCollectorsAssessEachTraceOnce(t *testing.T) {
-	router := toolBinary(t, "otelcol-router", "otelcol-router")
-	otelcol := toolBinary(t, "otelcol", "otelcol")
-	began := time.Now()
-	// Registered first, so it runs after the processes are stopped and the
-	// test backends closed.
+// tierSetup is the start both two-tier tests share: the two Collector
+// binaries, the leak check (registered first, so that it runs after the
+// processes are stopped and the test backends closed), and the random
+// source that lays the requests out, seeded from TIER_TEST_SEED when set
+// (stream tells the tests' sources apart).
+func tierSetup(t *testing.T, stream uint64) (router, otelcol string, rng *rand.Rand) {
+	t.Helper()
+	router = toolBinary(t, "otelcol-router", "otelcol-router")
+	otelcol = toolBinary(t, "otelcol", "otelcol")
 	before := runtime.NumGoroutine()
 	t.Cleanup(func() {
 		http.DefaultClient.CloseIdleConnections()
 		testenv.CheckNoGoroutineLeak(t, before)
 	})
-
-	// The input: about three thousand traces.
 	seed := uint64(time.Now().UnixNano())
 	if v := os.Getenv("TIER_TEST_SEED"); v != "" {
 		var err error
@@ -392,7 +393,14 @@ func TestTwoTierCollectorsAssessEachTraceOnce(t *testing.T) {
 		}
 	}
 	t.Logf("seed %d (TIER_TEST_SEED=%d lays the requests out again the same way)", seed, seed)
-	rng := rand.New(rand.NewPCG(seed, 0x24))
+	return router, otelcol, rand.New(rand.NewPCG(seed, stream))
+}
+
+func TestTwoTierCollectorsAssessEachTraceOnce(t *testing.T) {
+	began := time.Now()
+	router, otelcol, rng := tierSetup(t, 0x24)
+
+	// The input: about three thousand traces.
 	templates := tierTraceTemplates(t)
 	copies := max(1, (3000+len(templates)-1)/len(templates))
 	traces := freshCopies(rng, templates, copies)

@@ -4,11 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -17,8 +14,6 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
-
-	"github.com/coordbench/coordbench/internal/testenv"
 )
 
 // What docs/collector.md ("Scaling out") promises when a second-tier
@@ -34,24 +29,8 @@ import (
 func routedToA(id pcommon.TraceID) bool { return id.String()[0] <= '7' }
 
 func TestTwoTierCollectorDiesMidStream(t *testing.T) {
-	router := toolBinary(t, "otelcol-router", "otelcol-router")
-	otelcol := toolBinary(t, "otelcol", "otelcol")
 	began := time.Now()
-	before := runtime.NumGoroutine()
-	t.Cleanup(func() {
-		http.DefaultClient.CloseIdleConnections()
-		testenv.CheckNoGoroutineLeak(t, before)
-	})
-
-	seed := uint64(time.Now().UnixNano())
-	if v := os.Getenv("TIER_TEST_SEED"); v != "" {
-		var err error
-		if seed, err = strconv.ParseUint(v, 10, 64); err != nil {
-			t.Fatalf("TIER_TEST_SEED=%q: %v", v, err)
-		}
-	}
-	t.Logf("seed %d (TIER_TEST_SEED=%d lays the requests out again the same way)", seed, seed)
-	rng := rand.New(rand.NewPCG(seed, 0xdead))
+	router, otelcol, rng := tierSetup(t, 0xdead)
 	// Two copies of every template: about four hundred traces.
 	traces := freshCopies(rng, tierTraceTemplates(t), 2)
 	requests, _ := interleave(rng, traces, 40, 200)
