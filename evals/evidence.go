@@ -23,7 +23,8 @@ import (
 //     so the participant took part, and an "isolated" or any other verdict
 //     about it would be a guess; or (2) the trace is an assessor's, with
 //     participants named, and holds no call at all (the assessor never
-//     reached anyone).
+//     reached anyone); or (3) a service hosts several agents that no span
+//     names (Coverage.SharedServices): the graph merges them into one node.
 //   - partial: the label stands, with the reasons it may be off: some of
 //     the assessor's calls to a participant were not answered; a call
 //     between agents was seen from one side only (client_only: the
