@@ -361,9 +361,15 @@ func latPercentile(sorted []float64, p float64) float64 {
 // times cannot be placed and are skipped. It returns nil when no step has
 // times.
 func latCriticalPath(steps []tracedata.Step, index map[string]int) *CriticalPath {
-	children := map[string][]int{}
+	// The children of the step at position p (index's first position of
+	// an id, so a duplicated id's steps share them) are
+	// kids[start[p]:start[p+1]], in step order: a map of slices allocated
+	// once per parent, and these traces have thousands of steps.
+	parent := make([]int, len(steps))
+	start := make([]int, len(steps)+1)
 	var roots []int
 	for i := range steps {
+		parent[i] = -1
 		s := &steps[i]
 		if !latTimed(s) {
 			continue
@@ -373,10 +379,29 @@ func latCriticalPath(steps []tracedata.Step, index map[string]int) *CriticalPath
 			roots = append(roots, i)
 			continue
 		}
-		children[s.ParentStepID] = append(children[s.ParentStepID], i)
+		parent[i] = p
+		start[p+1]++
 	}
 	if len(roots) == 0 {
 		return nil
+	}
+	for p := range steps {
+		start[p+1] += start[p]
+	}
+	kids := make([]int, start[len(steps)])
+	next := slices.Clone(start[:len(steps)])
+	for i, p := range parent {
+		if p >= 0 {
+			kids[next[p]] = i
+			next[p]++
+		}
+	}
+	children := func(id string) []int {
+		p, ok := index[id]
+		if !ok {
+			return nil
+		}
+		return kids[start[p]:start[p+1]]
 	}
 	last := func(cands []int, visited map[int]bool) int {
 		best := -1
@@ -392,7 +417,7 @@ func latCriticalPath(steps []tracedata.Step, index map[string]int) *CriticalPath
 	}
 	visited := map[int]bool{}
 	var path []int
-	for cur := last(roots, visited); cur >= 0; cur = last(children[steps[cur].StepID], visited) {
+	for cur := last(roots, visited); cur >= 0; cur = last(children(steps[cur].StepID), visited) {
 		visited[cur] = true
 		path = append(path, cur)
 	}
