@@ -113,9 +113,52 @@ func Time(dst []byte, t time.Time) ([]byte, error) {
 	return append(out, '"'), nil
 }
 
-// Value appends v as encoding/json's Marshal encodes it: for values whose
-// encoding is not on a hot path (maps of attributes).
+// Value appends v as encoding/json's Marshal encodes it. The values
+// json.Unmarshal gives an any (maps, slices, strings, float64s, bools,
+// nil) and the integers of attributes are written here, without
+// reflection (a step's parameters, parsed from a tool call's arguments, are
+// in every record body); anything else goes through json.Marshal. On an
+// error dst is returned as it came.
 func Value(dst []byte, v any) ([]byte, error) {
+	out, err := value(dst, v)
+	if err != nil {
+		return dst, err
+	}
+	return out, nil
+}
+
+func value(dst []byte, v any) ([]byte, error) {
+	switch x := v.(type) {
+	case nil:
+		return append(dst, "null"...), nil
+	case string:
+		return String(dst, x), nil
+	case bool:
+		return Bool(dst, x), nil
+	case float64:
+		return Float64(dst, x)
+	case int64:
+		return strconv.AppendInt(dst, x, 10), nil
+	case int:
+		return strconv.AppendInt(dst, int64(x), 10), nil
+	case map[string]any:
+		return Map(dst, x, value)
+	case []any:
+		if x == nil {
+			return append(dst, "null"...), nil
+		}
+		dst = append(dst, '[')
+		var err error
+		for i, e := range x {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			if dst, err = value(dst, e); err != nil {
+				return dst, err
+			}
+		}
+		return append(dst, ']'), nil
+	}
 	b, err := json.Marshal(v)
 	if err != nil {
 		return dst, err
