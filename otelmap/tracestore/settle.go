@@ -517,20 +517,27 @@ func (r *awaitRule) checkIndexed(spans []otelmap.Span, idx map[trace.SpanID]int3
 		return t
 	}
 
-	chains := map[int32]*callChain{}
-	var order []int32
+	// The chains in the order their first span comes, in one slice;
+	// chainOf[t] is the position of the chain whose top is span t, +1 (0
+	// for none yet).
+	n := 0
+	for i := range spans {
+		if topOf(int32(i)) == int32(i) {
+			n++
+		}
+	}
+	chains := make([]callChain, 0, n)
+	chainOf := make([]int32, len(spans))
 	for i := range spans {
 		t := topOf(int32(i))
 		if t < 0 {
 			continue
 		}
-		c := chains[t]
-		if c == nil {
-			c = &callChain{top: t}
-			chains[t] = c
-			order = append(order, t)
+		if chainOf[t] == 0 {
+			chains = append(chains, callChain{top: t})
+			chainOf[t] = int32(len(chains))
 		}
-		c.note(&spans[i], int32(i) == t, r.calls)
+		chains[chainOf[t]-1].note(&spans[i], int32(i) == t, r.calls)
 	}
 	for i := range spans {
 		p := parent(int32(i))
@@ -544,13 +551,14 @@ func (r *awaitRule) checkIndexed(spans []otelmap.Span, idx map[trace.SpanID]int3
 		if isClientKind(spans[i].Kind) && sameProcess(&spans[i], &spans[p]) {
 			continue // part of the chain
 		}
-		chains[t].answered = true
+		chains[chainOf[t]-1].answered = true
 	}
 
 	var res callCheck
 	answered := map[string]bool{}
-	for _, t := range order {
-		c := chains[t]
+	for k := range chains {
+		c := &chains[k]
+		t := c.top
 		if !r.awaits(c, &spans[t]) {
 			continue
 		}
