@@ -3,7 +3,8 @@
 // times), without reflection. It is for hand-written encoders of types on
 // hot paths (a trace's steps in the collector connector's log records),
 // which must keep producing encoding/json's bytes: its tests hold it to
-// encoding/json on fuzzed input.
+// encoding/json on fuzzed input. ParseObject is the one decoder: json.Unmarshal
+// into a map[string]any, for a tool call's arguments.
 package jsonenc
 
 import (
