@@ -167,11 +167,15 @@ func (latencyEvaluator) Evaluate(_ context.Context, trace *tracedata.TraceData, 
 	steps := trace.Steps
 	index := latStepIndex(steps)
 
-	type agentSamples struct {
-		all    []float64
-		byType map[string][]float64
+	// The samples in one slice, grouped by agent and call type below
+	// (latSummarise sorts its values, so their order does not matter): a
+	// map of slices per agent grew by doubling, thousands of times a
+	// trace.
+	type sample struct {
+		agent, callType string
+		ms              float64
 	}
-	samples := map[string]*agentSamples{}
+	samples := make([]sample, 0, len(steps))
 	var overall []float64
 	isMeasured := map[string]bool{}
 	for i := range trace.Agents {
@@ -199,27 +203,42 @@ func (latencyEvaluator) Evaluate(_ context.Context, trace *tracedata.TraceData, 
 			continue
 		}
 		res.Steps.Counted++
-		as := samples[s.Agent]
-		if as == nil {
-			as = &agentSamples{byType: map[string][]float64{}}
-			samples[s.Agent] = as
-		}
-		as.all = append(as.all, ms)
 		ct := string(s.CallType)
 		if ct == "" {
 			ct = "UNKNOWN"
 		}
-		as.byType[ct] = append(as.byType[ct], ms)
+		samples = append(samples, sample{agent: s.Agent, callType: ct, ms: ms})
 		if measured(s.Agent) {
+			if overall == nil {
+				overall = make([]float64, 0, len(steps)-i)
+			}
 			overall = append(overall, ms)
 		}
 	}
-	for name, as := range samples {
-		al := AgentLatency{LatencyStats: latSummarise(as.all), Measured: measured(name), ByCallType: map[string]LatencyStats{}}
-		for ct, v := range as.byType {
-			al.ByCallType[ct] = latSummarise(v)
+	slices.SortFunc(samples, func(a, b sample) int {
+		return cmp.Or(cmp.Compare(a.agent, b.agent), cmp.Compare(a.callType, b.callType))
+	})
+	values := make([]float64, len(samples))
+	for k := range samples {
+		values[k] = samples[k].ms
+	}
+	for a := 0; a < len(samples); {
+		name := samples[a].agent
+		al := AgentLatency{Measured: measured(name), ByCallType: map[string]LatencyStats{}}
+		b := a
+		for b < len(samples) && samples[b].agent == name {
+			c := b
+			for c < len(samples) && samples[c].agent == name && samples[c].callType == samples[b].callType {
+				c++
+			}
+			al.ByCallType[samples[b].callType] = latSummarise(values[b:c])
+			b = c
 		}
+		// After the call types': latSummarise sorts the agent's values in
+		// place.
+		al.LatencyStats = latSummarise(values[a:b])
 		res.Agents[name] = al
+		a = b
 	}
 	if len(overall) > 0 {
 		st := latSummarise(overall)
@@ -361,9 +380,15 @@ func latPercentile(sorted []float64, p float64) float64 {
 // times cannot be placed and are skipped. It returns nil when no step has
 // times.
 func latCriticalPath(steps []tracedata.Step, index map[string]int) *CriticalPath {
-	children := map[string][]int{}
+	// The children of the step at position p (index's first position of
+	// an id, so a duplicated id's steps share them) are
+	// kids[start[p]:start[p+1]], in step order: a map of slices allocated
+	// once per parent, and these traces have thousands of steps.
+	parent := make([]int, len(steps))
+	start := make([]int, len(steps)+1)
 	var roots []int
 	for i := range steps {
+		parent[i] = -1
 		s := &steps[i]
 		if !latTimed(s) {
 			continue
@@ -373,10 +398,29 @@ func latCriticalPath(steps []tracedata.Step, index map[string]int) *CriticalPath
 			roots = append(roots, i)
 			continue
 		}
-		children[s.ParentStepID] = append(children[s.ParentStepID], i)
+		parent[i] = p
+		start[p+1]++
 	}
 	if len(roots) == 0 {
 		return nil
+	}
+	for p := range steps {
+		start[p+1] += start[p]
+	}
+	kids := make([]int, start[len(steps)])
+	next := slices.Clone(start[:len(steps)])
+	for i, p := range parent {
+		if p >= 0 {
+			kids[next[p]] = i
+			next[p]++
+		}
+	}
+	children := func(id string) []int {
+		p, ok := index[id]
+		if !ok {
+			return nil
+		}
+		return kids[start[p]:start[p+1]]
 	}
 	last := func(cands []int, visited map[int]bool) int {
 		best := -1
@@ -392,7 +436,7 @@ func latCriticalPath(steps []tracedata.Step, index map[string]int) *CriticalPath
 	}
 	visited := map[int]bool{}
 	var path []int
-	for cur := last(roots, visited); cur >= 0; cur = last(children[steps[cur].StepID], visited) {
+	for cur := last(roots, visited); cur >= 0; cur = last(children(steps[cur].StepID), visited) {
 		visited[cur] = true
 		path = append(path, cur)
 	}

@@ -10,9 +10,9 @@ import (
 
 // AppendJSON appends tr's JSON, the very bytes json.Marshal(tr) gives,
 // for a caller that encodes many task results (the collector connector,
-// one per assessed trace). The steps, most of a task's bytes, and the
-// built-in evaluators' results are written without reflection; the rest
-// goes through encoding/json.
+// one per assessed trace). The steps, most of a task's bytes, the agents
+// and interactions, and the built-in evaluators' results are written
+// without reflection; the rest goes through encoding/json.
 // taskjson_test.go holds both to encoding/json on real and fuzzed
 // results, field by field, so a field added to TaskResult or Step but
 // not here fails it.
@@ -24,10 +24,10 @@ func (tr *TaskResult) AppendJSON(b []byte) ([]byte, error) {
 	}
 	b = jsonenc.String(append(b, `"trace_id":`...), tr.TraceID)
 	var err error
-	if b, err = field(b, `,"agents":`, tr.Agents); err != nil {
+	if b, err = jsonenc.Slice(append(b, `,"agents":`...), tr.Agents, appendAgent); err != nil {
 		return nil, err
 	}
-	if b, err = field(b, `,"interactions":`, tr.Interactions); err != nil {
+	if b, err = jsonenc.Slice(append(b, `,"interactions":`...), tr.Interactions, appendInteraction); err != nil {
 		return nil, err
 	}
 	b = append(b, `,"steps":`...)
@@ -89,6 +89,48 @@ func appendEvaluation(b []byte, r evals.Result) ([]byte, error) {
 }
 
 // field appends key and v's JSON by encoding/json.
+// appendAgent appends a's JSON as encoding/json encodes a tracedata.Agent.
+func appendAgent(b []byte, a *tracedata.Agent) ([]byte, error) {
+	b = jsonenc.String(append(b, `{"name":`...), a.Name)
+	if a.ID != "" {
+		b = jsonenc.String(append(b, `,"id":`...), a.ID)
+	}
+	if len(a.Aliases) > 0 {
+		b = jsonenc.Strings(append(b, `,"aliases":`...), a.Aliases)
+	}
+	b = jsonenc.String(append(b, `,"identified_by":`...), a.IdentifiedBy)
+	if a.Virtual {
+		b = append(b, `,"virtual":true`...)
+	}
+	if a.Role != "" {
+		b = jsonenc.String(append(b, `,"role":`...), a.Role)
+	}
+	b = jsonenc.Int(append(b, `,"steps":`...), int64(a.Steps))
+	b = jsonenc.Int(append(b, `,"errors":`...), int64(a.Errors))
+	return append(b, '}'), nil
+}
+
+// appendInteraction appends it's JSON as encoding/json encodes a
+// tracedata.Interaction.
+func appendInteraction(b []byte, it *tracedata.Interaction) ([]byte, error) {
+	b = jsonenc.String(append(b, `{"from":`...), it.From)
+	b = jsonenc.String(append(b, `,"to":`...), it.To)
+	b = jsonenc.Int(append(b, `,"count":`...), int64(it.Count))
+	b = jsonenc.Int(append(b, `,"errors":`...), int64(it.Errors))
+	var err error
+	if b, err = jsonenc.Slice(append(b, `,"latencies_ms":`...), it.LatenciesMS, func(b []byte, f *float64) ([]byte, error) {
+		return jsonenc.Float64(b, *f)
+	}); err != nil {
+		return b, err
+	}
+	b = jsonenc.Int(append(b, `,"both_sides":`...), int64(it.BothSides))
+	b = jsonenc.Int(append(b, `,"client_only":`...), int64(it.ClientOnly))
+	b = jsonenc.Int(append(b, `,"server_only":`...), int64(it.ServerOnly))
+	b = jsonenc.Int(append(b, `,"in_process":`...), int64(it.InProcess))
+	b = jsonenc.Int(append(b, `,"extension_only":`...), int64(it.ExtensionOnly))
+	return append(b, '}'), nil
+}
+
 func field(b []byte, key string, v any) ([]byte, error) {
 	return jsonenc.Value(append(b, key...), v)
 }

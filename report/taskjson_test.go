@@ -68,7 +68,8 @@ func fillResult(t reflect.Type, r *rand.Rand) (reflect.Value, bool) {
 }
 
 // TestAppendJSONEveryField fills every field of a task and of its steps,
-// then leaves each field of a step, and each of the task, zero in turn.
+// then leaves each field of a step, an agent, an interaction and the task
+// zero in turn.
 func TestAppendJSONEveryField(t *testing.T) {
 	f := jsontest.Filler{R: rand.New(rand.NewPCG(1, 2)), Interface: fillResult}
 	for range 300 {
@@ -83,7 +84,17 @@ func TestAppendJSONEveryField(t *testing.T) {
 				t.Fatal(msg)
 			}
 		}
+		if len(tr.Agents) == 0 {
+			tr.Agents = make([]tracedata.Agent, 1)
+			f.Fill(reflect.ValueOf(&tr.Agents[0]).Elem())
+		}
+		if len(tr.Interactions) == 0 {
+			tr.Interactions = make([]tracedata.Interaction, 1)
+			f.Fill(reflect.ValueOf(&tr.Interactions[0]).Elem())
+		}
 		jsontest.EveryFieldZero(&tr.Steps[0], check)
+		jsontest.EveryFieldZero(&tr.Agents[0], check)
+		jsontest.EveryFieldZero(&tr.Interactions[0], check)
 		jsontest.EveryFieldZero(&tr, check)
 	}
 }

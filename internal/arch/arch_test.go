@@ -54,7 +54,8 @@ var allowed = map[string][]string{
 	"otelmap/sdkbridge":    {"otelmap", "otelmap/tracestore"},
 	// Test helpers shared by otelmap's packages; imported by tests only.
 	"otelmap/internal/otlptest": {"otelmap", "tracedata", "internal/testenv"},
-	"otelmap/assemble":          {"otelmap", "otelmap/extension", "otelmap/assemble/convmap", "otelmap/assemble/recognize", "tracedata"},
+	// internal/jsonenc: ParseObject reads a tool call's arguments.
+	"otelmap/assemble": {"otelmap", "otelmap/extension", "otelmap/assemble/convmap", "otelmap/assemble/recognize", "tracedata", "internal/jsonenc"},
 	// A user's convention map: loaded, validated and matched against spans.
 	"otelmap/assemble/convmap": {"otelmap"},
 	// The recognizers: one span read through the convention families into

@@ -3,13 +3,13 @@
 // times), without reflection. It is for hand-written encoders of types on
 // hot paths (a trace's steps in the collector connector's log records),
 // which must keep producing encoding/json's bytes: its tests hold it to
-// encoding/json on fuzzed input.
+// encoding/json on fuzzed input. ParseObject is the one decoder: json.Unmarshal
+// into a map[string]any, for a tool call's arguments.
 package jsonenc
 
 import (
 	"encoding/json"
 	"fmt"
-	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -114,9 +114,52 @@ func Time(dst []byte, t time.Time) ([]byte, error) {
 	return append(out, '"'), nil
 }
 
-// Value appends v as encoding/json's Marshal encodes it: for values whose
-// encoding is not on a hot path (maps of attributes).
+// Value appends v as encoding/json's Marshal encodes it. The values
+// json.Unmarshal gives an any (maps, slices, strings, float64s, bools,
+// nil) and the integers of attributes are written here, without
+// reflection (a step's parameters, parsed from a tool call's arguments, are
+// in every record body); anything else goes through json.Marshal. On an
+// error dst is returned as it came.
 func Value(dst []byte, v any) ([]byte, error) {
+	out, err := value(dst, v)
+	if err != nil {
+		return dst, err
+	}
+	return out, nil
+}
+
+func value(dst []byte, v any) ([]byte, error) {
+	switch x := v.(type) {
+	case nil:
+		return append(dst, "null"...), nil
+	case string:
+		return String(dst, x), nil
+	case bool:
+		return Bool(dst, x), nil
+	case float64:
+		return Float64(dst, x)
+	case int64:
+		return strconv.AppendInt(dst, x, 10), nil
+	case int:
+		return strconv.AppendInt(dst, int64(x), 10), nil
+	case map[string]any:
+		return Map(dst, x, value)
+	case []any:
+		if x == nil {
+			return append(dst, "null"...), nil
+		}
+		dst = append(dst, '[')
+		var err error
+		for i, e := range x {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			if dst, err = value(dst, e); err != nil {
+				return dst, err
+			}
+		}
+		return append(dst, ']'), nil
+	}
 	b, err := json.Marshal(v)
 	if err != nil {
 		return dst, err
@@ -169,7 +212,15 @@ func Map[V any](dst []byte, m map[string]V, enc func([]byte, V) ([]byte, error))
 	}
 	dst = append(dst, '{')
 	var err error
-	for i, k := range slices.Sorted(maps.Keys(m)) {
+	// The keys in one slice of the right size: slices.Sorted(maps.Keys(m))
+	// grows its slice by doubling, and these maps are encoded by the
+	// thousand (the connector's record bodies).
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for i, k := range keys {
 		if i > 0 {
 			dst = append(dst, ',')
 		}

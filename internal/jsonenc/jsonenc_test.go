@@ -116,6 +116,58 @@ func TestValue(t *testing.T) {
 	}
 }
 
+// valueCases are JSON documents whose json.Unmarshal into an any Value
+// must encode as json.Marshal does.
+var valueCases = []string{
+	`null`, `{}`, `[]`, `{"b":1,"a":[null,true,false,"<x>&",2.5e-7,1e21,-0,123456789012345678901]}`,
+	`{"nested":{"z":{"y":[[],{}]},"":"empty key","\u00e9":"\ud83d\ude42"},"B":"\u2028"}`,
+	`[{"k":"\u0000\u001f"},0.1,-1e-300,1.7976931348623157e308,"\ud800"]`,
+}
+
+func TestValueMatchesEncodingJSON(t *testing.T) {
+	for _, doc := range valueCases {
+		checkValue(t, doc)
+	}
+	// Typed values outside Unmarshal's set, alone and inside a map: the
+	// integers of attributes, and what falls back to json.Marshal.
+	for _, v := range []any{
+		int64(-7), 42, []string{"<a>"}, []int64{1, 2}, []bool{true}, map[string]int{"b": 1, "a": 2},
+		map[string]any{"i": int64(3), "s": []string{"x"}, "n": nil, "f": []float64{0.5}},
+		[]any(nil), map[string]any(nil), struct{ A int }{1},
+	} {
+		want, werr := json.Marshal(v)
+		got, err := Value([]byte("x"), v)
+		if (err != nil) != (werr != nil) || (err == nil && !bytes.Equal(got[1:], want)) {
+			t.Errorf("Value(%#v) = %s, %v; want %s, %v", v, got, err, want, werr)
+		}
+	}
+	for _, v := range []any{math.Inf(1), []any{1.0, math.NaN()}, map[string]any{"a": map[string]any{"b": math.Inf(-1)}}, make(chan int)} {
+		got, err := Value([]byte("x"), v)
+		if err == nil || string(got) != "x" {
+			t.Errorf("Value(%#v) = %q, %v; want an error and dst as it came", v, got, err)
+		}
+	}
+}
+
+func FuzzValue(f *testing.F) {
+	for _, doc := range valueCases {
+		f.Add(doc)
+	}
+	f.Fuzz(checkValue)
+}
+
+func checkValue(t *testing.T, doc string) {
+	var v any
+	if json.Unmarshal([]byte(doc), &v) != nil {
+		return
+	}
+	want, werr := json.Marshal(v)
+	got, err := Value(nil, v)
+	if werr != nil || err != nil || !bytes.Equal(got, want) {
+		t.Errorf("Value of %q = %s, %v; encoding/json %s, %v", doc, got, err, want, werr)
+	}
+}
+
 // Strings, Slice and Map encode nil as null and empty as [] or {}, and
 // order map keys as encoding/json does (bytewise).
 func TestContainersMatchEncodingJSON(t *testing.T) {

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"encoding/binary"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
@@ -14,6 +13,7 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 
+	"github.com/coordbench/coordbench/internal/jsonenc"
 	"github.com/coordbench/coordbench/otelmap"
 	"github.com/coordbench/coordbench/otelmap/assemble/internal/genaimsg"
 	"github.com/coordbench/coordbench/otelmap/assemble/recognize"
@@ -206,8 +206,9 @@ func (a *assembler) stepDetails(i int32, st *tracedata.Step) {
 	if st.Parameters == nil && toolArgs != "" {
 		// A tool call's arguments, as GenAI records them, are the
 		// extension's parameters.
-		var args map[string]any
-		if json.Unmarshal([]byte(toolArgs), &args) == nil {
+		// jsonenc.ParseObject is json.Unmarshal's map without reflection:
+		// the arguments of every tool call of every trace are parsed.
+		if args, ok := jsonenc.ParseObject(toolArgs); ok {
 			st.Parameters = args
 		}
 	}

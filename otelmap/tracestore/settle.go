@@ -271,15 +271,23 @@ func (a *Await) compile() *awaitRule {
 	if a == nil {
 		return nil
 	}
-	r := &awaitRule{calls: a.Calls, assessor: a.Assessor, allAgents: a.AllAgents, agents: map[string]bool{}, hostPorts: map[string]bool{}, hosts: map[string]bool{}, except: map[string]bool{}}
+	// The sets are made only when something goes in them: a nil map
+	// reads as empty, and the connector compiles its rule at every check.
+	r := &awaitRule{calls: a.Calls, assessor: a.Assessor, allAgents: a.AllAgents}
+	put := func(m *map[string]bool, k string) {
+		if *m == nil {
+			*m = map[string]bool{}
+		}
+		(*m)[k] = true
+	}
 	for _, n := range a.Except {
 		if n != "" {
-			r.except[n] = true
+			put(&r.except, n)
 		}
 	}
 	for _, n := range a.Agents {
 		if n != "" {
-			r.agents[n] = true
+			put(&r.agents, n)
 		}
 	}
 	for _, addr := range a.Addresses {
@@ -287,9 +295,9 @@ func (a *Await) compile() *awaitRule {
 		if host == "" {
 			continue
 		}
-		r.hosts[host] = true
+		put(&r.hosts, host)
 		if port != "" {
-			r.hostPorts[net.JoinHostPort(host, port)] = true
+			put(&r.hostPorts, net.JoinHostPort(host, port))
 		}
 	}
 	return r
@@ -354,9 +362,11 @@ func CheckEvidence(spans []otelmap.Span, a *Await) Evidence {
 			break
 		}
 	}
-	ev.Detached = DetachedSpans(spans)
+	// One index of the spans by id serves both parts.
+	idx := indexSpans(spans)
+	ev.Detached = detachedSpans(spans, idx)
 	if rule := a.compile(); rule != nil {
-		c := rule.check(spans)
+		c := rule.checkIndexed(spans, idx)
 		ev.Awaited, ev.Unanswered = c.awaited, c.unanswered
 	}
 	return ev
@@ -388,12 +398,26 @@ func CheckEvidence(spans []otelmap.Span, a *Await) Evidence {
 // settled. Leaves (spans no other span names as its parent) lost leave no
 // mark here, but for the answers of awaited calls (Await).
 func DetachedSpans(spans []otelmap.Span) int {
-	held := make(map[trace.SpanID]struct{}, len(spans))
+	return detachedSpans(spans, indexSpans(spans))
+}
+
+// indexSpans maps each span id of spans to its index (the last one's, for
+// an id held twice).
+func indexSpans(spans []otelmap.Span) map[trace.SpanID]int32 {
+	idx := make(map[trace.SpanID]int32, len(spans))
+	for i := range spans {
+		idx[spans[i].SpanID] = int32(i)
+	}
+	return idx
+}
+
+// detachedSpans is DetachedSpans with the spans' index (indexSpans).
+func detachedSpans(spans []otelmap.Span, held map[trace.SpanID]int32) int {
 	rooted := false
 	for i := range spans {
-		held[spans[i].SpanID] = struct{}{}
 		if !spans[i].ParentSpanID.IsValid() {
 			rooted = true
+			break
 		}
 	}
 	detached, roots := 0, 0
@@ -446,10 +470,11 @@ type callChain struct {
 // check finds the client chains of spans and which of the awaited ones
 // were answered. It is linear in the spans.
 func (r *awaitRule) check(spans []otelmap.Span) callCheck {
-	idx := make(map[trace.SpanID]int32, len(spans))
-	for i := range spans {
-		idx[spans[i].SpanID] = int32(i)
-	}
+	return r.checkIndexed(spans, indexSpans(spans))
+}
+
+// checkIndexed is check with the spans' index (indexSpans).
+func (r *awaitRule) checkIndexed(spans []otelmap.Span, idx map[trace.SpanID]int32) callCheck {
 	parent := func(i int32) int32 {
 		if p, ok := idx[spans[i].ParentSpanID]; ok && spans[i].ParentSpanID.IsValid() {
 			return p
@@ -492,20 +517,27 @@ func (r *awaitRule) check(spans []otelmap.Span) callCheck {
 		return t
 	}
 
-	chains := map[int32]*callChain{}
-	var order []int32
+	// The chains in the order their first span comes, in one slice;
+	// chainOf[t] is the position of the chain whose top is span t, +1 (0
+	// for none yet).
+	n := 0
+	for i := range spans {
+		if topOf(int32(i)) == int32(i) {
+			n++
+		}
+	}
+	chains := make([]callChain, 0, n)
+	chainOf := make([]int32, len(spans))
 	for i := range spans {
 		t := topOf(int32(i))
 		if t < 0 {
 			continue
 		}
-		c := chains[t]
-		if c == nil {
-			c = &callChain{top: t}
-			chains[t] = c
-			order = append(order, t)
+		if chainOf[t] == 0 {
+			chains = append(chains, callChain{top: t})
+			chainOf[t] = int32(len(chains))
 		}
-		c.note(&spans[i], int32(i) == t, r.calls)
+		chains[chainOf[t]-1].note(&spans[i], int32(i) == t, r.calls)
 	}
 	for i := range spans {
 		p := parent(int32(i))
@@ -519,13 +551,14 @@ func (r *awaitRule) check(spans []otelmap.Span) callCheck {
 		if isClientKind(spans[i].Kind) && sameProcess(&spans[i], &spans[p]) {
 			continue // part of the chain
 		}
-		chains[t].answered = true
+		chains[chainOf[t]-1].answered = true
 	}
 
 	var res callCheck
 	answered := map[string]bool{}
-	for _, t := range order {
-		c := chains[t]
+	for k := range chains {
+		c := &chains[k]
+		t := c.top
 		if !r.awaits(c, &spans[t]) {
 			continue
 		}
@@ -574,13 +607,14 @@ func (r *awaitRule) awaits(c *callChain, top *otelmap.Span) bool {
 	if c.failed && !c.httpAnswer {
 		return false // nobody answered: nobody will send spans for it
 	}
-	if r.except[c.callee()] {
+	// callee and the host:port key allocate; most rules have no such names.
+	if len(r.except) > 0 && r.except[c.callee()] {
 		return false
 	}
 	addr := false
 	if c.host != "" {
 		if c.port != "" {
-			addr = r.hostPorts[net.JoinHostPort(c.host, c.port)]
+			addr = len(r.hostPorts) > 0 && r.hostPorts[net.JoinHostPort(c.host, c.port)]
 		} else {
 			addr = r.hosts[c.host]
 		}
