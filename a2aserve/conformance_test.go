@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -98,6 +99,23 @@ func TestInvalidParams(t *testing.T) {
 	}
 }
 
+// waitStored waits until GetTask, which reads the task store, gives task
+// id in state.
+func waitStored(t *testing.T, srv *testServer, id, state string) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		r := call(t, srv, "GetTask", `{"id":"`+id+`"}`)
+		if r.Error == nil && strings.Contains(string(r.Result), state) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the task store never held task %s as %s: %+v %s", id, state, r.Error, r.Result)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 // TestTerminalTasks: subscribing to a finished task or sending it a message
 // is UnsupportedOperationError (-32004), in both protocol versions; a task
 // that never was stays not found.
@@ -109,19 +127,8 @@ func TestTerminalTasks(t *testing.T) {
 	}
 	id := string(task.ID)
 	// The answer can reach the client a moment before the task store has
-	// the final state (a2a-go saves it after emitting the last event):
-	// wait until GetTask, which reads the store, says completed.
-	deadline := time.Now().Add(time.Minute)
-	for {
-		r := call(t, srv, "GetTask", `{"id":"`+id+`"}`)
-		if r.Error == nil && strings.Contains(string(r.Result), "TASK_STATE_COMPLETED") {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the task store never held task %s as completed: %+v %s", id, r.Error, r.Result)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	// the final state (a2a-go saves it after emitting the last event).
+	waitStored(t, srv, id, "TASK_STATE_COMPLETED")
 	const unsupported = -32004
 	for _, tc := range []struct {
 		name, method, params string
@@ -139,6 +146,48 @@ func TestTerminalTasks(t *testing.T) {
 				t.Errorf("code %d, want %d: %+v", r.code(), tc.want, r.Error)
 			}
 		})
+	}
+}
+
+// TestSubscribeWhileFinishedExecutionLingers: a2a-go saves a task's final
+// state before it lets go of the execution, and in between a subscriber is
+// attached to the finished execution and handed the stored snapshot as its
+// first event. The executor here holds that window open (it returns only
+// when released), so what a caller gets in it is certain: the task is
+// terminal, and each method answers as after the execution is gone
+// (TestTerminalTasks): subscribing is UnsupportedOperationError, canceling
+// TaskNotCancelableError, in both versions.
+func TestSubscribeWhileFinishedExecutionLingers(t *testing.T) {
+	srv := newTestServer(t, nil, "")
+	srv.exec.linger = make(chan struct{})
+	var once sync.Once
+	release := func() { once.Do(func() { close(srv.exec.linger) }) }
+	defer release()
+	task := send(t, srv, "linger")
+	id := string(task.ID)
+	waitStored(t, srv, id, "TASK_STATE_COMPLETED")
+	for _, tc := range []struct {
+		name, method string
+		want         int
+	}{
+		{"subscribe 1.0", "SubscribeToTask", -32004},
+		{"resubscribe 0.3", "tasks/resubscribe", -32004},
+		{"cancel 1.0", "CancelTask", -32002},
+		{"cancel 0.3", "tasks/cancel", -32002},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := call(t, srv, tc.method, `{"id":"`+id+`"}`)
+			if r.code() != tc.want {
+				t.Errorf("code %d, want %d: %+v %s", r.code(), tc.want, r.Error, r.Result)
+			}
+		})
+	}
+	// A message to the task in the window waits for the execution to let
+	// go (a2a-go's waitForExiting), then is refused like any other; the
+	// release may come before or after it arrives, the answer is the same.
+	go release()
+	if r := call(t, srv, "SendMessage", `{"message":{"role":"ROLE_USER","messageId":"m-late","taskId":"`+id+`","parts":[{"text":"more"}]}}`); r.code() != -32004 {
+		t.Errorf("message to the finished task: code %d, want -32004: %+v", r.code(), r.Error)
 	}
 }
 

@@ -75,17 +75,34 @@ func (h *terminalAware) SendStreamingMessage(ctx context.Context, req *a2a.SendM
 	}
 }
 
-// SubscribeToTask implements a2asrv.RequestHandler. The store is asked
-// after a2a-go found no execution, not before, so a task that finishes in
-// between is still told apart from one that never was.
+// SubscribeToTask implements a2asrv.RequestHandler. A task is terminal
+// for a subscriber in two ways, and both answer UnsupportedOperationError:
+//   - a2a-go found no execution and the store holds the task terminal (the
+//     store is asked after, not before, so a task that finishes in between
+//     is still told apart from one that never was);
+//   - a2a-go still had the execution registered, but its first event, the
+//     stored snapshot, is already terminal. a2a-go saves the final state
+//     before it unregisters the execution (internal/taskexec
+//     local_manager.go and subscription.go, v2.3.1: Resubscribe attaches,
+//     Events yields the snapshot and ends when it is terminal), so a
+//     subscriber arriving in that window would otherwise get the finished
+//     task as if it were live.
 func (h *terminalAware) SubscribeToTask(ctx context.Context, req *a2a.SubscribeToTaskRequest) iter.Seq2[a2a.Event, error] {
 	return func(yield func(a2a.Event, error) bool) {
+		first := true
 		for ev, err := range h.RequestHandler.SubscribeToTask(ctx, req) {
 			if err != nil && errors.Is(err, a2a.ErrTaskNotFound) && req != nil {
 				if state, ok := h.terminal(ctx, req.ID); ok {
 					err = terminalError(req.ID, state)
 				}
 			}
+			if first && err == nil {
+				if task, ok := ev.(*a2a.Task); ok && task.Status.State.Terminal() {
+					yield(nil, terminalError(task.ID, task.Status.State))
+					return
+				}
+			}
+			first = false
 			if !yield(ev, err) {
 				return
 			}

@@ -19,8 +19,15 @@ import (
 )
 
 // testExecutor completes each task with one text artifact, or asks for
-// input when the message says "input". It counts its executions.
-type testExecutor struct{ runs atomic.Int64 }
+// input when the message says "input". When the message says "linger" it
+// returns only when linger is closed, after the task is completed: the
+// execution stays registered with a2a-go past the final state (a test that
+// sets linger must close it). It counts
+// its executions.
+type testExecutor struct {
+	runs   atomic.Int64
+	linger chan struct{}
+}
 
 func (x *testExecutor) Execute(_ context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
 	x.runs.Add(1)
@@ -39,7 +46,15 @@ func (x *testExecutor) Execute(_ context.Context, ec *a2asrv.ExecutorContext) it
 		if !yield(a2a.NewArtifactEvent(ec, a2a.NewTextPart("done")), nil) {
 			return
 		}
-		yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCompleted, nil), nil)
+		if !yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCompleted, nil), nil) {
+			return
+		}
+		if text == "linger" && x.linger != nil {
+			// Deaf to ctx on purpose: a2a-go cancels it once the final
+			// event is processed, and an executor slow to notice keeps the
+			// execution registered just the same.
+			<-x.linger
+		}
 	}
 }
 
