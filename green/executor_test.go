@@ -264,7 +264,9 @@ func TestExecutorContextEnds(t *testing.T) {
 	if !errors.Is(err, cause) || res != nil {
 		t.Errorf("Assess = %v, %v; want the cause", res, err)
 	}
-	if d := time.Since(start); d > 5*time.Second {
+	// The hang's call timeout is a2acall's default, 300 s: well within it,
+	// the cancel is what stopped the assessment.
+	if d := time.Since(start); d > time.Minute {
 		t.Errorf("took %s to stop", d)
 	}
 }
@@ -337,7 +339,8 @@ func TestExecutorAbandonsStuckScenario(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Assess: %v", err)
 	}
-	if d := time.Since(start); d > 5*time.Second {
+	// Not abandoned, the scenario would hold Assess until the test ends.
+	if d := time.Since(start); d > time.Minute {
 		t.Errorf("took %s", d)
 	}
 	for _, tr := range res.Tasks {

@@ -221,7 +221,6 @@ func TestServerParticipantFailures(t *testing.T) {
 	raw, _ := json.Marshal(map[string]any{"participants": participants, "config": map[string]any{
 		"scenario": "route", "task_ids": ids, "call_timeout_seconds": 1.5, "settle_quiet_ms": 50, "settle_max_wait_ms": 1000,
 	}})
-	start := time.Now()
 	s := summarize(streamAll(t, t.Context(), g.client10(t), string(raw)))
 	if s.final != a2a.TaskStateCompleted {
 		t.Fatalf("final state %s: %s", s.final, s.text)
@@ -244,13 +243,15 @@ func TestServerParticipantFailures(t *testing.T) {
 		if task["trace_id"] == "" {
 			t.Errorf("task %v has no trace", task["task_id"])
 		}
+		// Only the hang waits its call timeout out; the others fail for
+		// their own reason, at once.
+		waited := strings.Contains(outcome["summary"].(string), "no answer within")
+		if waited != strings.HasPrefix(ids[i], "hang") {
+			t.Errorf("task %v: waited out the call timeout %v: %v", task["task_id"], waited, outcome["summary"])
+		}
 	}
 	if res["pass_rate"].(float64) != round(2.0/7, 4) {
 		t.Errorf("pass_rate = %v", res["pass_rate"])
-	}
-	// Only the hang waits its call timeout out.
-	if d := time.Since(start); d > 20*time.Second {
-		t.Errorf("assessment took %s", d)
 	}
 }
 
@@ -389,7 +390,9 @@ func TestServerDeadline(t *testing.T) {
 	if task.Status.State != a2a.TaskStateCompleted {
 		t.Fatalf("state %s: %s", task.Status.State, messageText(task.Status.Message))
 	}
-	if d := time.Since(start); d > 15*time.Second {
+	// The hang's call timeout is a2acall's default, 300 s: well within it,
+	// the 1 s deadline is what ended the assessment.
+	if d := time.Since(start); d > time.Minute {
 		t.Errorf("took %s with a 1 s deadline", d)
 	}
 	res := resultOf(t, task.Artifacts[0])

@@ -278,10 +278,14 @@ func TestFaults(t *testing.T) {
 		AgentSpec{Options: Options{Name: "slow", Faults: Faults{Delay: 300 * time.Millisecond}}},
 		AgentSpec{Options: Options{Name: "dark", OTLPEndpoint: "export", Faults: Faults{NoSpans: true}}},
 	)
+	// Only the hang meets the short timeout; every other call gets a2acall's
+	// default, so that a slow machine does not read as a hang.
+	patient := a2acall.New(sdktrace.NewTracerProvider(), nil, a2acall.Options{Logger: quiet})
+	defer patient.Close()
 	send := func(name, task string) (*a2acall.Reply, error) {
-		return short.Send(t.Context(), reviewRequest(sys.Agent(name).URL(), task))
+		return patient.Send(t.Context(), reviewRequest(sys.Agent(name).URL(), task))
 	}
-	if _, err := send("hang", "bad"); !errors.Is(err, context.DeadlineExceeded) {
+	if _, err := short.Send(t.Context(), reviewRequest(sys.Agent("hang").URL(), "bad")); !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("hang: %v, want a timeout", err)
 	}
 	if r, err := send("hang", "good"); err != nil || r.State != "completed" {
@@ -315,15 +319,25 @@ func TestFaults(t *testing.T) {
 	}
 	wantEdges(t, td, "green->dark:1/client")
 
-	// A hang ends when its agent stops, so Stop does not wait for it.
-	go func() { _, _ = send("hang", "bad") }()
+	// A hang ends when its agent stops, so Stop does not wait for it: the
+	// caller here would wait a2acall's default 300 s.
+	hung := make(chan error, 1)
+	go func() { _, err := send("hang", "bad"); hung <- err }()
 	time.Sleep(100 * time.Millisecond)
 	stopped := make(chan error, 1)
 	go func() { stopped <- sys.Stop() }()
 	select {
 	case <-stopped:
-	case <-time.After(15 * time.Second):
+	case <-time.After(time.Minute):
 		t.Fatal("Stop waited for a hung request")
+	}
+	select {
+	case err := <-hung:
+		if err == nil {
+			t.Error("the hung request was answered")
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("the hung request outlived its agent")
 	}
 }
 

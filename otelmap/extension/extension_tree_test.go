@@ -70,7 +70,9 @@ func TestExtensionCycles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := time.Since(start); d > 5*time.Second {
+	// A walk that followed the cycle would not end at all; a minute is
+	// generous for a tenth of a core.
+	if d := time.Since(start); d > time.Minute {
 		t.Errorf("%d steps took %v", n, d)
 	}
 	extCheckTree(t, spans, caller.SpanID)
