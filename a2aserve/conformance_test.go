@@ -191,6 +191,58 @@ func TestSubscribeWhileFinishedExecutionLingers(t *testing.T) {
 	}
 }
 
+// TestSubscribeToInterruptedTask: a task waiting for input has no
+// execution, and a2a-go answered a subscription to it "task not found"
+// though GetTask returns it. 1.0 §3.1.6 gives the current task as a
+// subscription's first event: the stream is that one task, and ends, as
+// a message stream ends at an interrupted state. Answered, the task
+// completes, and then a subscription is refused as for any finished task.
+func TestSubscribeToInterruptedTask(t *testing.T) {
+	srv := newTestServer(t, nil, "")
+	task := send(t, srv, "input")
+	id := string(task.ID)
+	waitStored(t, srv, id, "TASK_STATE_INPUT_REQUIRED")
+	for _, tc := range []struct{ name, method, state string }{
+		{"subscribe 1.0", "SubscribeToTask", `"TASK_STATE_INPUT_REQUIRED"`},
+		{"resubscribe 0.3", "tasks/resubscribe", `"input-required"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			resp, b := post(t, srv, "/", `{"jsonrpc":"2.0","id":7,"method":"`+tc.method+`","params":{"id":"`+id+`"}}`)
+			if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
+				t.Fatalf("content type %q, want an event stream: %s", ct, b)
+			}
+			var events []rpcReply
+			for line := range strings.Lines(string(b)) {
+				if data, ok := strings.CutPrefix(line, "data:"); ok {
+					var r rpcReply
+					if err := json.Unmarshal([]byte(strings.TrimSpace(data)), &r); err != nil {
+						t.Fatalf("event %q: %v", data, err)
+					}
+					events = append(events, r)
+				}
+			}
+			if len(events) != 1 || events[0].Error != nil {
+				t.Fatalf("%d events, want the task alone: %s", len(events), b)
+			}
+			res := string(events[0].Result)
+			if !strings.Contains(res, `"`+id+`"`) || !strings.Contains(res, tc.state) {
+				t.Errorf("event %s, want task %s in state %s", res, id, tc.state)
+			}
+		})
+	}
+	r := call(t, srv, "SendMessage", `{"message":{"role":"ROLE_USER","messageId":"m-answer","taskId":"`+id+`","parts":[{"text":"more"}]}}`, "A2A-Version", "1.0")
+	if r.Error != nil || !strings.Contains(string(r.Result), "TASK_STATE_COMPLETED") {
+		t.Fatalf("answering the task: %+v %s", r.Error, r.Result)
+	}
+	waitStored(t, srv, id, "TASK_STATE_COMPLETED")
+	if r := call(t, srv, "SubscribeToTask", `{"id":"`+id+`"}`); r.code() != -32004 {
+		t.Errorf("subscribe after completion: code %d, want -32004", r.code())
+	}
+	if r := call(t, srv, "SubscribeToTask", `{"id":""}`); r.code() == 0 {
+		t.Errorf("subscribe to an empty id answered %s", r.Result)
+	}
+}
+
 // TestListTasksAnonymous: with no authentication configured, a caller lists
 // the tasks, newest first, a page at a time.
 func TestListTasksAnonymous(t *testing.T) {

@@ -75,25 +75,39 @@ func (h *terminalAware) SendStreamingMessage(ctx context.Context, req *a2a.SendM
 	}
 }
 
-// SubscribeToTask implements a2asrv.RequestHandler. A task is terminal
-// for a subscriber in two ways, and both answer UnsupportedOperationError:
-//   - a2a-go found no execution and the store holds the task terminal (the
-//     store is asked after, not before, so a task that finishes in between
-//     is still told apart from one that never was);
+// SubscribeToTask implements a2asrv.RequestHandler. a2a-go attaches a
+// subscriber only to a running execution and answers "task not found"
+// otherwise; 1.0 §3.1.6 wants the task's current state as the first event
+// of every subscription to a task that exists, and UnsupportedOperationError
+// for a task in a terminal state. So:
+//   - a2a-go found no execution and the store holds the task terminal:
+//     UnsupportedOperationError (the store is asked after, not before, so a
+//     task that finishes in between is still told apart from one that
+//     never was);
+//   - a2a-go found no execution and the store holds the task in another
+//     state, interrupted (input-required, auth-required: its execution
+//     ended until the client answers): the stored task is the stream's one
+//     event, which ends it, as a stream of messages ends at an interrupted
+//     state;
 //   - a2a-go still had the execution registered, but its first event, the
 //     stored snapshot, is already terminal. a2a-go saves the final state
 //     before it unregisters the execution (internal/taskexec
 //     local_manager.go and subscription.go, v2.3.1: Resubscribe attaches,
 //     Events yields the snapshot and ends when it is terminal), so a
 //     subscriber arriving in that window would otherwise get the finished
-//     task as if it were live.
+//     task as if it were live: UnsupportedOperationError too.
 func (h *terminalAware) SubscribeToTask(ctx context.Context, req *a2a.SubscribeToTaskRequest) iter.Seq2[a2a.Event, error] {
 	return func(yield func(a2a.Event, error) bool) {
 		first := true
 		for ev, err := range h.RequestHandler.SubscribeToTask(ctx, req) {
-			if err != nil && errors.Is(err, a2a.ErrTaskNotFound) && req != nil {
-				if state, ok := h.terminal(ctx, req.ID); ok {
-					err = terminalError(req.ID, state)
+			if first && err != nil && errors.Is(err, a2a.ErrTaskNotFound) && req != nil && req.ID != "" {
+				if st, gerr := h.store.Get(ctx, req.ID); gerr == nil {
+					if state := st.Task.Status.State; state.Terminal() {
+						err = terminalError(req.ID, state)
+					} else {
+						yield(st.Task, nil)
+						return
+					}
 				}
 			}
 			if first && err == nil {
