@@ -328,3 +328,83 @@ func TestAssembleServerOnly(t *testing.T) {
 
 // extensionSpans builds the spans a responder's Traceability Extension
 // steps become: its root step as a SERVER invoke_agent span under the
+
+// TestAssembleAgent365Scopes: the shape Microsoft Agent 365's observability
+// SDK gives hand-traced agents in one process (testdata/live/
+// a365-observability): every invoke_agent span is CLIENT (its default kind),
+// every span carries its agent's gen_ai.agent.name, and model calls are
+// gen_ai.operation.name "Chat". A CLIENT agent span whose only own step is
+// such a call (the writer) is an agent run in-process, like one with a tool
+// call under it (the researcher), three deep (the editor under the writer);
+// the Chat calls are the agents' LLM steps and never agents. A CLIENT agent
+// span with nothing of its own under it (the remote, whose only child has an
+// operation no convention has) stays a call seen from the caller only.
+func TestAssembleAgent365Scopes(t *testing.T) {
+	store := tracestore.NewStore(tracestore.Limits{})
+	p := newSimProc(t, store, "")
+	c := newClock()
+	agent := func(name string) []attribute.KeyValue {
+		return []attribute.KeyValue{otelmap.AttrGenAIOperationName.String(otelmap.OpInvokeAgent),
+			otelmap.AttrGenAIAgentName.String(name), otelmap.AttrGenAIAgentID.String(name + "-id")}
+	}
+	inference := func(ctx context.Context, of string) trace.Span {
+		_, s := p.start(ctx, c, "Chat gpt-4o-mini", trace.SpanKindClient, otelmap.AttrGenAIOperationName.String("Chat"),
+			otelmap.AttrGenAIAgentName.String(of), otelmap.AttrGenAIAgentID.String(of+"-id"), otelmap.AttrGenAIRequestModel.String("gpt-4o-mini"))
+		end(c, s)
+		return s
+	}
+	tool := func(ctx context.Context, of, name string) (context.Context, trace.Span) {
+		return p.start(ctx, c, "execute_tool "+name, trace.SpanKindInternal, otelmap.AttrGenAIOperationName.String(otelmap.OpExecuteTool),
+			otelmap.AttrGenAIToolName.String(name), otelmap.AttrGenAIAgentName.String(of))
+	}
+	ctx, coord := p.start(context.Background(), c, "invoke_agent coordinator", trace.SpanKindClient, agent("coordinator")...)
+	inference(ctx, "coordinator")
+	tctx, askR := tool(ctx, "coordinator", "ask_researcher")
+	rctx, researcher := p.start(tctx, c, "invoke_agent researcher", trace.SpanKindClient, agent("researcher")...)
+	inference(rctx, "researcher")
+	_, search := tool(rctx, "researcher", "search_web")
+	end(c, search)
+	end(c, researcher)
+	end(c, askR)
+	tctx, askW := tool(ctx, "coordinator", "ask_writer")
+	wctx, writer := p.start(tctx, c, "invoke_agent writer", trace.SpanKindClient, agent("writer")...)
+	writerChat := inference(wctx, "writer")
+	ectx, editor := p.start(wctx, c, "invoke_agent editor", trace.SpanKindClient, agent("editor")...)
+	inference(ectx, "editor")
+	end(c, editor)
+	end(c, writer)
+	end(c, askW)
+	tctx, askRemote := tool(ctx, "coordinator", "ask_remote")
+	xctx, remote := p.start(tctx, c, "invoke_agent remote", trace.SpanKindClient, agent("remote")...)
+	_, unknown := p.start(xctx, c, "chatbot", trace.SpanKindClient, otelmap.AttrGenAIOperationName.String("chatbot"))
+	end(c, unknown)
+	end(c, remote)
+	end(c, askRemote)
+	inference(ctx, "coordinator")
+	end(c, coord)
+
+	id := coord.SpanContext().TraceID()
+	td := assemble.Trace(id, store.Spans(id))
+	want := []string{"coordinator->remote", "coordinator->researcher", "coordinator->writer", "writer->editor"}
+	if got := edges(td); !slices.Equal(got, want) {
+		t.Fatalf("interactions = %v, want %v", got, want)
+	}
+	for _, in := range td.Interactions {
+		wantInProcess := in.To != "remote"
+		if in.Count != 1 || (in.InProcess == 1) != wantInProcess || (in.ClientOnly == 1) == wantInProcess {
+			t.Errorf("%s->%s = %+v, want one call, in-process: %v", in.From, in.To, in, wantInProcess)
+		}
+	}
+	if got := td.AgentNames(); !slices.Equal(got, []string{"coordinator", "editor", "remote", "researcher", "writer"}) {
+		t.Errorf("agents = %v", got)
+	}
+	if s := findStep(t, td, writerChat.SpanContext().SpanID()); s.Agent != "writer" || s.StepType != "llm_call" {
+		t.Errorf("writer's Chat step = %+v, want the writer's llm_call", s)
+	}
+	if a := td.Agent("coordinator"); a.Steps != 6 {
+		t.Errorf("coordinator = %+v, want 6 steps (its agent span, 2 Chat calls, 3 tool calls)", a)
+	}
+	if td.Coverage.InProcess != 3 || td.Coverage.ClientOnly != 1 {
+		t.Errorf("coverage = %+v", td.Coverage)
+	}
+}

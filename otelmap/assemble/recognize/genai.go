@@ -25,6 +25,13 @@ import (
 // and gen_ai.handoff.to_agent. Other values (create_agent,
 // execute_event_loop_cycle, ...) are neither steps nor calls.
 //
+// The values are read whatever their case and underscores (canonicalOp):
+// Microsoft's Agent 365 observability SDKs set gen_ai.operation.name on their
+// InferenceScope spans to their InferenceOperationType, "Chat",
+// "TextCompletion" or "GenerateContent" (@microsoft/agents-a365-observability
+// 1.0.0, dist/esm/tracing/contracts.d.ts and scopes/InferenceScope.js), while
+// their agent and tool scopes write invoke_agent and execute_tool.
+//
 // The shapes from before gen_ai.operation.name was set everywhere are
 // genai_previous.go's.
 
@@ -52,7 +59,7 @@ func (r *Reading) readGenAI(kv *attribute.KeyValue, key string) {
 	g := &r.gen
 	switch kv.Key {
 	case otelmap.AttrGenAIOperationName:
-		g.op = r.str(kv)
+		g.op = canonicalOp(r.str(kv))
 		r.claim(famGenAI)
 		return
 	case otelmap.AttrGenAIAgentName:
@@ -90,4 +97,36 @@ func (g *genaiSlots) operation() (op Op, workflow bool) {
 		return OpNone, true // invoke_workflow, invoke_swarm, invoke_graph
 	}
 	return OpNone, false
+}
+
+// genaiOps are the gen_ai.operation.name values this file reads.
+var genaiOps = []string{otelmap.OpInvokeAgent, otelmap.OpChat, "text_completion", "generate_content", "embeddings",
+	otelmap.OpExecuteTool, "retrieval", "handoff", "invoke_workflow"}
+
+// foldedOps maps the folded spelling (lower case, no underscores) of each
+// of genaiOps to it.
+var foldedOps = func() map[string]string {
+	m := make(map[string]string, len(genaiOps))
+	for _, op := range genaiOps {
+		m[foldOp(op)] = op
+	}
+	return m
+}()
+
+func foldOp(op string) string { return strings.ReplaceAll(strings.ToLower(op), "_", "") }
+
+// canonicalOp returns the GenAI spelling of a known operation written in
+// another case or without its underscores ("Chat", "TextCompletion",
+// "Execute_Tool"); any other value is returned as it is, so that a word that
+// merely contains a known one ("chatbot", "ChatCompletion") stays unknown.
+func canonicalOp(op string) string {
+	for _, known := range genaiOps {
+		if op == known {
+			return op // the usual case, without folding
+		}
+	}
+	if known, ok := foldedOps[foldOp(op)]; ok {
+		return known
+	}
+	return op
 }
