@@ -4,11 +4,12 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 )
 
-// Langfuse's JS/TS SDK v4/v5 (@langfuse/tracing) and Python SDK v3, which
-// are built on OpenTelemetry: an application wraps its own work in
-// observations (startObservation, startActiveObservation, observe, or
-// @observe in Python), each one span whose langfuse.observation.type is
-// the type the application gave it (asType). Decided from
+// Langfuse's JS/TS SDK v4/v5 (@langfuse/tracing), built on OpenTelemetry:
+// an application wraps its own work in observations (startObservation,
+// startActiveObservation, observe), each one span whose
+// langfuse.observation.type is the type the application gave it (asType).
+// The Python SDK was not read: whether it writes the same keys is
+// unchecked. Decided from
 // @langfuse/tracing and @langfuse/core 5.11.1 (dist/index.mjs,
 // LangfuseOtelSpanAttributes; the observation types of
 // LangfuseObservationType in dist/index.d.ts) and checked on the captures

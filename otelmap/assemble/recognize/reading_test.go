@@ -119,7 +119,7 @@ rules:
 			want: recognize.Verdict{Op: recognize.OpInvoke, Step: recognize.CallAgent, Agent: true, Marker: true, AgentName: "researcher", AgentRank: recognize.RankSpanName},
 			fams: []string{"langfuse"}},
 		{name: "gen_ai.agent.name before a Langfuse agent's span name",
-			sp: span("run", trace.SpanKindInternal, lfType("agent"), otelmap.AttrGenAIAgentName.String("researcher")),
+			sp:   span("run", trace.SpanKindInternal, lfType("agent"), otelmap.AttrGenAIAgentName.String("researcher")),
 			want: recognize.Verdict{Op: recognize.OpInvoke, Step: recognize.CallAgent, Agent: true, Marker: true, AgentName: "researcher", AgentRank: recognize.RankAgentName},
 			fams: []string{"langfuse"}},
 		{name: "a Langfuse agent observation without a name is an unnamed agent",
