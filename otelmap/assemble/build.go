@@ -285,7 +285,7 @@ func (a *assembler) buildEvidence(td *tracedata.TraceData) {
 			cov.UnreadAgentSpans, a.nodes[first].id, a.span(first).Name))
 		if n := a.unnamedAgents(); n > 0 {
 			cov.Warnings = append(cov.Warnings, fmt.Sprintf(
-				"%d %s an agent its framework ran with no name recorded (an AI SDK call without experimental_telemetry.functionId, a Genkit generate run by no prompt or agent, a VoltAgent sub-agent run without subagent.name or subagent.id): that agent and its calls are missing from the graph; give each agent a name",
+				"%d %s an agent its framework ran with no name recorded (an AI SDK call without experimental_telemetry.functionId, a Genkit generate run by no prompt or agent, a VoltAgent sub-agent run without subagent.name or subagent.id, a Langfuse agent observation with an empty name): that agent and its calls are missing from the graph; give each agent a name",
 				n, agentns.Plural(n, "span is", "spans are")))
 		}
 	}

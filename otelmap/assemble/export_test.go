@@ -7,7 +7,7 @@ import (
 )
 
 // WithoutFamily returns opts with the built-in family of a framework's own
-// namespace called name ("vercel_ai", "genkit", "voltagent") turned off:
+// namespace called name ("vercel_ai", "genkit", "voltagent", "langfuse") turned off:
 // what a capture reads as when no built-in family knows its framework.
 func WithoutFamily(opts Options, name string) Options {
 	fam, ok := recognize.FrameworkFamily(name)

@@ -3,7 +3,7 @@
 // operation and the step it is, the agent it names and by which rule,
 // whether it failed, whether it hands off to another agent. Each family
 // of span conventions (GenAI and its previous shapes, OpenInference,
-// OpenLLMetry, the Vercel AI SDK, Genkit, VoltAgent, MCP, A2A, HTTP,
+// OpenLLMetry, the Vercel AI SDK, Genkit, VoltAgent, Langfuse, MCP, A2A, HTTP,
 // messaging, span links, coordbench's own attributes, and a user's
 // convention map from package convmap) is read by a file of its own; the
 // precedence between them, when a span carries several, is in reading.go

@@ -30,8 +30,8 @@ import (
 //     whatever the built-in families say: the user's word on their own
 //     framework.
 //  3. The operation: the Vercel AI SDK's ai.operationId, Genkit's
-//     genkit:type / genkit:metadata:subtype and VoltAgent's entity.type /
-//     span.type, then OpenLLMetry's
+//     genkit:type / genkit:metadata:subtype, VoltAgent's entity.type /
+//     span.type and Langfuse's langfuse.observation.type, then OpenLLMetry's
 //     traceloop.span.kind, then gen_ai.operation.name, then OpenInference's
 //     openinference.span.kind, then the previous GenAI shapes (an operation
 //     read from the other gen_ai.* attributes). A framework's own
@@ -52,7 +52,8 @@ import (
 //     traceloop.entity.name, then the AI SDK's ai.telemetry.functionId,
 //     then Genkit's genkit:name, then VoltAgent's subagent.name (else
 //     entity.name, which on a sub-agent's spans names the root agent), then
-//     gen_ai.agent.id, then a name read from the span name (smolagents).
+//     gen_ai.agent.id, then a name read from the span name (smolagents,
+//     and a Langfuse agent observation, which is named by its span).
 //     The AI SDK, Genkit and VoltAgent copy their names onto every span of
 //     a call: read only on their agent spans. A
 //     gen_ai.agent.name on any other span (an LLM or tool span, where
@@ -108,6 +109,7 @@ type Reading struct {
 	gk  genkitSlots // Genkit (genkit.go)
 	vo  voltSlots   // VoltAgent (voltagent.go)
 	mcp mcpSlots    // MCP (mcp.go)
+	lf  uint8       // Langfuse's observation kind (langfuse.go)
 
 	conv   *convmap.Map  // the user's convention map, nil for none
 	mapped *convmap.Rule // the map's rule that matched the span
@@ -225,8 +227,11 @@ func (r *Reading) read(sp *otelmap.Span) {
 				r.readOpenInference(kv, key)
 			}
 		case 'l':
-			if key == "llm.request.type" {
+			switch key {
+			case "llm.request.type":
 				r.readTraceloop(kv, key)
+			case "langfuse.observation.type":
+				r.readLangfuse(kv)
 			}
 		case 'm':
 			switch {
@@ -274,6 +279,8 @@ func (r *Reading) decide(sp *otelmap.Span) {
 		r.Op, r.Workflow = r.gk.operation(r)
 	case r.vo.entity != voNone:
 		r.Op, r.Workflow = r.vo.operation(r)
+	case r.lf != lfNone:
+		r.Op = r.langfuseOperation(sp.Name)
 	case r.tl.kind != tlNone:
 		r.Op, r.Workflow = r.tl.operation()
 	case r.gen.op != "":
@@ -387,6 +394,9 @@ func (r *Reading) nameOfAgent(sp *otelmap.Span) (string, Rank) {
 	if name := r.oi.smolagentsName(sp.Name); name != "" {
 		return name, RankSpanName
 	}
+	if r.lf == lfAgent && sp.Name != "" {
+		return sp.Name, RankSpanName
+	}
 	return "", RankNone
 }
 
@@ -440,6 +450,9 @@ func (r *Reading) turnOff(mask Families) {
 	}
 	if mask.Has(famVoltAgent) {
 		r.vo = voltSlots{}
+	}
+	if mask.Has(famLangfuse) {
+		r.lf = lfNone
 	}
 	r.Claimed &^= mask
 }

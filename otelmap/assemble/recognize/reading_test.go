@@ -114,6 +114,45 @@ rules:
 				otelmap.AttrGenAIOperationName.String(otelmap.OpExecuteTool), otelmap.AttrGenAIToolName.String("transfer_back_to_supervisor")),
 			want: recognize.Verdict{Op: recognize.OpTool, Step: recognize.CallTool},
 			fams: []string{"genai"}},
+		{name: "a Langfuse agent observation is named by its span",
+			sp:   span("researcher", trace.SpanKindInternal, lfType("agent"), attribute.String("langfuse.observation.input", "{}")),
+			want: recognize.Verdict{Op: recognize.OpInvoke, Step: recognize.CallAgent, Agent: true, Marker: true, AgentName: "researcher", AgentRank: recognize.RankSpanName},
+			fams: []string{"langfuse"}},
+		{name: "gen_ai.agent.name before a Langfuse agent's span name",
+			sp:   span("run", trace.SpanKindInternal, lfType("agent"), otelmap.AttrGenAIAgentName.String("researcher")),
+			want: recognize.Verdict{Op: recognize.OpInvoke, Step: recognize.CallAgent, Agent: true, Marker: true, AgentName: "researcher", AgentRank: recognize.RankAgentName},
+			fams: []string{"langfuse"}},
+		{name: "a Langfuse agent observation without a name is an unnamed agent",
+			sp:   span("", trace.SpanKindInternal, lfType("agent")),
+			want: recognize.Verdict{Workflow: true, AgentLike: true, UnnamedAgent: true, AgentRank: recognize.RankNone},
+			fams: []string{"langfuse"}},
+		{name: "a Langfuse generation is a model call, a tool and a retriever tool calls",
+			sp:   span("OpenAI.chat", trace.SpanKindInternal, lfType("generation"), attribute.String("langfuse.observation.model.name", "gpt-4o-mini")),
+			want: recognize.Verdict{Op: recognize.OpLLM, Step: recognize.CallTool},
+			fams: []string{"langfuse"}},
+		{name: "a Langfuse tool observation named like an agent is a tool call",
+			sp:   span("research-agent", trace.SpanKindInternal, lfType("retriever")),
+			want: recognize.Verdict{Op: recognize.OpTool, Step: recognize.CallTool},
+			fams: []string{"langfuse"}},
+		{name: "a Langfuse chain named like an agent is the application's work",
+			sp:   span("writer-agent", trace.SpanKindInternal, lfType("chain")),
+			want: recognize.Verdict{},
+			fams: []string{"langfuse"}},
+		{name: "a Langfuse type nobody knows is unread",
+			sp:    span("planner-agent", trace.SpanKindInternal, lfType("planner")),
+			want:  recognize.Verdict{},
+			fams:  []string{"langfuse"},
+			notUs: true},
+		{name: "the LangfuseSpanProcessor's attributes on another span say nothing",
+			sp: span("GET", trace.SpanKindClient, attribute.String("langfuse.environment", "prod"),
+				attribute.String("langfuse.trace.name", "agent-run"), attribute.String("langfuse.release", "1")),
+			want:  recognize.Verdict{Role: recognize.RoleClient},
+			notUs: true},
+		{name: "the AI SDK's own operation before Langfuse's type",
+			sp: span("ai.generateText", trace.SpanKindInternal, attribute.String("ai.operationId", "ai.generateText"),
+				attribute.String("ai.telemetry.functionId", "writer"), lfType("generation")),
+			want: recognize.Verdict{Op: recognize.OpInvoke, Step: recognize.CallAgent, Agent: true, Marker: true, AgentName: "writer", AgentRank: recognize.RankVercelAI},
+			fams: []string{"vercel_ai", "langfuse"}},
 		{name: "a span of no family named like an agent only looks like one",
 			sp:    span("MyAgent.step", trace.SpanKindInternal, attribute.String("zeta.agent.id", "x")),
 			want:  recognize.Verdict{AgentLike: true},
@@ -190,6 +229,9 @@ func TestWithout(t *testing.T) {
 		t.Errorf("without genkit: %+v, want no agent, genkit unclaimed, still failed", r.Verdict)
 	}
 }
+
+// lfType is Langfuse's langfuse.observation.type.
+func lfType(t string) attribute.KeyValue { return attribute.String("langfuse.observation.type", t) }
 
 func equalSets(a, b []string) bool {
 	if len(a) != len(b) {

@@ -197,6 +197,7 @@ const (
 	famGenkit
 	famVoltAgent
 	famMCP
+	famLangfuse
 	// NumFamilies is the number of families: a Family is below it.
 	NumFamilies
 )
@@ -217,6 +218,7 @@ var familyNames = [NumFamilies]string{
 	famGenkit:        "genkit",
 	famVoltAgent:     "voltagent",
 	famMCP:           "mcp",
+	famLangfuse:      "langfuse",
 }
 
 // String is the family's name in Coverage.Recognized.
@@ -234,10 +236,10 @@ type Families uint16
 func (s Families) Has(f Family) bool { return s&(1<<f) != 0 }
 
 // FrameworkFamily returns the family of a framework's own namespace called
-// name ("vercel_ai", "genkit", "voltagent"), one Reader.Without can turn
-// off; false for any other name.
+// name ("vercel_ai", "genkit", "voltagent", "langfuse"), one Reader.Without
+// can turn off; false for any other name.
 func FrameworkFamily(name string) (Family, bool) {
-	for _, f := range [...]Family{famVercelAI, famGenkit, famVoltAgent} {
+	for _, f := range [...]Family{famVercelAI, famGenkit, famVoltAgent, famLangfuse} {
 		if familyNames[f] == name {
 			return f, true
 		}

@@ -16,8 +16,9 @@ import (
 // agentNamespaces are the namespaces agent frameworks and GenAI
 // instrumentations write, longest first where one is inside another.
 var agentNamespaces = []string{
-	"gcp.vertex.agent", // Google ADK
-	"graph.node",       // OpenInference
+	"gcp.vertex.agent",     // Google ADK
+	"langfuse.observation", // Langfuse: its other keys (langfuse.environment, langfuse.trace.*) go on every span
+	"graph.node",           // OpenInference
 	"gen_ai", "ai", "llm", "mastra", "genkit", "langsmith", "langchain", "langgraph", "lc",
 	"agent", "agents", "crewai", "voltagent", "strands", "beeai", "traceloop", "openinference",
 	"mcp", "smolagents", "autogen", "semantic_kernel", "llama_index", "llamaindex", "haystack",
