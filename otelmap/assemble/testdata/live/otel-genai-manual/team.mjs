@@ -40,6 +40,12 @@
 // The team (agents as tools): the coordinator's Chat Completions tool loop
 // calls ask_researcher (its body runs the researcher, which calls its own
 // search_web tool once), then ask_writer (runs the writer), then answers.
+//
+// `node team.mjs CAPTURE client-kind` (its `variants` file, captures in
+// captures-client-kind/) makes the invoke_agent spans CLIENT instead: the
+// conventions' first agent span is the "Invoke agent client span", and a user
+// reading only that section would write CLIENT for an agent in this process.
+// The team and every other attribute are the same.
 import { register } from "node:module";
 import { live } from "../harness/index.mjs";
 import { trace, SpanKind, SpanStatusCode } from "@opentelemetry/api";
@@ -85,15 +91,19 @@ export const script = [
 const MODEL = "gpt-4o-mini";
 const CONVERSATION = "conv-solar-1";
 const tracer = trace.getTracer("otel-genai-manual-team", "1.0.0");
+const AGENT_KIND = process.argv[3] === "client-kind" ? SpanKind.CLIENT : SpanKind.INTERNAL;
+if (process.argv[3] !== undefined && process.argv[3] !== "client-kind") {
+  throw new Error(`unknown variant ${process.argv[3]} (want client-kind or nothing)`);
+}
 
 const functionTool = (name, description, properties) => ({
   type: "function",
   function: { name, description, parameters: { type: "object", properties, required: Object.keys(properties) } },
 });
 
-/** Runs fn inside an active span; records an error as the conventions say and rethrows it. */
-async function inSpan(name, attributes, fn) {
-  return tracer.startActiveSpan(name, { kind: SpanKind.INTERNAL, attributes }, async (span) => {
+/** Runs fn inside an active span of that kind; records an error as the conventions say and rethrows it. */
+async function inSpan(name, kind, attributes, fn) {
+  return tracer.startActiveSpan(name, { kind, attributes }, async (span) => {
     try {
       return await fn(span);
     } catch (err) {
@@ -120,6 +130,7 @@ class Agent {
   invoke(input) {
     return inSpan(
       `${GEN_AI_OPERATION_NAME_VALUE_INVOKE_AGENT} ${this.name}`,
+      AGENT_KIND,
       {
         [ATTR_GEN_AI_OPERATION_NAME]: GEN_AI_OPERATION_NAME_VALUE_INVOKE_AGENT,
         [ATTR_GEN_AI_PROVIDER_NAME]: GEN_AI_PROVIDER_NAME_VALUE_OPENAI,
@@ -157,6 +168,7 @@ class Agent {
     const args = JSON.parse(call.function.arguments || "{}");
     return inSpan(
       `${GEN_AI_OPERATION_NAME_VALUE_EXECUTE_TOOL} ${call.function.name}`,
+      SpanKind.INTERNAL,
       {
         [ATTR_GEN_AI_OPERATION_NAME]: GEN_AI_OPERATION_NAME_VALUE_EXECUTE_TOOL,
         [ATTR_GEN_AI_TOOL_NAME]: call.function.name,
