@@ -215,8 +215,12 @@ func (textEvaluator) Evaluate(ctx context.Context, trace *tracedata.TraceData, i
 		res.Reason = "the trace has no agent-call or LLM steps"
 		return res, nil
 	case len(names) == 0:
+		// Some instrumentations never put content on spans: the
+		// OpenTelemetry JS openai instrumentation (0.21.0, run in the live
+		// corpus's otel-genai-manual) sends it, when the variable is set,
+		// as log records, which coordbench does not read.
 		res.Reason = "no agent-call or LLM step of a named agent recorded output text (message content capture may be off: " +
-			"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT)"
+			"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT; or the instrumentation sends content as log records, not on spans)"
 		return res, nil
 	case len(names) == 1:
 		res.Reason = fmt.Sprintf("only agent %q recorded output text; similarity needs two agents", names[0])
