@@ -97,7 +97,12 @@ const (
 	// IdentityVoltAgent: VoltAgent's entity.name (else entity.id) on the
 	// run of an agent the application started.
 	IdentityVoltAgent = "entity.name"
-	IdentityAgentID   = "gen_ai.agent.id"
+	// IdentityAx: the function name (tool.name) of the Ax native tool call
+	// an AxAgent's run is the body of (Ax names a child agent
+	// toCamelCase(agentIdentity.name) when it is handed over by
+	// getFunction()).
+	IdentityAx      = "tool.name"
+	IdentityAgentID = "gen_ai.agent.id"
 	// IdentityConventions: a rule of the user's convention map
 	// (otelmap/assemble, docs/trace-assembly.md).
 	IdentityConventions = "conventions"

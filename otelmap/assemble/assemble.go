@@ -72,8 +72,11 @@ func TraceWith(traceID trace.TraceID, spans []otelmap.Span, opts Options) *trace
 	a.link()             // tree.go, scan.go
 	a.resolveLangGraph() // langgraph.go
 	a.resolveGenkit()    // genkit.go
+	a.resolveAx()        // ax.go
 	a.sortParentsFirst() // tree.go
 	a.structure()        // calls.go: segments, client chains, entries
+	a.serviceCallers()   // outside.go
+	a.markAxCallers()    // ax.go
 	a.markToolServers()  // toolservers.go
 	a.identify()         // identity.go
 	a.collectCalls()     // calls.go
@@ -102,6 +105,8 @@ const (
 	fUnnamedAgent                     // an agent by its framework's word that no attribute names (package recognize)
 	fMCP                              // an MCP request's span (recognize/mcp.go)
 	fToolServer                       // the tool server's side of a tool call (toolservers.go)
+	fServiceAgent                     // a trace root whose work outside agent spans is its service's unnamed agent (outside.go)
+	fServiceCall                      // an agent span that unnamed agent called (outside.go)
 )
 
 // node is assembly's working record of one span. Indexes are node indexes,
@@ -165,17 +170,20 @@ type assembler struct {
 	scratch, scratch2 []int32
 
 	// What a few spans carry, kept aside so that nodes stay small.
-	handoffs    []handoff       // handoff spans (recognize/handoff.go)
-	callerNames []namedCaller   // agent spans naming their caller (graph.node.parent_id)
-	lgNodes     []int32         // candidate LangGraph agent node runs
-	lcRuns      []lcAgentRun    // LangChain runs naming their agent (lc_agent_name)
-	gkGenerates []int32         // Genkit generate loops (genkit.go)
-	linkOf      map[int32]int32 // a span's first link into the trace
-	pending     []int32         // segment roots whose agent is their cause (identity.go)
-	cause       map[int32]int32 // ... and who caused each (identity.go)
-	depth       int             // how deep rootAgent is in resolving them
-	loose       []int32         // agent spans no nesting or call gives a caller
-	proxyOf     map[int32]int32 // proxy agent spans -> the agent they stood for
+	handoffs    []handoff        // handoff spans (recognize/handoff.go)
+	callerNames []namedCaller    // agent spans naming their caller (graph.node.parent_id)
+	lgNodes     []int32          // candidate LangGraph agent node runs
+	lcRuns      []lcAgentRun     // LangChain runs naming their agent (lc_agent_name)
+	gkGenerates []int32          // Genkit generate loops (genkit.go)
+	axRuns      []int32          // AxAgent runs (ax.go)
+	axTools     map[int32]string // Ax native tool calls: the function each calls (ax.go)
+	axBodies    []int32          // AxAgent runs named by the tool call they run in (ax.go)
+	linkOf      map[int32]int32  // a span's first link into the trace
+	pending     []int32          // segment roots whose agent is their cause (identity.go)
+	cause       map[int32]int32  // ... and who caused each (identity.go)
+	depth       int              // how deep rootAgent is in resolving them
+	loose       []int32          // agent spans no nesting or call gives a caller
+	proxyOf     map[int32]int32  // proxy agent spans -> the agent they stood for
 
 	// Coverage of the conventions.
 	recognized   [recognize.NumFamilies]int

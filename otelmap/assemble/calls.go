@@ -336,16 +336,24 @@ func (a *assembler) nestedCalls() {
 			n.call = a.chainOf(n.clientAnc).call
 		case n.flags&fNested != 0:
 			caller := a.nodes[n.parent].agentSpan
-			if caller < 0 {
-				if a.nodes[n.segRoot].flags&fEntry == 0 {
-					a.loose = append(a.loose, int32(i))
-				}
-				continue // else the work of a received call
+			var from int32
+			switch {
+			case caller >= 0:
+				from = a.nodes[caller].agent
+			case n.flags&fServiceCall != 0:
+				// outside.go: called by its service's unnamed agent, whose
+				// work is its segment root's; no agent span made the call.
+				from = a.nodes[n.segRoot].agent
+			case a.nodes[n.segRoot].flags&fEntry == 0:
+				a.loose = append(a.loose, int32(i))
+				continue
+			default:
+				continue // the work of a received call
 			}
-			if a.nodes[caller].agent == n.selfIdent {
+			if from == n.selfIdent {
 				continue // an agent nested in itself
 			}
-			cl := call{caller: a.nodes[caller].agent, callee: n.selfIdent, callerSpan: caller, calleeSpan: int32(i),
+			cl := call{caller: from, callee: n.selfIdent, callerSpan: caller, calleeSpan: int32(i),
 				class: classInProcess, failed: n.flags&fFailed != 0, start: n.start, key: n.id, latencyMS: durationMS(n)}
 			if n.flags&fExt != 0 {
 				cl.class = classExtension

@@ -124,6 +124,11 @@ func (a *assembler) rootIdentity(r int32) int32 {
 	if n.flags&fToolServer != 0 {
 		return a.toolServerIdent(r)
 	}
+	if n.flags&fServiceAgent != 0 {
+		ix := a.intern(a.procs[n.proc].service)
+		a.note(ix, recognize.RankService, false)
+		return ix
+	}
 	if n.flags&fEntry != 0 {
 		if b := a.firstAgentBelow(r); b >= 0 {
 			return a.nodes[b].selfIdent

@@ -88,6 +88,14 @@ func (a *assembler) scan(i int32) {
 	if r.GenkitGenerate {
 		a.gkGenerates = append(a.gkGenerates, i)
 	}
+	if r.AxAgentRun() {
+		a.axRuns = append(a.axRuns, i)
+	} else if t := r.AxTool(); t != "" {
+		if a.axTools == nil {
+			a.axTools = make(map[int32]string)
+		}
+		a.axTools[i] = t
+	}
 	if len(sp.Links()) > 0 {
 		a.keepLink(i, sp)
 	}

@@ -108,6 +108,7 @@ type Reading struct {
 	ai  aiSlots     // the Vercel AI SDK (vercelai.go)
 	gk  genkitSlots // Genkit (genkit.go)
 	vo  voltSlots   // VoltAgent (voltagent.go)
+	ax  axSlots     // Ax (ax.go)
 	mcp mcpSlots    // MCP (mcp.go)
 	lf  uint8       // Langfuse's observation kind (langfuse.go)
 
@@ -185,6 +186,8 @@ func (r *Reading) read(sp *otelmap.Span) {
 				r.readA2A(kv)
 			case strings.HasPrefix(key, "ai."):
 				r.readVercelAI(kv, key)
+			case strings.HasPrefix(key, "ax."):
+				r.readAx(kv, key)
 			case key == string(otelmap.AttrOIAgentName):
 				r.readOpenInference(kv, key)
 			case key == string(otelmap.AttrPydanticAgentName):
@@ -225,6 +228,9 @@ func (r *Reading) read(sp *otelmap.Span) {
 				r.readTraceloop(kv, key)
 			case key == "tool.name":
 				r.readOpenInference(kv, key)
+				r.readAx(kv, key)
+			case key == "tool.mode":
+				r.readAx(kv, key)
 			}
 		case 'l':
 			switch key {
@@ -281,6 +287,8 @@ func (r *Reading) decide(sp *otelmap.Span) {
 		r.Op, r.Workflow = r.vo.operation(r)
 	case r.lf != lfNone:
 		r.Op = r.langfuseOperation(sp.Name)
+	case (r.ax.programType != "" || r.ax.native) && r.decideAx(sp):
+		// decideAx set the operation.
 	case r.tl.kind != tlNone:
 		r.Op, r.Workflow = r.tl.operation()
 	case r.gen.op != "":
@@ -453,6 +461,9 @@ func (r *Reading) turnOff(mask Families) {
 	}
 	if mask.Has(famLangfuse) {
 		r.lf = lfNone
+	}
+	if mask.Has(famAx) {
+		r.ax = axSlots{}
 	}
 	r.Claimed &^= mask
 }

@@ -127,6 +127,7 @@ const (
 	RankGenkit
 	RankVoltAgentSub
 	RankVoltAgent
+	RankAx
 	RankAgentID
 	RankConventions
 	RankSpanName
@@ -156,6 +157,8 @@ func (r Rank) IdentifiedBy() string {
 		return tracedata.IdentityVoltAgentSubagent
 	case RankVoltAgent:
 		return tracedata.IdentityVoltAgent
+	case RankAx:
+		return tracedata.IdentityAx
 	case RankAgentID:
 		return tracedata.IdentityAgentID
 	case RankConventions:
@@ -198,6 +201,7 @@ const (
 	famVoltAgent
 	famMCP
 	famLangfuse
+	famAx
 	// NumFamilies is the number of families: a Family is below it.
 	NumFamilies
 )
@@ -219,6 +223,7 @@ var familyNames = [NumFamilies]string{
 	famVoltAgent:     "voltagent",
 	famMCP:           "mcp",
 	famLangfuse:      "langfuse",
+	famAx:            "ax",
 }
 
 // String is the family's name in Coverage.Recognized.
@@ -236,10 +241,10 @@ type Families uint16
 func (s Families) Has(f Family) bool { return s&(1<<f) != 0 }
 
 // FrameworkFamily returns the family of a framework's own namespace called
-// name ("vercel_ai", "genkit", "voltagent", "langfuse"), one Reader.Without
-// can turn off; false for any other name.
+// name ("vercel_ai", "genkit", "voltagent", "langfuse", "ax"), one
+// Reader.Without can turn off; false for any other name.
 func FrameworkFamily(name string) (Family, bool) {
-	for _, f := range [...]Family{famVercelAI, famGenkit, famVoltAgent, famLangfuse} {
+	for _, f := range [...]Family{famVercelAI, famGenkit, famVoltAgent, famLangfuse, famAx} {
 		if familyNames[f] == name {
 			return f, true
 		}
