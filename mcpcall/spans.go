@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"reflect"
 	"strconv"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -125,9 +126,22 @@ func (m metaCarrier) Keys() []string {
 // traceContext is the W3C propagator the conventions name.
 var traceContext = propagation.TraceContext{}
 
+// Absent reports whether a request carries no params: a nil interface, or
+// the typed nil pointer the SDK hands middleware when a message has no
+// "params" member (the MCP TypeScript and Python SDKs send
+// notifications/initialized, tools/list and ping that way), which p == nil
+// does not catch.
+func Absent(p mcp.Params) bool {
+	if p == nil {
+		return true
+	}
+	v := reflect.ValueOf(p)
+	return v.Kind() == reflect.Pointer && v.IsNil()
+}
+
 // Inject writes ctx's trace context into the params' _meta.
 func Inject(ctx context.Context, p mcp.Params) {
-	if p == nil {
+	if Absent(p) {
 		return
 	}
 	meta := p.GetMeta()
@@ -140,7 +154,7 @@ func Inject(ctx context.Context, p mcp.Params) {
 
 // Extract reads the trace context a request carries in its _meta into ctx.
 func Extract(ctx context.Context, p mcp.Params) context.Context {
-	if p == nil {
+	if Absent(p) {
 		return ctx
 	}
 	meta := p.GetMeta()
