@@ -108,7 +108,10 @@ func (h *Host) Open(s *mcp.Server, tools []string) (mcpcall.Endpoint, func(), er
 	if err != nil {
 		return mcpcall.Endpoint{}, nil, fmt.Errorf("mcpserve: %w", err)
 	}
+	// The middleware added last is the outermost: containPanics covers
+	// the spans' middleware too.
 	s.AddReceivingMiddleware(h.serverSpans())
+	s.AddReceivingMiddleware(containPanics(h.opts.Logger, id))
 	t := &task{token: token, server: s, handler: mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s },
 		&mcp.StreamableHTTPOptions{Logger: h.opts.Logger, SessionTimeout: sessionTimeout, MaxRequestBodyBytes: h.opts.MaxBodyBytes})}
 	h.mu.Lock()

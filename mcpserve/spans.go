@@ -86,7 +86,14 @@ func (h *Host) serverSpans() mcp.Middleware {
 			}
 			parent := mcpcall.Extract(ctx, p)
 			ctx, span := h.tracer.Start(parent, mcpcall.SpanName(method, p), trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...))
+			ended := false
+			defer func() {
+				if !ended { // next panicked: containPanics answers errInternal
+					mcpcall.EndSpan(span, nil, errInternal)
+				}
+			}()
 			res, err := next(ctx, method, req)
+			ended = true
 			mcpcall.EndSpan(span, res, err)
 			return res, err
 		}
