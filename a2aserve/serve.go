@@ -45,7 +45,8 @@ type ServeOptions struct {
 	// shutdown's time: the place to flush telemetry.
 	AfterShutdown func(ctx context.Context) error
 	// Logger receives the HTTP servers' own errors (a failed TLS
-	// handshake, a panicking handler) at ErrorLevel; nil discards them.
+	// handshake) at ErrorLevel, and a panicking handler's panic and stack
+	// at error level (ContainHTTPPanics); nil discards them.
 	Logger     *slog.Logger
 	ErrorLevel slog.Level
 }
@@ -71,7 +72,7 @@ func Serve(ctx context.Context, ln net.Listener, h http.Handler, opts ServeOptio
 	servers := make([]*http.Server, len(endpoints))
 	served := make(chan error, len(endpoints))
 	for i, ep := range endpoints {
-		servers[i] = &http.Server{Handler: ep.Handler, ReadHeaderTimeout: readHeaderTimeout,
+		servers[i] = &http.Server{Handler: ContainHTTPPanics(ep.Handler, logger), ReadHeaderTimeout: readHeaderTimeout,
 			ErrorLog: slog.NewLogLogger(logger.Handler(), opts.ErrorLevel)}
 		go func() { served <- servers[i].Serve(ep.Listener) }()
 	}
