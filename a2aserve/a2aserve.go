@@ -253,7 +253,7 @@ func (d *dispatch) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if d.intercept != nil && d.intercept(w, r, body) {
 		return
 	}
-	body = withJSONNames(body) // push.go
+	body = withJSONNames(body) // rpc.go
 	var req envelope
 	// A body that is not a JSON-RPC request object goes on to a2a-go,
 	// which answers a parse error or an invalid request.
