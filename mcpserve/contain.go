@@ -1,10 +1,15 @@
 package mcpserve
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
+	"math"
+	"net/http"
 	"runtime/debug"
+	"strconv"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -55,4 +60,66 @@ func sessionID(req mcp.Request) (id string) {
 		return ss.ID()
 	}
 	return ""
+}
+
+// maxExactID is the largest integer a JSON number holds exactly in every
+// client (2^53).
+const maxExactID = 1 << 53
+
+// unanswerableID is why the request ids of a body (one message or a
+// batch) cannot be answered, "" when they can. The SDK reads a numeric id
+// as a float64 and answers with its int64 conversion (go-sdk v1.8.0,
+// internal/jsonrpc2 messages.go MakeID): a request with id 1.5 was
+// answered as id 1, which a client may have used for another request, and
+// one with id 1e300 with an id the conversion makes up. Such a body is
+// refused before the SDK sees it.
+func unanswerableID(body []byte) string {
+	body = bytes.TrimSpace(body)
+	var ids []json.RawMessage
+	if len(body) > 0 && body[0] == '[' {
+		var batch []struct {
+			ID json.RawMessage `json:"id"`
+		}
+		if json.Unmarshal(body, &batch) != nil {
+			return ""
+		}
+		for _, m := range batch {
+			ids = append(ids, m.ID)
+		}
+	} else {
+		var msg struct {
+			ID json.RawMessage `json:"id"`
+		}
+		if json.Unmarshal(body, &msg) != nil {
+			return "" // the SDK answers what is not JSON-RPC
+		}
+		ids = append(ids, msg.ID)
+	}
+	for _, id := range ids {
+		if len(id) == 0 || id[0] == '"' || string(id) == "null" || id[0] == '{' || id[0] == '[' || id[0] == 't' || id[0] == 'f' {
+			continue // absent, a string, or no number: the SDK's to judge
+		}
+		n, err := strconv.ParseFloat(string(id), 64)
+		if err != nil || n != math.Trunc(n) || math.Abs(n) > maxExactID {
+			return fmt.Sprintf("request id %s is not an integer of at most 2^53 in magnitude: it could not be answered with the same id", clipID(id))
+		}
+	}
+	return ""
+}
+
+func clipID(id json.RawMessage) string {
+	if len(id) > 40 {
+		return string(id[:40]) + "…"
+	}
+	return string(id)
+}
+
+// writeInvalidRequest answers a body refused before the SDK saw it with a
+// JSON-RPC Invalid Request error (-32600), id null as JSON-RPC 2.0 §5
+// wants when the id cannot be read.
+func writeInvalidRequest(w http.ResponseWriter, reason string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusBadRequest)
+	_ = json.NewEncoder(w).Encode(map[string]any{"jsonrpc": "2.0", "id": nil,
+		"error": map[string]any{"code": jsonrpc.CodeInvalidRequest, "message": reason}})
 }

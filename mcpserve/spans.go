@@ -40,6 +40,10 @@ func (h *Host) withRequestInfo(next http.Handler) http.Handler {
 				http.Error(w, "request body: "+err.Error(), http.StatusRequestEntityTooLarge)
 				return
 			}
+			if reason := unanswerableID(body); reason != "" { // contain.go
+				writeInvalidRequest(w, reason)
+				return
+			}
 			r.Body = io.NopCloser(bytes.NewReader(body))
 			var msg struct {
 				ID json.RawMessage `json:"id"`

@@ -44,7 +44,9 @@ var allowed = map[string][]string{
 	"scripts": {},
 	// The A2A test agent; imported by tests only (a2acall's, green's,
 	// cmd/green's).
-	"internal/a2atest":     {"a2aserve", "a2acall", "otelmap", "otelmap/assemble", "otelmap/sdkbridge", "otelmap/tracestore", "tracedata"},
+	"internal/a2atest": {"a2aserve", "a2acall", "otelmap", "otelmap/assemble", "otelmap/sdkbridge", "otelmap/tracestore", "tracedata"},
+	// Raw MCP for the tests of the MCP endpoints; imported by tests only.
+	"internal/mcptest":     {},
 	"otelmap":              {"tracedata"},
 	"otelmap/extension":    {"otelmap", "tracedata"},
 	"otelmap/otlpdecode":   {"otelmap"},
