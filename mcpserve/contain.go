@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math"
@@ -44,6 +45,27 @@ func containPanics(log *slog.Logger, endpoint string) mcp.Middleware {
 					res, err = nil, errInternal
 				}
 			}()
+			return next(ctx, method, req)
+		}
+	}
+}
+
+// errTaskEnded is the cause of a request's context ended by its task's.
+var errTaskEnded = errors.New("the task this MCP endpoint served has ended")
+
+// endWithTask is the receiving middleware that ends each request's context
+// when its task ends (the close function Open returns): a tool call racing
+// the task's end, or one its client left without cancelling it (which the
+// MCP specification says is no cancellation: "Disconnection SHOULD NOT be
+// interpreted as the client cancelling its request", basic/transports,
+// 2025-06-18), works on no longer than its task, whatever the scenario's
+// tool does with its context.
+func endWithTask(task context.Context) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			ctx, cancel := context.WithCancelCause(ctx)
+			stop := context.AfterFunc(task, func() { cancel(context.Cause(task)) })
+			defer func() { stop(); cancel(nil) }()
 			return next(ctx, method, req)
 		}
 	}

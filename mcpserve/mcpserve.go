@@ -8,6 +8,7 @@
 package mcpserve
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/hex"
@@ -49,6 +50,10 @@ type Options struct {
 	TracerProvider trace.TracerProvider
 	// MaxBodyBytes bounds a request body (default DefaultMaxBodyBytes).
 	MaxBodyBytes int64
+	// MaxSessionsPerTask bounds the sessions open at once on one task's
+	// endpoint (default DefaultMaxSessionsPerTask); a request for one more
+	// is answered 429 (limits.go).
+	MaxSessionsPerTask int
 	// Logger defaults to a logger that discards.
 	Logger *slog.Logger
 }
@@ -67,6 +72,10 @@ type task struct {
 	token   string
 	server  *mcp.Server
 	handler http.Handler
+
+	mu      sync.Mutex
+	opening int  // requests for a new session under way
+	refused bool // a request for a session was refused (logged once)
 }
 
 // New checks opts and returns a Host.
@@ -83,6 +92,9 @@ func New(opts Options) (*Host, error) {
 	if opts.MaxBodyBytes <= 0 {
 		opts.MaxBodyBytes = DefaultMaxBodyBytes
 	}
+	if opts.MaxSessionsPerTask <= 0 {
+		opts.MaxSessionsPerTask = DefaultMaxSessionsPerTask
+	}
 	if opts.TracerProvider == nil {
 		opts.TracerProvider = noop.NewTracerProvider()
 	}
@@ -97,8 +109,8 @@ func (h *Host) Path() string { return h.opts.Path }
 
 // Open serves s until close is called, at a new path with a new token, and
 // returns the endpoint to hand the participant. tools names s's tools for
-// the endpoint's data part. close ends the task's sessions; later requests
-// get 404.
+// the endpoint's data part. close ends the task's sessions and the context
+// of every request still under way; later requests get 404.
 func (h *Host) Open(s *mcp.Server, tools []string) (mcpcall.Endpoint, func(), error) {
 	id, err := randomHex(16)
 	if err != nil {
@@ -109,8 +121,10 @@ func (h *Host) Open(s *mcp.Server, tools []string) (mcpcall.Endpoint, func(), er
 		return mcpcall.Endpoint{}, nil, fmt.Errorf("mcpserve: %w", err)
 	}
 	// The middleware added last is the outermost: containPanics covers
-	// the spans' middleware too.
+	// the others; every request's work ends with the task.
+	taskCtx, endTask := context.WithCancelCause(context.Background())
 	s.AddReceivingMiddleware(h.serverSpans())
+	s.AddReceivingMiddleware(endWithTask(taskCtx))
 	s.AddReceivingMiddleware(containPanics(h.opts.Logger, id))
 	t := &task{token: token, server: s, handler: mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s },
 		&mcp.StreamableHTTPOptions{Logger: h.opts.Logger, SessionTimeout: sessionTimeout, MaxRequestBodyBytes: h.opts.MaxBodyBytes})}
@@ -123,6 +137,7 @@ func (h *Host) Open(s *mcp.Server, tools []string) (mcpcall.Endpoint, func(), er
 			h.mu.Lock()
 			delete(h.tasks, id)
 			h.mu.Unlock()
+			endTask(errTaskEnded)
 			for ss := range s.Sessions() {
 				_ = ss.Close()
 			}
@@ -155,13 +170,23 @@ func (h *Host) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "no such MCP endpoint (the task has ended, or never was)", http.StatusNotFound)
 		return
 	}
-	got, found := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	if !found || subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), []byte(t.token)) != 1 {
+	// RFC 9110 §11.1: the scheme name is case-insensitive.
+	scheme, got, found := strings.Cut(r.Header.Get("Authorization"), " ")
+	if !found || !strings.EqualFold(scheme, "Bearer") || subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), []byte(t.token)) != 1 {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="coordbench-mcp"`)
 		http.Error(w, "this MCP endpoint needs the task's token as Authorization: Bearer <token> (docs/mcp.md)", http.StatusUnauthorized)
 		return
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, h.opts.MaxBodyBytes)
+	if r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == "" {
+		// A POST outside any session asks for a new one.
+		release, ok := t.admitSession(h.opts.MaxSessionsPerTask)
+		if !ok {
+			h.refuseSession(w, t)
+			return
+		}
+		defer release()
+	}
 	h.withRequestInfo(t.handler).ServeHTTP(w, r)
 }
 
