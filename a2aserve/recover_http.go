@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/http"
 	"runtime/debug"
+	"time"
 )
 
 // The net/http boundary (docs/operations.md#code-we-hand-a-library).
@@ -72,3 +73,27 @@ func (w *trackingWriter) Flush() {
 }
 
 func (w *trackingWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// DefaultBodyReadTimeout bounds the reading of one request's body.
+const DefaultBodyReadTimeout = time.Minute
+
+// BoundBodyRead wraps h so that a request's body must arrive within d of
+// the request's start: a client that sends its headers and then trickles
+// its body, or none, held a goroutine and a connection of the server for
+// as long as it liked (ReadHeaderTimeout covers only the headers), and a
+// few thousand such clients stop everyone else. A body that does not
+// arrive in time reads as an i/o timeout error, which the handler answers
+// as a bad request. net/http lifts the deadline itself once the body has
+// been read to its end (connReader.startBackgroundRead, net/http
+// server.go, Go 1.26), so an answer streamed afterwards may last as long
+// as it needs; the deadline is not set for a request without a body (an
+// event stream opened with a GET), whose background read has already
+// begun and would take the deadline for the client gone.
+func BoundBodyRead(h http.Handler, d time.Duration) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Body != nil && r.Body != http.NoBody && d > 0 {
+			_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(d))
+		}
+		h.ServeHTTP(w, r)
+	})
+}

@@ -1,12 +1,16 @@
 package a2aserve
 
 import (
+	"bufio"
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestServeContainsHandlerPanics: a handler that panics before answering
@@ -84,5 +88,74 @@ func TestServeContainsHandlerPanics(t *testing.T) {
 	}
 	if strings.Contains(out, "path=/abort") {
 		t.Error("http.ErrAbortHandler was logged as a panic")
+	}
+}
+
+// TestServeBoundsBodyReads: a client that sends its headers and then
+// trickles its body gets an answer once BodyReadTimeout passes (before,
+// the handler waited as long as the client liked), while a request whose
+// body came in time, and a GET, may stream their answer for longer than
+// that without their context being canceled.
+func TestServeBoundsBodyReads(t *testing.T) {
+	ln := listen(t)
+	const bound = 300 * time.Millisecond
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, err := io.ReadAll(r.Body); err != nil {
+			http.Error(w, "read request: "+err.Error(), http.StatusBadRequest)
+			return
+		}
+		// Answer after the bound has passed, as a stream does.
+		select {
+		case <-time.After(3 * bound):
+		case <-r.Context().Done():
+			return
+		}
+		_, _ = io.WriteString(w, "streamed")
+	})
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- Serve(ctx, ln, h, ServeOptions{BodyReadTimeout: bound}) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	}()
+	addr := ln.Addr().String()
+
+	// The trickler: headers, one byte of a promised thousand, then nothing.
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "POST / HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{", addr)
+	_ = conn.SetReadDeadline(time.Now().Add(time.Minute))
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("the trickling client got no answer: %v", err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(b), "timeout") {
+		t.Errorf("the trickling client: %d %q", resp.StatusCode, b)
+	}
+
+	// A body in time, and a GET: their answers come after the bound.
+	for _, method := range []string{http.MethodPost, http.MethodGet} {
+		var body io.Reader = strings.NewReader("{}")
+		if method == http.MethodGet {
+			body = nil
+		}
+		req, _ := http.NewRequestWithContext(t.Context(), method, "http://"+addr+"/", body)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatalf("%s: %v", method, err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || string(b) != "streamed" {
+			t.Errorf("%s answered after the bound: %d %q", method, resp.StatusCode, b)
+		}
 	}
 }

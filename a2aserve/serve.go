@@ -33,6 +33,9 @@ type ServeOptions struct {
 	// ShutdownTimeout bounds the graceful shutdown: the open requests and
 	// AfterShutdown together (default DefaultShutdownTimeout).
 	ShutdownTimeout time.Duration
+	// BodyReadTimeout bounds the reading of a request's body
+	// (BoundBodyRead; default DefaultBodyReadTimeout).
+	BodyReadTimeout time.Duration
 	// Tick, when set, runs every TickInterval while serving (a trace
 	// store's sweep); it is not running any more when the shutdown starts.
 	Tick         func()
@@ -64,6 +67,9 @@ func Serve(ctx context.Context, ln net.Listener, h http.Handler, opts ServeOptio
 	if opts.ShutdownTimeout <= 0 {
 		opts.ShutdownTimeout = DefaultShutdownTimeout
 	}
+	if opts.BodyReadTimeout <= 0 {
+		opts.BodyReadTimeout = DefaultBodyReadTimeout
+	}
 	logger := opts.Logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
@@ -72,7 +78,8 @@ func Serve(ctx context.Context, ln net.Listener, h http.Handler, opts ServeOptio
 	servers := make([]*http.Server, len(endpoints))
 	served := make(chan error, len(endpoints))
 	for i, ep := range endpoints {
-		servers[i] = &http.Server{Handler: ContainHTTPPanics(ep.Handler, logger), ReadHeaderTimeout: readHeaderTimeout,
+		handler := ContainHTTPPanics(BoundBodyRead(ep.Handler, opts.BodyReadTimeout), logger)
+		servers[i] = &http.Server{Handler: handler, ReadHeaderTimeout: readHeaderTimeout,
 			ErrorLog: slog.NewLogLogger(logger.Handler(), opts.ErrorLevel)}
 		go func() { served <- servers[i].Serve(ep.Listener) }()
 	}
