@@ -252,3 +252,51 @@ func TestPanicsFailOnlyTheirTask(t *testing.T) {
 		}
 	}
 }
+
+// panickyTransport is a webhook transport (PushOptions.Transport, called
+// in Push's own delivery worker) that panics for one webhook.
+type panickyTransport struct{ next http.RoundTripper }
+
+func (p panickyTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if strings.Contains(r.URL.Path, "panic") {
+		panic("the transport's bug")
+	}
+	return p.next.RoundTrip(r)
+}
+
+// TestPushWorkerPanicCostsOnlyItsQueue: a panic in a delivery worker (here
+// in the transport it calls) drops that config's notifications, logged
+// with the stack; the task's other webhook gets every notification, and
+// Close still ends every worker (fastPush checks for leaks).
+func TestPushWorkerPanicCostsOnlyItsQueue(t *testing.T) {
+	hook := newWebhook(t, nil)
+	logs := &syncBuffer{}
+	p := fastPush(t, PushOptions{Transport: panickyTransport{next: http.DefaultTransport.(*http.Transport).Clone()},
+		Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	t.Cleanup(func() { p.opts.Transport = p.opts.Transport.(panickyTransport).next })
+	task := a2a.TaskID("t1")
+	newPushed(t, p, task, hook.URL+"/panic")
+	newPushed(t, p, task, hook.URL+"/good")
+	for _, state := range []a2a.TaskState{a2a.TaskStateWorking, a2a.TaskStateWorking, a2a.TaskStateCompleted} {
+		for _, c := range mustList(t, p, task) {
+			if err := p.SendPush(t.Context(), c, statusEvent(task, state)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	hook.waitFor(t, "three notifications to the good webhook", func(got []received) bool { return len(got) >= 3 })
+	// Each of the three notifications to the panicking webhook is dropped.
+	waitStats(t, p, "the panicking queue dropped", func(s PushStats) bool { return s.Delivered == 3 && s.Dropped == 3 })
+	if out := logs.String(); !strings.Contains(out, "push notification worker panicked") || !strings.Contains(out, "the transport's bug") {
+		t.Errorf("the log: %s", out)
+	}
+}
+
+func mustList(t *testing.T, p *Push, task a2a.TaskID) []*a2a.PushConfig {
+	t.Helper()
+	cs, err := p.List(t.Context(), task)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cs
+}

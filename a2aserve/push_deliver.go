@@ -10,6 +10,7 @@ import (
 	"math"
 	"net/http"
 	"net/url"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
@@ -91,9 +92,27 @@ func (p *Push) payload(taskID a2a.TaskID, version string, event a2a.Event) ([]by
 	return json.Marshal(legacy)
 }
 
-// work delivers q's notifications in order until it is empty.
+// work delivers q's notifications in order until it is empty. A panic in
+// it (a webhook's answer is read here) drops this config's queue, logged,
+// and ends no one else's deliveries.
 func (p *Push) work(k pushKey, q *pushQueue) {
 	defer p.wg.Done()
+	delivering := false
+	defer func() {
+		if r := recover(); r != nil {
+			p.log.Error("push notification worker panicked; its queue is dropped", "task", k.task, "config", k.id,
+				"panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+			if delivering {
+				p.dropped.Add(1)
+			}
+			p.mu.Lock()
+			q.running = false
+			if p.queues[k] == q {
+				p.forget(k)
+			}
+			p.mu.Unlock()
+		}
+	}()
 	for {
 		p.mu.Lock()
 		e := p.entry(k)
@@ -112,7 +131,9 @@ func (p *Push) work(k pushKey, q *pushQueue) {
 		q.items = q.items[1:]
 		config := copyConfig(e.config)
 		p.mu.Unlock()
+		delivering = true
 		p.deliver(q.ctx, config, body)
+		delivering = false
 	}
 }
 
