@@ -15,7 +15,7 @@ import (
 	"testing"
 )
 
-var update = flag.Bool("update", false, "rewrite the import graph in docs/architecture.md")
+var update = flag.Bool("update", false, "rewrite the import graph in docs/architecture.md and the hooks table in docs/operations.md")
 
 const module = "github.com/coordbench/coordbench"
 
