@@ -26,6 +26,9 @@ func TestPlanCgroups(t *testing.T) {
 		version           int
 		dirs              map[string]string
 		err               string
+		// cpu: v1's cpu controller is used; cpuWhy is in why not.
+		cpu    bool
+		cpuWhy string
 	}{
 		{name: "v2", own: "0::/system.slice/green.service\n",
 			mounts:  "30 24 0:26 / /sys/fs/cgroup rw,nosuid - cgroup2 cgroup2 rw,nsdelegate\n",
@@ -33,7 +36,18 @@ func TestPlanCgroups(t *testing.T) {
 			version: 2, dirs: map[string]string{"": "/sys/fs/cgroup/system.slice/green.service"}},
 		{name: "hybrid, v2 without controllers", own: "9:pids:/job\n4:memory:/job/x\n2:cpu,cpuacct:/\n0::/\n",
 			mounts: v1Mounts, usable: refuse,
-			version: 1, dirs: map[string]string{"memory": "/sys/fs/cgroup/memory/job/x", "pids": "/sys/fs/cgroup/pids/job", "cpuacct": "/sys/fs/cgroup/cpu,cpuacct"}},
+			version: 1, cpu: true, dirs: map[string]string{"memory": "/sys/fs/cgroup/memory/job/x", "pids": "/sys/fs/cgroup/pids/job",
+				"cpuacct": "/sys/fs/cgroup/cpu,cpuacct", "cpu": "/sys/fs/cgroup/cpu,cpuacct"}},
+		{name: "v1, cpu and cpuacct apart", own: "9:pids:/\n4:memory:/job\n2:cpuacct:/\n1:cpu:/\n0::/\n",
+			mounts: "32 31 0:29 / /sys/fs/cgroup/cpu rw - cgroup cgroup rw,cpu\n33 31 0:30 / /sys/fs/cgroup/cpuacct rw - cgroup cgroup rw,cpuacct\n" +
+				"35 31 0:32 / /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory\n39 31 0:36 / /sys/fs/cgroup/pids rw - cgroup cgroup rw,pids\n",
+			usable: refuse, version: 1, cpu: true, dirs: map[string]string{"memory": "/sys/fs/cgroup/memory/job", "pids": "/sys/fs/cgroup/pids",
+				"cpuacct": "/sys/fs/cgroup/cpuacct", "cpu": "/sys/fs/cgroup/cpu"}},
+		{name: "v1 without cpu", own: "9:pids:/\n4:memory:/\n2:cpuacct:/\n",
+			mounts: "36 25 0:31 / /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory\n37 25 0:32 / /sys/fs/cgroup/pids rw - cgroup cgroup rw,pids\n" +
+				"38 25 0:33 / /sys/fs/cgroup/cpuacct rw - cgroup cgroup rw,cpuacct\n",
+			usable: ok, version: 1, cpuWhy: "no cpu controller",
+			dirs: map[string]string{"memory": "/sys/fs/cgroup/memory", "pids": "/sys/fs/cgroup/pids", "cpuacct": "/sys/fs/cgroup/cpuacct"}},
 		{name: "container with a cgroup namespace", own: "0::/\n",
 			mounts:  "500 400 0:26 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n",
 			usable:  ok,
@@ -77,6 +91,9 @@ func TestPlanCgroups(t *testing.T) {
 				if got[k] != v {
 					t.Errorf("%q: %q, want %q", k, got[k], v)
 				}
+			}
+			if h.version == 1 && (h.cpu != tc.cpu || !strings.Contains(h.cpuWhy, tc.cpuWhy)) {
+				t.Errorf("cpu %v (%q), want %v (%q)", h.cpu, h.cpuWhy, tc.cpu, tc.cpuWhy)
 			}
 		})
 	}
