@@ -34,8 +34,12 @@ type idPool struct {
 
 func newIDPool(n int) *idPool { return &idPool{n: n, used: map[int]bool{}} }
 
-// take returns an offset no running run holds.
+// take returns an offset no running run holds; a range of one identity is
+// every run's (Options.IDs 1).
 func (p *idPool) take() (int, error) {
+	if p.n == 1 {
+		return 0, nil
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for range p.n {
@@ -51,6 +55,9 @@ func (p *idPool) take() (int, error) {
 
 // put gives an offset back once nothing of its run is left.
 func (p *idPool) put(i int) {
+	if p.n == 1 {
+		return
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	delete(p.used, i)
