@@ -4,6 +4,8 @@ package sandbox
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -115,4 +117,56 @@ func TestCgroupStatsOver(t *testing.T) {
 			t.Errorf("%+v: %q, want %q", tc.s, got, tc.want)
 		}
 	}
+}
+
+// TestCreateCgroupCPU: a run's cgroup gets the equal CPU share where the
+// host has the cpu controller, and one directory where cpu and cpuacct are
+// mounted together (cgroup v1's usual "cpu,cpuacct"); without the
+// controller, no share is written. A directory tree stands in for the
+// cgroup file systems (their control files are files to write).
+func TestCreateCgroupCPU(t *testing.T) {
+	root := t.TempDir()
+	mem, pids, cc := filepath.Join(root, "memory"), filepath.Join(root, "pids"), filepath.Join(root, "cpu,cpuacct")
+	for _, d := range []string{mem, pids, cc} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	read := func(path string) string {
+		b, _ := os.ReadFile(path)
+		return string(b)
+	}
+	h := &cgroupHost{version: 1, v1: map[string]string{"memory": mem, "pids": pids, "cpuacct": cc, "cpu": cc}, cpu: true}
+	g, err := h.create(cgroupLimits{memory: 1 << 30, pids: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.dirs["cpu"] != g.dirs["cpuacct"] || filepath.Dir(g.dirs["cpu"]) != cc {
+		t.Errorf("dirs %v: want cpu and cpuacct in one directory under %s", g.dirs, cc)
+	}
+	if got := read(g.dirs["cpu"] + "/cpu.shares"); got != cpuSharesV1 {
+		t.Errorf("cpu.shares %q, want %s", got, cpuSharesV1)
+	}
+	if read(g.dirs["memory"]+"/memory.limit_in_bytes") != "1073741824" || read(g.dirs["pids"]+"/pids.max") != "8" {
+		t.Errorf("limits not written: %v", g.dirs)
+	}
+	h.cpu = false
+	if g, err = h.create(cgroupLimits{memory: 1 << 30, pids: 8}); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := g.dirs["cpu"]; ok || fileExists(g.dirs["cpuacct"]+"/cpu.shares") {
+		t.Errorf("without the cpu controller: dirs %v, cpu.shares written", g.dirs)
+	}
+	v2 := &cgroupHost{version: 2, v2: root, cpu: true}
+	if g, err = v2.create(cgroupLimits{memory: 1 << 30, pids: 8}); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(g.dirs[""] + "/cpu.weight"); got != cpuWeightV2 {
+		t.Errorf("v2 cpu.weight %q, want %s", got, cpuWeightV2)
+	}
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }
