@@ -98,11 +98,11 @@ func (r *Runner) runProbe(ctx context.Context) (*probe, error) {
 		res, err := r.execute(ctx, p, mode, Request{Name: "probe", Script: r.modeCheck(mode), Timeout: probeTimeout})
 		if err == nil && res.Exited() {
 			p.mode = mode
-			if mode == modeRoot {
+			switch {
+			case strings.Contains(res.Output, "proc: own"):
+				p.proc = "own PID namespace"
+			case mode == modeRoot:
 				p.proc = "none"
-				if strings.Contains(res.Output, "proc: own") {
-					p.proc = "own PID namespace"
-				}
 			}
 			break
 		}
@@ -231,11 +231,14 @@ func (r *Runner) modeCheck(mode string) string {
 		hidden, _ := json.Marshal(append([]string{}, r.opts.Hidden...))
 		fmt.Fprintf(&b, "for h in %s:\n    if os.path.exists(h):\n        raise SystemExit('%%s is visible' %% h)\n", hidden)
 		b.WriteString("try:\n    open('/escape.txt', 'w')\nexcept OSError:\n    pass\nelse:\n    raise SystemExit('the root is writable')\n")
-		b.WriteString("if os.path.exists('/proc/self/stat'):\n" +
-			"    pids = [d for d in os.listdir('/proc') if d.isdigit()]\n" +
-			"    if '1' not in pids or open('/proc/1/cmdline').read().split('\\0')[0] != sys.executable:\n" +
-			"        raise SystemExit('/proc is not the sandbox\\'s own')\n" +
-			"    print('proc: own')\n")
+	}
+	// The minimal root's /proc must be the run's own; the lockdown's may
+	// be (where the kernel let the boot script mount one).
+	b.WriteString("pids = [d for d in os.listdir('/proc') if d.isdigit()] if os.path.exists('/proc/self/stat') else None\n" +
+		"own = pids is not None and '1' in pids and open('/proc/1/cmdline').read().split('\\0')[0] == sys.executable\n" +
+		"if own:\n    print('proc: own')\n")
+	if mode == modeRoot {
+		b.WriteString("if pids is not None and not own:\n    raise SystemExit('/proc is not the sandbox\\'s own')\n")
 	}
 	b.WriteString("print('locked')\n")
 	return b.String()

@@ -21,8 +21,10 @@ process left open. Then, by the configuration's mode:
   work directory /sandbox/work), pivot_roots into it and detaches the host's
   tree, and makes every mount read-only except the work directory. Nothing
   else of the host (its files, its other processes) is reachable.
-* "lockdown": mounts a size-limited tmpfs over the work directory and makes
-  every other mount of the host's tree read-only.
+* "lockdown": mounts a size-limited tmpfs over the work directory, where the
+  kernel allows it a /proc of the PID namespace (subset=pid) over the host's
+  and an empty tmpfs over /sys, and makes every other mount of the host's
+  tree read-only.
 * "namespaces", "plain": no file system changes.
 
 In every mode it then sets the resource limits, soft = hard (CPU seconds
@@ -196,6 +198,17 @@ def build_root(root, scratch_bytes, sys_pivot_root):
 
 def lockdown(work, scratch_bytes):
     _mount("tmpfs", work, "tmpfs", MS_NOSUID | MS_NODEV, "size=%d,mode=0700" % scratch_bytes)
+    # The machine's counters and other processes out of sight where the
+    # kernel allows it (it refuses a new /proc where the host's has parts
+    # masked, as in containers); the probe reports what stays visible.
+    try:
+        _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, "subset=pid")
+    except OSError:
+        pass
+    try:
+        _mount("tmpfs", "/sys", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=4k,mode=0555")
+    except OSError:
+        pass
     _mount_setattr("/", AT_RECURSIVE, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID, 0)
     _mount_setattr(work, 0, 0, MOUNT_ATTR_RDONLY)
 
