@@ -48,6 +48,11 @@ type Options struct {
 	// TracerProvider makes the server spans of the MCP calls (default
 	// none).
 	TracerProvider trace.TracerProvider
+	// OwnSpan reports whether a span is the green agent's own (its task
+	// span, its A2A call to the participant): a traceparent naming one is
+	// no client span of the participant's (parent.go). Default: only the
+	// task's span is known as such.
+	OwnSpan func(trace.SpanContext) bool
 	// MaxBodyBytes bounds a request body (default DefaultMaxBodyBytes).
 	MaxBodyBytes int64
 	// Logger defaults to a logger that discards.

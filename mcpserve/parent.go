@@ -19,9 +19,13 @@ import (
 //     the span is recorded with the task's trace flags, so that a client cannot
 //     unsample the task's record by sending flags 00;
 //   - no traceparent (the MCP TypeScript SDK never sends one, the Python SDK
-//     only under a live OpenTelemetry context), one that does not parse, or
-//     one of another trace (another task's: a participant grafting its calls
-//     into another participant's trace) makes it the child of the task's span.
+//     only under a live OpenTelemetry context), one that does not parse, one
+//     of another trace (another task's: a participant grafting its calls into
+//     another participant's trace), or one naming a span of the green agent's
+//     own (Options.OwnSpan: the traceparent of the A2A request the participant
+//     answers, forwarded as it came, which an OpenTelemetry API without an SDK
+//     does in Go and JavaScript; under the assessor's call span the assembled
+//     graph would lose the participant) makes it the child of the task's span.
 //
 // AttrTraceContext says which of these happened.
 
@@ -42,6 +46,9 @@ const (
 	// TraceContextOtherTrace: a valid traceparent of another trace than the
 	// task's; the parent is the task's span.
 	TraceContextOtherTrace = "other_trace"
+	// TraceContextAssessorSpan: a traceparent naming one of the green
+	// agent's own spans; the parent is the task's span.
+	TraceContextAssessorSpan = "assessor_span"
 )
 
 // keyTraceparent is the W3C header's name, the key in params._meta.
@@ -49,12 +56,15 @@ const keyTraceparent = "traceparent"
 
 // serverParent returns ctx with the parent of the server span of a request
 // to the endpoint of the task whose span is task, and the AttrTraceContext
-// value. An endpoint opened with no span (a scenario's test) keeps the
-// client's context as it comes, as any MCP server would.
-func serverParent(ctx context.Context, task trace.SpanContext, p mcp.Params) (context.Context, string) {
+// value; own tells the green agent's spans (nil: only task). An endpoint
+// opened with no span (a scenario's test) keeps the client's context as it
+// comes, as any MCP server would.
+func serverParent(ctx context.Context, task trace.SpanContext, own func(trace.SpanContext) bool, p mcp.Params) (context.Context, string) {
 	client := trace.SpanContextFromContext(mcpcall.Extract(context.Background(), p))
 	how := TraceContextAbsent
 	switch {
+	case client.IsValid() && client.TraceID() == task.TraceID() && (client.SpanID() == task.SpanID() || own != nil && own(client)):
+		how = TraceContextAssessorSpan
 	case client.IsValid() && client.TraceID() == task.TraceID():
 		how = TraceContextClient
 	case client.IsValid():

@@ -3,12 +3,14 @@ package mcpserve_test
 import (
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
 	"testing"
 
 	"go.opentelemetry.io/otel/attribute"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/coordbench/coordbench/mcpcall"
@@ -23,12 +25,20 @@ import (
 // sends, call by call, every kind of traceparent, task B's among them (a
 // participant grafting its calls into another participant's trace).
 func TestServerSpansStayInTheTaskTrace(t *testing.T) {
-	h, rec, tp := host(t)
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
 	green := tp.Tracer("green")
 	ctxA, taskA := green.Start(t.Context(), "coordbench.task A", trace.WithNewRoot())
 	ctxB, taskB := green.Start(t.Context(), "coordbench.task B", trace.WithNewRoot())
 	defer taskA.End()
 	defer taskB.End()
+	// The green agent's A2A call to task A's participant, whose context the
+	// participant receives in the request's traceparent header.
+	_, callA := green.Start(ctxA, "invoke_agent solver", trace.WithSpanKind(trace.SpanKindClient))
+	defer callA.End()
+	h := serve(t, mcpserve.Options{TracerProvider: tp, OwnSpan: func(sc trace.SpanContext) bool {
+		return sc.SpanID() == callA.SpanContext().SpanID() || sc.SpanID() == taskA.SpanContext().SpanID() || sc.SpanID() == taskB.SpanContext().SpanID()
+	}})
 	a, closeA, err := h.Open(ctxA, echoServer(), []string{"echo"})
 	if err != nil {
 		t.Fatal(err)
@@ -65,7 +75,9 @@ func TestServerSpansStayInTheTaskTrace(t *testing.T) {
 		{"own trace, sampled", "a", `{"traceparent":"` + tp00(traceA, "01") + `"}`, want{traceA, clientSpan, mcpserve.TraceContextClient}},
 		{"own trace, flags 00 (not sampled)", "a", `{"traceparent":"` + tp00(traceA, "00") + `"}`, want{traceA, clientSpan, mcpserve.TraceContextClient}},
 		{"own trace, tracestate too", "a", `{"traceparent":"` + tp00(traceA, "01") + `","tracestate":"vendor=x"}`, want{traceA, clientSpan, mcpserve.TraceContextClient}},
-		{"the task's own span named", "a", `{"traceparent":"00-` + traceA.String() + `-` + taskA.SpanContext().SpanID().String() + `-01"}`, taskParent(taskA, mcpserve.TraceContextClient)},
+		{"the task's own span named", "a", `{"traceparent":"00-` + traceA.String() + `-` + taskA.SpanContext().SpanID().String() + `-01"}`, taskParent(taskA, mcpserve.TraceContextAssessorSpan)},
+		{"the assessor's A2A call forwarded", "a", `{"traceparent":"00-` + traceA.String() + `-` + callA.SpanContext().SpanID().String() + `-01"}`, taskParent(taskA, mcpserve.TraceContextAssessorSpan)},
+		{"the assessor's A2A call, flags 00", "a", `{"traceparent":"00-` + traceA.String() + `-` + callA.SpanContext().SpanID().String() + `-00"}`, taskParent(taskA, mcpserve.TraceContextAssessorSpan)},
 		{"another task's trace (graft)", "a", `{"traceparent":"` + tp00(traceB, "01") + `"}`, taskParent(taskA, mcpserve.TraceContextOtherTrace)},
 		{"another task's span itself", "a", `{"traceparent":"00-` + traceB.String() + `-` + taskB.SpanContext().SpanID().String() + `-01"}`, taskParent(taskA, mcpserve.TraceContextOtherTrace)},
 		{"an unrelated trace", "a", `{"traceparent":"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}`, taskParent(taskA, mcpserve.TraceContextOtherTrace)},
@@ -147,6 +159,21 @@ func TestServerSpansStayInTheTaskTrace(t *testing.T) {
 			t.Errorf("%s: server span not sampled", c.name)
 		}
 	}
+}
+
+// serve serves a Host with opts on loopback.
+func serve(t *testing.T, opts mcpserve.Options) *mcpserve.Host {
+	t.Helper()
+	mux := http.NewServeMux()
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	opts.BaseURL = srv.URL + mcpserve.DefaultPath
+	h, err := mcpserve.New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux.Handle(h.Path(), h)
+	return h
 }
 
 // TestServerSpansWithoutTask: an endpoint opened with no span in its

@@ -84,7 +84,7 @@ func (h *Host) serverSpans(task trace.SpanContext) mcp.Middleware {
 					}
 				}
 			}
-			parent, how := serverParent(ctx, task, p)
+			parent, how := serverParent(ctx, task, h.opts.OwnSpan, p)
 			attrs = append(attrs, AttrTraceContext.String(how))
 			ctx, span := h.tracer.Start(parent, mcpcall.SpanName(method, p), trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...))
 			res, err := next(ctx, method, req)
