@@ -52,13 +52,13 @@ type sdkParticipant struct {
 
 var sdkParticipants = []sdkParticipant{
 	{name: "typescript", agent: "mcp-participant-js", traceparentModes: []string{"forward", "previous", "alternate"}, dir: "e2e/testdata/mcp-js", command: func(t *testing.T, dir string) []string {
-		node := testenv.NeedTool(t, "node")
-		testenv.NeedDir(t, filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk"))
-		testenv.NeedDir(t, filepath.Join(dir, "node_modules", "@a2a-js", "sdk"))
+		node := testenv.NeedTool(t, "node", "Node.js 20 or later")
+		needInstalled(t, filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk", "package.json"))
+		needInstalled(t, filepath.Join(dir, "node_modules", "@a2a-js", "sdk", "package.json"))
 		return []string{node, "participant.mjs"}
 	}},
 	{name: "python", agent: "mcp-participant-py", dir: "e2e/testdata/mcp-py", command: func(t *testing.T, dir string) []string {
-		py := testenv.NeedFile(t, filepath.Join(dir, ".venv", "bin", "python"))
+		py := needInstalled(t, filepath.Join(dir, ".venv", "bin", "python"))
 		out, err := exec.CommandContext(t.Context(), py, "-c",
 			"import importlib.metadata as m; print(' '.join(p + '==' + m.version(p) for p in ('mcp', 'a2a-sdk', 'uvicorn')))").CombinedOutput()
 		if err != nil {
@@ -67,6 +67,16 @@ var sdkParticipants = []sdkParticipant{
 		t.Logf("%s: %s", py, strings.TrimSpace(string(out)))
 		return []string{py, "participant.py"}
 	}},
+}
+
+// needInstalled returns path if it exists, else skips (fails under CI)
+// saying how to install the participants.
+func needInstalled(t *testing.T, path string) string {
+	t.Helper()
+	if _, err := os.Stat(path); err != nil {
+		testenv.Missing(t, "the participants on the official MCP SDKs are not installed (make mcp-clients): %v", err)
+	}
+	return path
 }
 
 // startParticipant starts a participant program on loopback and returns its

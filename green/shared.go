@@ -208,8 +208,8 @@ type TaskTraceRecorder struct {
 	rec *sdkbridge.Recorder
 
 	mu sync.RWMutex
-	// active holds the traces being recorded, each with the spans the
-	// provider started in it (Started).
+	// active holds the traces being recorded, each with the CLIENT and
+	// PRODUCER spans the provider started in it (Started).
 	active map[trace.TraceID]map[trace.SpanID]struct{}
 }
 
@@ -250,9 +250,16 @@ func (r *TaskTraceRecorder) Tracking() int {
 	return len(r.active)
 }
 
-// OnStart implements sdktrace.SpanProcessor: it notes the span's id when
-// its trace is being collected (Started); only ended spans are recorded.
+// OnStart implements sdktrace.SpanProcessor: it notes the id of a CLIENT
+// or PRODUCER span when its trace is being collected (Started); only ended
+// spans are recorded. Those are the spans whose context the green agent
+// sends out (the traceparent of its A2A requests); the many SERVER spans
+// a participant's requests cause are not kept, so the set stays as small
+// as the green agent's own calls.
 func (r *TaskTraceRecorder) OnStart(_ context.Context, s sdktrace.ReadWriteSpan) {
+	if k := s.SpanKind(); k != trace.SpanKindClient && k != trace.SpanKindProducer {
+		return
+	}
 	sc := s.SpanContext()
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -261,9 +268,10 @@ func (r *TaskTraceRecorder) OnStart(_ context.Context, s sdktrace.ReadWriteSpan)
 	}
 }
 
-// Started reports whether the provider started span sc in a trace being
-// collected: the assessor's own span. The MCP host asks it of a traceparent
-// a tool request carries (mcpserve.Options.OwnSpan).
+// Started reports whether the provider started CLIENT or PRODUCER span sc
+// in a trace being collected: the assessor's own span, whose context a
+// participant may have received. The MCP host asks it of a traceparent a
+// tool request carries (mcpserve.Options.OwnSpan).
 func (r *TaskTraceRecorder) Started(sc trace.SpanContext) bool {
 	if r == nil {
 		return false
