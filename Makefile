@@ -92,15 +92,17 @@ live:
 # The participants that work tasks through MCP with the official MCP SDKs,
 # unpatched (docs/mcp.md, "A participant's quick start"), which the e2e tests
 # run (TestOfficialMCPSDKs): the TypeScript one's npm lockfile, and the Python
-# one's hashed requirements in a virtual environment of its own on Debian's
-# Python. Needs Node.js, npm, python3-venv, the npm registry and PyPI; without
-# them installed the tests skip, under CI=true they fail.
+# one's hashed requirements in a virtual environment of its own, made by uv
+# (scripts/uv.sh) with Debian's Python. Needs Node.js, npm, python3-venv, the
+# npm registry and PyPI; without them installed the tests skip, under CI=true
+# they fail.
 MCP_JS := e2e/testdata/mcp-js
 MCP_PY := e2e/testdata/mcp-py
 mcp-clients:
 	cd $(MCP_JS) && npm ci --no-audit --no-fund
-	test -x $(MCP_PY)/.venv/bin/python || /usr/bin/python3 -m venv $(MCP_PY)/.venv
-	$(MCP_PY)/.venv/bin/python -m pip install --quiet --disable-pip-version-check --require-hashes --no-deps -r $(MCP_PY)/requirements.txt
+	uv="$$(scripts/uv.sh)" && \
+	{ [ -x $(MCP_PY)/.venv/bin/python ] || "$$uv" venv --quiet --python /usr/bin/python3 $(MCP_PY)/.venv; } && \
+	"$$uv" pip sync --quiet --python $(MCP_PY)/.venv/bin/python --require-hashes $(MCP_PY)/requirements.txt
 
 # The official A2A conformance suites (the a2a-tck snapshots in
 # ../shared/conformance: 0.3.x mandatory, 1.0-dev must) against the green
