@@ -11,7 +11,7 @@ STATICCHECK_VERSION := v0.8.2
 GOBIN     := $(shell $(GO) env GOPATH)/bin
 
 .PHONY: all build test test_all validate lint type_check ruff fmt-check vet race fuzz \
-	test-stack test-connector conformance live bench bench-graph bench-ingest bench-collector demo clean tools otelcol otelcol-router jaeger-build jaeger
+	test-stack test-connector conformance live mcp-clients bench bench-graph bench-ingest bench-collector demo clean tools otelcol otelcol-router jaeger-build jaeger
 
 all: build
 
@@ -88,6 +88,21 @@ live:
 	LIVE_CAPTURES=$(CURDIR)/$(BIN)/live $(GO) test -count=1 -timeout 20m -run '^(TestLiveCorpus|TestVercelAI|TestGenkit|TestVoltAgent|TestA2AServicesHostingSeveralAgents|TestOTelGenAIManualClientKind)$$' -v ./otelmap/assemble >$(BIN)/live.log 2>&1; \
 	rc=$$?; grep -E -- '--- FAIL|^FAIL|^ok|live corpus:' $(BIN)/live.log; \
 	[ $$rc = 0 ] || echo "make live: TestLiveCorpus failed; the whole log is $(BIN)/live.log"; exit $$rc
+
+# The participants that work tasks through MCP with the official MCP SDKs,
+# unpatched (docs/mcp.md, "A participant's quick start"), which the e2e tests
+# run (TestOfficialMCPSDKs): the TypeScript one's npm lockfile, and the Python
+# one's hashed requirements in a virtual environment of its own, made by uv
+# (scripts/uv.sh) with Debian's Python. Needs Node.js, npm, python3-venv, the
+# npm registry and PyPI; without them installed the tests skip, under CI=true
+# they fail.
+MCP_JS := e2e/testdata/mcp-js
+MCP_PY := e2e/testdata/mcp-py
+mcp-clients:
+	cd $(MCP_JS) && npm ci --no-audit --no-fund
+	uv="$$(scripts/uv.sh)" && \
+	{ [ -x $(MCP_PY)/.venv/bin/python ] || "$$uv" venv --quiet --python /usr/bin/python3 $(MCP_PY)/.venv; } && \
+	"$$uv" pip sync --quiet --python $(MCP_PY)/.venv/bin/python --require-hashes $(MCP_PY)/requirements.txt
 
 # The official A2A conformance suites (the a2a-tck snapshots in
 # ../shared/conformance: 0.3.x mandatory, 1.0-dev must) against the green
