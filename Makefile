@@ -72,19 +72,23 @@ fuzz:
 
 # The live framework corpus (docs/trace-assembly.md, "The live corpus"):
 # the harness's own tests, then every program of
-# otelmap/assemble/testdata/live run again (`npm ci` from its lockfile,
-# LIVE_RUNS runs each, captures written under $(BIN)/live, the committed
+# otelmap/assemble/testdata/live run again (a Node program `npm ci` from
+# its lockfile, a Python program its own .venv synced by uv from its hashed
+# requirements.txt; LIVE_RUNS runs each, captures written under $(BIN)/live, the committed
 # ones left alone, a program's `variants` too) and assessed against its
 # truth by TestLiveCorpus, and by the recognizer attacks that read live
 # captures (TestVercelAI, TestGenkit, TestVoltAgent,
 # TestA2AServicesHostingSeveralAgents). Needs
-# Node.js, npm and the npm registry; `make test` assesses the committed
-# captures only.
+# Node.js, npm and the npm registry, Debian's python3 with python3-venv
+# and PyPI; `make test` assesses the committed captures only.
 LIVE_RUNS ?= 3
+# Programs run side by side, LIVE_JOBS at a time (run.sh -j): each run is
+# mostly one process's imports, so two keep this kind's two cores busy.
+LIVE_JOBS ?= 2
 live:
 	cd otelmap/assemble/testdata/live/harness && node --test
 	rm -rf $(BIN)/live
-	otelmap/assemble/testdata/live/run.sh -n $(LIVE_RUNS) -o $(BIN)/live
+	otelmap/assemble/testdata/live/run.sh -n $(LIVE_RUNS) -j $(LIVE_JOBS) -o $(BIN)/live
 	LIVE_CAPTURES=$(CURDIR)/$(BIN)/live $(GO) test -count=1 -timeout 20m -run '^(TestLiveCorpus|TestVercelAI|TestGenkit|TestVoltAgent|TestA2AServicesHostingSeveralAgents|TestOTelGenAIManualClientKind)$$' -v ./otelmap/assemble >$(BIN)/live.log 2>&1; \
 	rc=$$?; grep -E -- '--- FAIL|^FAIL|^ok|live corpus:' $(BIN)/live.log; \
 	[ $$rc = 0 ] || echo "make live: TestLiveCorpus failed; the whole log is $(BIN)/live.log"; exit $$rc
