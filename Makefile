@@ -11,7 +11,7 @@ STATICCHECK_VERSION := v0.8.2
 GOBIN     := $(shell $(GO) env GOPATH)/bin
 
 .PHONY: all build test test_all validate lint type_check ruff fmt-check vet race fuzz \
-	test-stack test-connector conformance live mcp-clients bench bench-graph bench-ingest bench-collector demo clean tools otelcol otelcol-router jaeger-build jaeger
+	test-stack test-connector conformance live mcp-clients python-participants bench bench-graph bench-ingest bench-collector demo clean tools otelcol otelcol-router jaeger-build jaeger
 
 all: build
 
@@ -63,6 +63,14 @@ test-stack:
 # live corpus, against `green assess`.
 test-connector:
 	cd collector/coordbenchconnector && $(GO) vet ./... && $(GO) test -race -count=1 -timeout 20m ./...
+
+# The virtual environments of the AgentBeats Python test
+# (e2e.TestAgentBeatsPython, docs/python-participants.md): AgentBeats'
+# client and the Python participants, each from its hashed requirements
+# file with uv. .ci/run makes them before `make test`; without them the
+# test skips (under CI=true it fails).
+python-participants:
+	e2e/agentbeatspy/setup.sh
 
 # Runs each Fuzz* target for FUZZTIME (`go test -fuzz` takes one target per
 # package run). scripts/fuzz.sh fails on what fuzzing finds and retries the Go
