@@ -133,6 +133,13 @@ func TestAgentBeatsPython(t *testing.T) {
 		calls := map[string]int{}
 		for _, e := range task.Calls {
 			calls[e.From+"->"+e.To] += e.BothSides
+			if e.ClientOnly > 0 {
+				// Known misread: the a2a-sdk 1.x client's
+				// _check_jsonrpc_response CLIENT span under a GenAI
+				// invoke_agent CLIENT span reads as a second call
+				// (otelmap/assemble/testdata/live/a2a-sdk-py/FINDINGS.md).
+				t.Logf("%s: known misread: %s -> %s: %d client-only call(s) besides the real one", task.TaskID, e.From, e.To, e.ClientOnly)
+			}
 		}
 		for _, want := range []string{"coordbench-green->coordinator", "coordinator->reviewer-1", "coordinator->reviewer-2"} {
 			if calls[want] != 1 {
