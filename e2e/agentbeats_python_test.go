@@ -150,6 +150,23 @@ func TestAgentBeatsPython(t *testing.T) {
 			t.Errorf("%s: evidence insufficient: %v", task.TaskID, task.Reasons)
 		}
 	}
+
+	// A participant that leaves the HTTP instrumentation out, which the
+	// quick start warns against: the SDK's own spans alone propagate no
+	// trace context, so its work starts traces the green agent does not
+	// hold, and the result must say that nothing answered its call rather
+	// than read it as complete (with the instrumentation it reads
+	// single_agent, complete: checked by hand when this was written).
+	bare := startAgent("reviewer-bare", pythons["sdk1"], "agent.py", "--name", "reviewer-bare", "--no-http-instrumentation", "--port", "0")
+	res := assessThroughA2ACall(t, ctx, greenURL, map[string]string{"reviewer": bare},
+		map[string]any{"num_tasks": 1, "settle_max_wait_ms": 3000})
+	for _, tv := range pyResultView(res).Tasks {
+		if tv.Label != evals.LabelInsufficientEvidence || tv.Evidence != evals.EvidenceInsufficient ||
+			!strings.Contains(strings.Join(tv.Reasons, " "), "no span of reviewer-bare answered") {
+			t.Errorf("%s: a participant whose spans are not joined reads %s, evidence %s %v; want insufficient_evidence, no span of reviewer-bare answered",
+				tv.TaskID, tv.Label, tv.Evidence, tv.Reasons)
+		}
+	}
 }
 
 // pyEnv is the environment without the caller's OpenTelemetry and LLM

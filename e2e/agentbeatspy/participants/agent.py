@@ -4,11 +4,14 @@ docs/python-participants.md, run by e2e's TestAgentBeatsPython.
 
   python agent.py --name NAME [--role reviewer|coordinator] [--lean N]
                   [--peer NAME=URL ...] [--host H] [--port P] [--card-url URL]
+                  [--no-http-instrumentation]
 
 The AgentBeats flags (--host, --port, --card-url); --port 0 picks a free port.
 Once listening it prints one JSON line, {"url": CARD_URL}, on stdout. SIGTERM
 stops it; the tracer provider is shut down (its last batch exported) before
-it exits.
+it exits. --no-http-instrumentation leaves the Starlette and HTTPX
+instrumentations out, as docs/python-participants.md warns against: the
+test shows what the green agent then reports.
 
 A reviewer answers the green agent's review request by review.review; a
 coordinator asks every peer (an A2A call each, through the SDK's client) and
@@ -124,9 +127,11 @@ async def main() -> None:
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=9009)
     p.add_argument("--card-url", default="")
+    p.add_argument("--no-http-instrumentation", action="store_true", help="only the SDK's own spans")
     args = p.parse_args()
+    http = not args.no_http_instrumentation
 
-    provider = telemetry.setup(args.name)
+    provider = telemetry.setup(args.name, http)
     sock = socket.create_server((args.host, args.port))
     url = args.card_url or f"http://{args.host}:{sock.getsockname()[1]}/"
     agent_card = card(args.name, args.role, url)
@@ -136,7 +141,7 @@ async def main() -> None:
         agent_card=agent_card,
     )
     app = Starlette(routes=create_agent_card_routes(agent_card) + create_jsonrpc_routes(handler, "/"))
-    telemetry.instrument(app)
+    telemetry.instrument(app, http)
     print(json.dumps({"url": url}), flush=True)
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
     # uvicorn stops on SIGTERM, then raises the signal again under the

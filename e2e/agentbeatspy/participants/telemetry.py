@@ -26,18 +26,20 @@ OPERATION = "gen_ai.operation.name"
 AGENT_NAME = "gen_ai.agent.name"
 
 
-def setup(service_name: str) -> TracerProvider:
-    """Installs the global tracer provider and the HTTPX instrumentation."""
+def setup(service_name: str, http: bool = True) -> TracerProvider:
+    """Installs the global tracer provider and (http) the HTTPX instrumentation."""
     provider = TracerProvider(resource=Resource.create({"service.name": service_name}))
     provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(), schedule_delay_millis=200))
     trace.set_tracer_provider(provider)
-    HTTPXClientInstrumentor().instrument()
+    if http:
+        HTTPXClientInstrumentor().instrument()
     return provider
 
 
-def instrument(app) -> None:
-    """Makes the Starlette app's requests SERVER spans."""
-    StarletteInstrumentor.instrument_app(app)
+def instrument(app, http: bool = True) -> None:
+    """Makes the Starlette app's requests SERVER spans (unless not http)."""
+    if http:
+        StarletteInstrumentor.instrument_app(app)
 
 
 @contextlib.contextmanager
