@@ -30,7 +30,7 @@ import (
 const (
 	pyStartTimeout  = 3 * time.Minute
 	pyAssessTimeout = 8 * time.Minute
-	pyStopTimeout   = 30 * time.Second
+	pyStopTimeout   = 2 * time.Minute
 )
 
 // TestAgentBeatsPython runs an assessment the way AgentBeats' Python
@@ -248,7 +248,7 @@ func startProc(t *testing.T, logs, name, dir string, env []string, bin string, a
 		case <-time.After(pyStopTimeout):
 			_ = cmd.Process.Kill()
 			<-done
-			t.Errorf("%s did not stop within %s of SIGTERM", name, pyStopTimeout)
+			t.Errorf("%s did not stop within %s of SIGTERM; its log:\n%s", name, pyStopTimeout, tailFile(p.log))
 		}
 		<-scanned
 	})
