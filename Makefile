@@ -70,7 +70,7 @@ test-connector:
 # file with uv. .ci/run makes them before `make test`; without them the
 # test skips (under CI=true it fails).
 python-participants:
-	e2e/agentbeatspy/setup.sh
+	e2e/testdata/agentbeats-py/setup.sh
 
 # Runs each Fuzz* target for FUZZTIME (`go test -fuzz` takes one target per
 # package run). scripts/fuzz.sh fails on what fuzzing finds and retries the Go

@@ -38,7 +38,7 @@ const (
 // tree) serving, a team of Python purple participants exporting
 // OpenTelemetry Python spans to its receiver (a coordinator and a reviewer
 // on a2a-sdk 1.x, a reviewer on the 0.3 line), a scenario TOML naming them,
-// and AgentBeats' client (agentbeatspy/client/client_cli.py, a2a-sdk 0.3)
+// and AgentBeats' client (testdata/agentbeats-py/client/client_cli.py, a2a-sdk 0.3)
 // sending the request and writing the Result artifact's data parts. The
 // same green agent and team are then assessed through our own A2A client
 // (a2acall, as internal/loopback's harness sends it), and the two results
@@ -48,7 +48,7 @@ const (
 // and fails under CI=true.
 func TestAgentBeatsPython(t *testing.T) {
 	root := testenv.ModuleRoot(t)
-	dir := filepath.Join(root, "e2e", "agentbeatspy")
+	dir := filepath.Join(root, "e2e", "testdata", "agentbeats-py")
 	pythons := map[string]string{}
 	for _, env := range []string{"client", "sdk1", "sdk03"} {
 		py := filepath.Join(dir, env, ".venv", "bin", "python")

@@ -12,7 +12,7 @@
 # Re-running syncs each environment to its file (seconds when nothing changed).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
-uv="$("$here/../../scripts/uv.sh")"
+uv="$("$here/../../../scripts/uv.sh")"
 for p in client sdk1 sdk03; do
   dir="$here/$p"
   [[ -x "$dir/.venv/bin/python" ]] || "$uv" venv --quiet --python /usr/bin/python3 "$dir/.venv"
