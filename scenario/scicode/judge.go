@@ -68,6 +68,13 @@ const (
 	judgeMemory = 4 << 30
 	// judgeProcesses is how many requests are judged at once.
 	judgeProcesses = 8
+	// judgeKillGrace bounds the wait for a killed process's pipes to
+	// close (os/exec's WaitDelay) and for its exchange to end.
+	judgeKillGrace = 10 * time.Second
+	// judgeMaxAnswer bounds one answer of the judge: a plan of the
+	// largest step is about 100 KiB, a verdict a few KiB (texts the
+	// records carry are clipped in the judge).
+	judgeMaxAnswer = 16 << 20
 )
 
 var (
@@ -226,20 +233,29 @@ func (j *judge) call(ctx context.Context, req map[string]any, payload [][]byte, 
 	go func() { answered <- exchange(p, req, payload, resp) }()
 	select {
 	case err = <-answered:
-	case <-tctx.Done():
-		if ctx.Err() != nil {
-			err = fmt.Errorf("judge: the task's time ran out while the judge compared its values: %w", context.Cause(ctx))
-		} else {
-			err = fmt.Errorf("judge: %w (%s)", errJudgeTime, judgeTimeout)
+		if err == nil {
+			j.handBack(p, resp)
+			return nil
 		}
-	}
-	if err != nil {
+		// A process whose exchange failed is never used again.
 		j.kill(p)
-		<-answered // the exchange ends with the process's pipes
 		return err
+	case <-tctx.Done():
 	}
-	j.handBack(p, resp)
-	return nil
+	if ctx.Err() != nil {
+		err = fmt.Errorf("judge: the task's time ran out while the judge compared its values: %w", context.Cause(ctx))
+	} else {
+		err = fmt.Errorf("judge: %w (%s)", errJudgeTime, judgeTimeout)
+	}
+	j.kill(p)
+	// The exchange ends with the process's pipes, which the kill closed;
+	// it is not waited for past judgeKillGrace, whatever holds them.
+	select {
+	case <-answered:
+	case <-time.After(judgeKillGrace):
+		j.log.Error("scicode: a judge exchange outlived its killed process", "pid", p.cmd.Process.Pid)
+	}
+	return err
 }
 
 func exchange(p *judgeProc, req map[string]any, payload [][]byte, resp any) error {
@@ -260,6 +276,9 @@ func exchange(p *judgeProc, req map[string]any, payload [][]byte, resp any) erro
 	var n uint32
 	if err := binary.Read(p.out, binary.BigEndian, &n); err != nil {
 		return fmt.Errorf("%w: %v; %s", errJudgeDied, err, p.stderr.String())
+	}
+	if n > judgeMaxAnswer {
+		return fmt.Errorf("%w: an answer of %d bytes, more than %d", errJudgeDied, n, judgeMaxAnswer)
 	}
 	b := make([]byte, n)
 	if _, err := io.ReadFull(p.out, b); err != nil {
@@ -356,6 +375,9 @@ func (j *judge) start(gen int) (*judgeProc, error) {
 		"OPENBLAS_NUM_THREADS=1", "OMP_NUM_THREADS=1", "MKL_NUM_THREADS=1"}
 	cmd.Dir = dir
 	cmd.SysProcAttr = judgeProcAttr()
+	// Wait returns once the process has exited, even if something it
+	// started still holds its output.
+	cmd.WaitDelay = judgeKillGrace
 	p := &judgeProc{cmd: cmd, dir: dir, stderr: &tailBuffer{max: 4096}, done: make(chan struct{}), gen: gen}
 	cmd.Stderr = p.stderr
 	in, err := cmd.StdinPipe()
@@ -402,15 +424,16 @@ func (j *judge) close(p *judgeProc) {
 	select {
 	case <-p.done:
 	case <-time.After(2 * time.Second):
-		_ = p.cmd.Process.Kill()
+		killGroup(p.cmd.Process)
 		<-p.done
 	}
 	os.RemoveAll(p.dir)
 }
 
-// kill ends a process at work.
+// kill ends a process at work and everything it started (its process
+// group). cmd.Wait returns within judgeKillGrace of the process's end.
 func (j *judge) kill(p *judgeProc) {
-	_ = p.cmd.Process.Kill()
+	killGroup(p.cmd.Process)
 	_ = p.in.Close()
 	<-p.done
 	os.RemoveAll(p.dir)
