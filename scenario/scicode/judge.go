@@ -89,6 +89,10 @@ var (
 type judge struct {
 	python func() string
 	log    *slog.Logger
+	// memory and cpu are each process's address-space limit and each
+	// request's CPU budget (judgeMemory, judgeCPU; tests lower them).
+	memory int64
+	cpu    time.Duration
 
 	// slots holds one token per process at work.
 	slots chan struct{}
@@ -103,7 +107,7 @@ type judge struct {
 }
 
 func newJudge(python func() string, log *slog.Logger) *judge {
-	return &judge{python: python, log: log, slots: make(chan struct{}, judgeProcesses)}
+	return &judge{python: python, log: log, memory: judgeMemory, cpu: judgeCPU, slots: make(chan struct{}, judgeProcesses)}
 }
 
 type judgeProc struct {
@@ -153,6 +157,9 @@ type judgement struct {
 	// Held are the cases that ran to their end with every assertion
 	// holding, whatever the step's verdict.
 	Held []int `json:"held"`
+	// StrictOnly: the run failed on the judge's stricter rules alone;
+	// SciCode's own comparison accepts its values.
+	StrictOnly bool `json:"strict_only"`
 	// CPUMS is the judge's CPU time for this run; PeakRSSKiB the judge
 	// process's peak resident memory so far.
 	CPUMS      float64 `json:"cpu_ms"`
@@ -175,7 +182,7 @@ func (j *judge) plan(ctx context.Context, p *Problem, step *Step, targets string
 		Property []int         `json:"property_cases"`
 	}
 	req := map[string]any{"op": "plan", "step": step.Number, "dependencies": p.Dependencies, "cases": step.TestCases,
-		"targets": targets}
+		"targets": targets, "classes": p.ClassNames()}
 	if err := j.call(ctx, req, nil, &resp); err != nil {
 		return nil, err
 	}
@@ -198,7 +205,8 @@ func (j *judge) judge(ctx context.Context, p *Problem, step *Step, targets strin
 		judgement
 	}
 	req := map[string]any{"op": "judge", "step": step.Number, "dependencies": p.Dependencies, "cases": step.TestCases,
-		"targets": targets, "plan_sources": sources, "observe": plan.Property, "reference": reference != nil}
+		"targets": targets, "plan_sources": sources, "observe": plan.Property, "reference": reference != nil,
+		"classes": p.ClassNames()}
 	payload := [][]byte{records}
 	if reference != nil {
 		payload = append(payload, reference)
@@ -284,6 +292,16 @@ func exchange(p *judgeProc, req map[string]any, payload [][]byte, resp any) erro
 	if _, err := io.ReadFull(p.out, b); err != nil {
 		return fmt.Errorf("%w: %v; %s", errJudgeDied, err, p.stderr.String())
 	}
+	var died struct {
+		Died string `json:"died"`
+	}
+	if err := json.Unmarshal(b, &died); err != nil {
+		return fmt.Errorf("judge: answer: %w", err)
+	}
+	if died.Died != "" {
+		// The fork that served the request died without answering.
+		return fmt.Errorf("%w: %s", errJudgeDied, died.Died)
+	}
 	if err := json.Unmarshal(b, resp); err != nil {
 		return fmt.Errorf("judge: answer: %w", err)
 	}
@@ -368,8 +386,8 @@ func (j *judge) start(gen int) (*judgeProc, error) {
 	}
 	// The judge removes its directory once it has loaded its code, so that
 	// a judge killed with the green agent leaves nothing behind.
-	cmd := exec.Command(python, "-s", filepath.Join(dir, "coordbench_judge.py"), fmt.Sprint(judgeMemory),
-		fmt.Sprint(int(judgeCPU.Seconds())), "--remove-own-directory")
+	cmd := exec.Command(python, "-s", filepath.Join(dir, "coordbench_judge.py"), fmt.Sprint(j.memory),
+		fmt.Sprint(int(j.cpu.Seconds())), "--remove-own-directory")
 	cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8", "PYTHONDONTWRITEBYTECODE=1",
 		"PYTHONPATH=" + filepath.Join(dir, "lib"), "HOME=" + dir, "TMPDIR=" + dir,
 		"OPENBLAS_NUM_THREADS=1", "OMP_NUM_THREADS=1", "MKL_NUM_THREADS=1"}

@@ -45,8 +45,13 @@ class Pass:
     """One walk over a step's test cases: it builds the sandbox's copy of
     each case and, given targets and records, judges them."""
 
-    def __init__(self, step, dependencies, cases, targets=None, records=None, observe=()):
+    def __init__(self, step, dependencies, cases, targets=None, records=None, observe=(), classes=()):
         self.step = step
+        # The classes the problem's steps define (their headers): an
+        # instance of one is the solver's object, never a plain value.
+        self.classes = {c for c in classes if isinstance(c, str)}
+        # Names a case bound from a call of one of those classes.
+        self.objects = set()
         # Property cases (judge_null.py): their calls into the solver's
         # code are observed for the comparison with the reference run.
         self.observe = set(observe)
@@ -67,6 +72,9 @@ class Pass:
         # The first failure of a comparison with a target, reported only
         # once the run is known to be complete (see judge_assertion).
         self.deferred = None
+        # Whether SciCode's own comparison fails too: an assertion failed
+        # that judge_strict's rules alone did not refuse (see StrictPass).
+        self.upstream_failed = False
         # Cases that ran to their end, and those a comparison failed in
         # (for "held", the tests' census of what a null answer passes).
         self.closed, self.failed = [], set()
@@ -224,6 +232,11 @@ class Pass:
 
     def statement(self, node, scope, run):
         names = stores(node)
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and \
+                isinstance(node.value.func, ast.Name) and node.value.func.id in self.classes:
+            self.objects |= names
+        else:
+            self.objects -= names
         uses_judge = any(scope.kind(n) == "judge" for n in loads(node))
         if isinstance(node, ast.Assert):
             return self.assertion(node, scope)
@@ -308,6 +321,10 @@ class Pass:
             if run and trusted(node, scope) and self._exec(node, scope):
                 scope.trust([node.name])
                 fn = scope.value(node.name)
+                try:
+                    fn.__coordbench_objects__ = _object_params(node)
+                except AttributeError:
+                    pass
                 if _uses_global_random(node, scope):
                     try:
                         fn.__coordbench_random__ = True
@@ -383,6 +400,12 @@ class Pass:
             return node
         recurse = lambda n: self.split(n, scope, leaves, seen)  # noqa: E731
         if isinstance(node, ast.Call):
+            if trusted(node.func, scope) and self._consumes_object(node, scope):
+                # A function of the case that uses an argument as the
+                # solver's object (calls its methods: 30.3's
+                # test_gradient(configs, MultiplyWF(...), delta)): it runs
+                # in the sandbox, and its result is the value recorded.
+                return self.leaf(node, scope, leaves, seen)
             if trusted(node.func, scope):
                 node.args = [recurse(x) for x in node.args]
                 for k in node.keywords:
@@ -406,6 +429,12 @@ class Pass:
             # compared (a loop's index, say).
             raise Unrewritable("%s: the solver's values would index the target: %s"
                                % (self.name(), _clip(ast.unparse(node))))
+        if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)) and \
+                self._judged_comprehension(node, scope):
+            # The judge iterates over the recorded value (35.3's `all(i >
+            # 10**10 for i in A)`: A is recorded, not a generator).
+            node.generators[0].iter = recurse(node.generators[0].iter)
+            return node
         if isinstance(node, (ast.BoolOp, ast.UnaryOp, ast.BinOp, ast.Compare, ast.Tuple, ast.List,
                              ast.Set, ast.Dict, ast.IfExp, ast.Subscript, ast.Starred, ast.Slice)):
             for field, value in ast.iter_fields(node):
@@ -416,10 +445,53 @@ class Pass:
             return node
         return self.leaf(node, scope, leaves, seen)
 
+    def _consumes_object(self, node, scope):
+        """Whether node calls a function of the case that uses one of its
+        arguments as an object (see _object_params), and hands it a value
+        the judge does not hold."""
+        f = resolve(node.func, scope)
+        objects = getattr(f, "__coordbench_objects__", None)
+        if not objects:
+            return False
+        params, names = objects
+        for i, a in enumerate(node.args):
+            if isinstance(a, ast.Starred):
+                return not trusted(a, scope, judge_ok=True)
+            if i < len(params) and params[i] in names and not trusted(a, scope, judge_ok=True):
+                return True
+        return any(k.arg is None and not trusted(k.value, scope, judge_ok=True) or
+                   k.arg in names and not trusted(k.value, scope, judge_ok=True) for k in node.keywords)
+
+    def _judged_comprehension(self, node, scope):
+        """Whether the judge can evaluate a comprehension once its first
+        iterable is recorded: everything else in it loads only the names
+        it binds and names the judge holds."""
+        bound = set()
+        for g in node.generators:
+            bound |= {n.id for n in ast.walk(g.target) if isinstance(n, ast.Name)}
+        inner = Scope({n: None for n in bound}, parent=scope)
+        first = node.generators[0]
+        rest = [first.target] + list(first.ifs)
+        for g in node.generators[1:]:
+            rest += [g.target, g.iter] + list(g.ifs)
+        rest += [node.key, node.value] if isinstance(node, ast.DictComp) else [node.elt]
+        return all(trusted(n, inner, judge_ok=True) for n in rest)
+
     def leaf(self, node, scope, leaves, seen):
         if any(scope.kind(n) == "judge" for n in loads(node)):
             raise Unrewritable("%s: the target is needed inside the solver's computation %s"
                                % (self.name(), _clip(ast.unparse(node))))
+        # A leaf must be able to hold a plain value: what is never one is a
+        # step no answer can pass, a harness defect, refused here so that
+        # the test over every step finds it.
+        if isinstance(node, ast.Lambda):
+            raise Unrewritable("%s: the value of `%s` is a function, never a plain value"
+                               % (self.name(), _clip(ast.unparse(node))))
+        cls = node.func.id if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+            node.func.id in self.classes else node.id if isinstance(node, ast.Name) and node.id in self.objects else None
+        if cls is not None:
+            raise Unrewritable("%s: the value of `%s` is an instance of a class the solver defines, never a plain "
+                               "value, and nothing in the case consumes it" % (self.name(), _clip(ast.unparse(node))))
         key = ast.dump(node) if isinstance(node, ast.Name) else None
         if key is not None and key in seen:
             k = seen[key]
@@ -433,6 +505,16 @@ class Pass:
     # ---- judging
 
     def judge_assertion(self, a, scope):
+        o = self.evaluate(a, scope)
+        if o is not None:
+            self.upstream_failed = True
+            self._defer(o)
+
+    def evaluate(self, a, scope):
+        """Evaluates an assertion's skeleton on each recorded occurrence of
+        its leaves: None where every occurrence holds, else the first
+        failure (held back by the caller, see _defer). A record that does
+        not decode, or an assertion never recorded, raises at once."""
         occurrences = self.records["asserts"].get((a.case, a.index), [])
         if not occurrences:
             raise self._missing(a)
@@ -483,8 +565,12 @@ class Pass:
             except Outcome as o:
                 if getattr(o, "decoding", False):
                     raise
-                self._defer(o)
-                return
+                # Nothing of the walk is kept with it (the frames of its
+                # traceback hold the decoded values).
+                o.__traceback__ = None
+                o.__context__ = None
+                return o
+        return None
 
     def _defer(self, o):
         """Keeps the first comparison's failure for the end of the walk. A
@@ -518,7 +604,9 @@ class Pass:
     def _error(self, case):
         e = self.records["errors"][case]
         exc = e.get("exception") if isinstance(e.get("exception"), str) else "an exception"
-        tb = e.get("traceback") if isinstance(e.get("traceback"), str) else ""
+        # The harness writes at most 8000 characters; a forged record may
+        # hold megabytes.
+        tb = e.get("traceback")[-8000:] if isinstance(e.get("traceback"), str) else ""
         return Outcome(case, "crashed", "%s (in %s)" % (_clip(exc, 300), self.name(case)), "", tb)
 
     def close_case(self, i):
@@ -557,6 +645,23 @@ def _pure(node, scope):
             if any(k.arg == "out" for k in n.keywords):
                 return False
     return True
+
+
+def _object_params(fn):
+    """(parameters in order, the names of those fn uses as objects): a
+    method called or an attribute read that a plain value (an array, a
+    list, a dict) does not have, or the parameter called."""
+    a = fn.args
+    params = [x.arg for x in a.posonlyargs + a.args]
+    known = set(params) | {x.arg for x in a.kwonlyargs}
+    used = set()
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id in known and \
+                n.attr not in PURE_ATTRS and n.attr not in PURE_METHODS:
+            used.add(n.value.id)
+        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in known:
+            used.add(n.func.id)
+    return (params, used) if used else None
 
 
 def _discrete(v, depth=0):
