@@ -86,3 +86,16 @@ func StatusKiB(pid int, field string) int64 {
 	}
 	return -1
 }
+
+// ParentPID is a process's parent, or -1.
+func ParentPID(pid int) int {
+	fields := statFields(pid)
+	if len(fields) < 2 {
+		return -1
+	}
+	ppid, err := strconv.Atoi(fields[1])
+	if err != nil {
+		return -1
+	}
+	return ppid
+}
