@@ -337,10 +337,10 @@ func TestJudgeFloodDoesNotDelayOthers(t *testing.T) {
 	s := newForTest(t, sandbox.Options{Timeout: 120 * time.Second})
 	split, _ := s.Split(scicode.SplitValidation)
 	p1, _ := split.Problem("1")
-	// Four records of a 1.4 M-item JSON list each (the header bound is 16
-	// MiB): decoding each is seconds of the judge's CPU.
-	flood := forgeRecords(`big = __json.dumps({'t': 'assert', 'case': 1, 'assertion': 0, 'leaves': [{'list': [{'float': 1.0}] * 1_400_000}]}).encode()
-data += __frame(big) * 4 + __frame({'t': 'end', 'case': 1}) + __frame({'t': 'done'})`)(&p1.Steps[0])
+	// Records that cost the judge seconds to decode within every bound
+	// (slowFlood: 3.8 M JSON values). Before issue 32 this test sent
+	// frames past the judge's 16 MiB frame bound, refused unread.
+	flood := slowFlood(&p1.Steps[0])
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	var wg sync.WaitGroup
