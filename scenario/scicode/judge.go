@@ -30,17 +30,20 @@ import (
 // gets its own process (up to judgeProcesses; past that, requests queue in
 // arrival order, each bounded by its own deadline): one participant's
 // records, however costly, hold up only the request that carries them. A
-// process serves one request after another; it stops after judgeIdle
-// without work, and is killed when a request fails or runs past its time.
-// Each process is limited in address space (judgeMemory) and each request
-// in CPU time (judgeCPU, SIGXCPU in the process) and wall time
-// (judgeTimeout, here).
+// process serves one request after another, each in a fork of its own
+// that exits with its answer, so that nothing one request allocates
+// reaches the next; it stops after judgeIdle without work. A process whose
+// exchange fails (it or its fork died, its time or its task's ran out) is
+// killed with its process group and never used again, and the request
+// ends then, whatever holds the process's pipes. Each process is limited
+// in address space (judgeMemory) and each request in CPU time (judgeCPU,
+// SIGXCPU in the fork) and wall time (judgeTimeout, here).
 
 // pyFS holds the Python code: py/lib is what the sandbox's code may import
 // (the harness and the scicode package), py/coordbench_judge.py and
 // py/judge_*.py the judge.
 //
-//go:embed py/coordbench_judge.py py/judge_names.py py/judge_null.py py/judge_pass.py py/judge_records.py py/judge_strict.py py/lib/coordbench_harness.py py/lib/scicode/__init__.py py/lib/scicode/compare/__init__.py py/lib/scicode/compare/cmp.py py/judge_targets.py
+//go:embed py/coordbench_judge.py py/judge_names.py py/judge_null.py py/judge_pass.py py/judge_records.py py/judge_strict.py py/lib/coordbench_harness.py py/lib/scicode/__init__.py py/lib/scicode/compare/__init__.py py/lib/scicode/compare/cmp.py py/judge_targets.py py/judge_verdicts.py
 var pyFS embed.FS
 
 // sandboxLib is the tree put on the sandbox's PYTHONPATH.
@@ -160,8 +163,8 @@ type judgement struct {
 	// StrictOnly: the run failed on the judge's stricter rules alone;
 	// SciCode's own comparison accepts its values.
 	StrictOnly bool `json:"strict_only"`
-	// CPUMS is the judge's CPU time for this run; PeakRSSKiB the judge
-	// process's peak resident memory so far.
+	// CPUMS is the judge's CPU time for this run; PeakRSSKiB the peak
+	// resident memory of the fork that judged it.
 	CPUMS      float64 `json:"cpu_ms"`
 	PeakRSSKiB int64   `json:"peak_rss_kib"`
 }

@@ -22,7 +22,7 @@ import (
 
 // judgeForTest starts a judge on the test data's step 1.1 and returns it
 // with the step, its problem and its plan.
-func judgeForTest(t *testing.T) (*judge, *Problem, *Step, *stepPlan, string) {
+func judgeForTest(t testing.TB) (*judge, *Problem, *Step, *stepPlan, string) {
 	t.Helper()
 	dir := testenv.SharedData(t, "scicode")
 	python := "/usr/bin/python3"

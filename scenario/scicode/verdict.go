@@ -81,8 +81,8 @@ type Verdict struct {
 	Run        *sandbox.Result
 	JudgeMS    float64
 	JudgeCPUMS float64
-	// JudgePeakRSSKiB is the peak resident memory of the judge process
-	// that compared the values (over its life so far).
+	// JudgePeakRSSKiB is the peak resident memory of the judge's fork
+	// that compared the values.
 	JudgePeakRSSKiB int64
 	// Unchecked lists, on a pass, the test cases (1-based) the pass rests
 	// on that check only a property an answer computing nothing can

@@ -40,6 +40,13 @@ Requests: {"op": "hello"}; {"op": "plan", "step", "dependencies", "cases",
 the reference run's records follow the run's, and the property cases in
 "observe" are checked against them (the answer's "unchecked" lists those
 that could not be).
+
+Process life: this process loads what every request needs and then only
+reads requests; each request runs in a fork (serve), which answers through
+a pipe and exits, so nothing a request allocates outlives it. A fork that
+dies without answering is reported as {"ok": false, "died": ...}; one past
+its CPU budget as over budget. Anything unexpected in this process's own
+reading ends it: the green agent then kills it and starts another.
 """
 
 import gc
