@@ -282,18 +282,18 @@ func exchange(p *judgeProc, req map[string]any, payload [][]byte, resp any) erro
 		frame.Write(part)
 	}
 	if _, err := p.in.Write(frame.Bytes()); err != nil {
-		return fmt.Errorf("%w: %v; %s", errJudgeDied, err, p.stderr.String())
+		return p.died(err)
 	}
 	var n uint32
 	if err := binary.Read(p.out, binary.BigEndian, &n); err != nil {
-		return fmt.Errorf("%w: %v; %s", errJudgeDied, err, p.stderr.String())
+		return p.died(err)
 	}
 	if n > judgeMaxAnswer {
 		return fmt.Errorf("%w: an answer of %d bytes, more than %d", errJudgeDied, n, judgeMaxAnswer)
 	}
 	b := make([]byte, n)
 	if _, err := io.ReadFull(p.out, b); err != nil {
-		return fmt.Errorf("%w: %v; %s", errJudgeDied, err, p.stderr.String())
+		return p.died(err)
 	}
 	var died struct {
 		Died string `json:"died"`
@@ -309,6 +309,17 @@ func exchange(p *judgeProc, req map[string]any, payload [][]byte, resp any) erro
 		return fmt.Errorf("judge: answer: %w", err)
 	}
 	return nil
+}
+
+// died is the error of an exchange that failed with err: the process
+// ended (or is ending). Its last words on stderr say why; they are waited
+// for a moment, since the pipe breaks before they are written.
+func (p *judgeProc) died(err error) error {
+	select {
+	case <-p.done:
+	case <-time.After(2 * time.Second):
+	}
+	return fmt.Errorf("%w: %v; %s", errJudgeDied, err, p.stderr.String())
 }
 
 // take returns an idle process that still runs, or starts one.

@@ -195,14 +195,16 @@ func TestJudgeForkKilledMidRequest(t *testing.T) {
 		_, err := j.judge(ctx, p, step, targets, plan, slowRecords(), nil)
 		done <- err
 	}()
-	killed := false
-	for !killed {
+	for killed := false; !killed; {
 		_, forks := mustJudgeProcs(t)
 		for _, pid := range forks {
 			if CPUTicks(pid) > 2 {
 				_ = syscall.Kill(pid, syscall.SIGKILL)
 				killed = true
 			}
+		}
+		if killed {
+			break
 		}
 		select {
 		case err := <-done:
