@@ -330,6 +330,17 @@ func TestHollowAnswersPassNothing(t *testing.T) {
 	}
 }
 
+// slowFlood is an answer whose records cost the judge seconds to decode
+// within every bound (two frames of 950,000 JSON numbers: 3.8 M JSON
+// values of the 4 M allowed, 15 MiB a frame of the 16 allowed) and then
+// fail: a list where 1.1's target is an array of 7.
+var slowFlood = forgeRecords(`big = __json.dumps({'t': 'assert', 'case': 1, 'assertion': 0, 'leaves': [{'list': [{'float': 1.0}] * 950_000}]}, separators=(',', ':')).encode()
+big2 = big.replace(b'"case":1', b'"case":2')
+data += __frame(big) + __frame({'t': 'end', 'case': 1})
+data += __frame({'t': 'begin', 'case': 2}) + __frame(big2) + __frame({'t': 'end', 'case': 2})
+data += __frame({'t': 'begin', 'case': 3}) + __frame({'t': 'assert', 'case': 3, 'assertion': 0, 'leaves': [{'float': 1.0}]})
+data += __frame({'t': 'end', 'case': 3}) + __frame({'t': 'done'})`)
+
 // TestJudgeFloodDoesNotDelayOthers: while three tasks flood the judge with
 // records that are costly to decode, a fourth task's reference answer is
 // judged, passes, and finishes before its (generous) deadline.
