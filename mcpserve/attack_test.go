@@ -59,7 +59,7 @@ type victim struct {
 
 func newVictim(t *testing.T, h *mcpserve.Host) *victim {
 	t.Helper()
-	ep, closeEp, err := h.Open(echoServer(), []string{"echo"})
+	ep, closeEp, err := h.Open(t.Context(), echoServer(), []string{"echo"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +91,7 @@ func attacked(t *testing.T, h *mcpserve.Host) (mcpcall.Endpoint, func(), *slowTo
 	srv := fuzzServer()
 	slow := newSlowTool()
 	slow.add(srv)
-	ep, closeEp, err := h.Open(srv, nil)
+	ep, closeEp, err := h.Open(t.Context(), srv, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

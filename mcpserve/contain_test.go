@@ -95,12 +95,12 @@ func TestPanicFailsOnlyItsRequest(t *testing.T) {
 	h, logs, rec := loggedHost(t)
 	transport := &http.Transport{}
 	defer transport.CloseIdleConnections()
-	bad, closeBad, err := h.Open(panickingServer(), []string{"echo", "boom"})
+	bad, closeBad, err := h.Open(t.Context(), panickingServer(), []string{"echo", "boom"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer closeBad()
-	good, closeGood, err := h.Open(echoServer(), []string{"echo"})
+	good, closeGood, err := h.Open(t.Context(), echoServer(), []string{"echo"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -68,7 +68,7 @@ func sharedFuzzTarget() (*fuzzTarget, error) {
 			return
 		}
 		mux.Handle(h.Path(), h)
-		ep, _, err := h.Open(fuzzServer(), []string{"echo", "typed", "untyped", "none"})
+		ep, _, err := h.Open(context.Background(), fuzzServer(), []string{"echo", "typed", "untyped", "none"})
 		if err != nil {
 			fuzzErr = err
 			return

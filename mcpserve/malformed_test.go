@@ -16,7 +16,7 @@ import (
 // (mcptest.Check), nothing panics, and the session still works.
 func TestMalformedMessages(t *testing.T) {
 	h, logs, _ := loggedHost(t)
-	ep, closeEp, err := h.Open(fuzzServer(), []string{"echo", "typed", "untyped", "none"})
+	ep, closeEp, err := h.Open(t.Context(), fuzzServer(), []string{"echo", "typed", "untyped", "none"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -48,6 +48,11 @@ type Options struct {
 	// TracerProvider makes the server spans of the MCP calls (default
 	// none).
 	TracerProvider trace.TracerProvider
+	// OwnSpan reports whether a span is the green agent's own (its task
+	// span, its A2A call to the participant): a traceparent naming one is
+	// no client span of the participant's (parent.go). Default: only the
+	// task's span is known as such.
+	OwnSpan func(trace.SpanContext) bool
 	// MaxBodyBytes bounds a request body (default DefaultMaxBodyBytes).
 	MaxBodyBytes int64
 	// MaxSessionsPerTask bounds the sessions open at once on one task's
@@ -110,8 +115,10 @@ func (h *Host) Path() string { return h.opts.Path }
 // Open serves s until close is called, at a new path with a new token, and
 // returns the endpoint to hand the participant. tools names s's tools for
 // the endpoint's data part. close ends the task's sessions and the context
-// of every request still under way; later requests get 404.
-func (h *Host) Open(s *mcp.Server, tools []string) (mcpcall.Endpoint, func(), error) {
+// of every request still under way; later requests get 404. ctx's span is
+// the task's: the server span of every request to the endpoint is in its
+// trace (parent.go).
+func (h *Host) Open(ctx context.Context, s *mcp.Server, tools []string) (mcpcall.Endpoint, func(), error) {
 	id, err := randomHex(16)
 	if err != nil {
 		return mcpcall.Endpoint{}, nil, fmt.Errorf("mcpserve: %w", err)
@@ -123,7 +130,7 @@ func (h *Host) Open(s *mcp.Server, tools []string) (mcpcall.Endpoint, func(), er
 	// The middleware added last is the outermost: containPanics covers
 	// the others; every request's work ends with the task.
 	taskCtx, endTask := context.WithCancelCause(context.Background())
-	s.AddReceivingMiddleware(h.serverSpans())
+	s.AddReceivingMiddleware(h.serverSpans(trace.SpanContextFromContext(ctx)))
 	s.AddReceivingMiddleware(endWithTask(taskCtx))
 	s.AddReceivingMiddleware(containPanics(h.opts.Logger, id))
 	t := &task{token: token, server: s, handler: mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s },
