@@ -1,14 +1,16 @@
-package recognize
+package genai
 
 import (
 	"strings"
 
 	"github.com/coordbench/coordbench/otelmap"
+	"github.com/coordbench/coordbench/otelmap/assemble/recognize"
 )
 
-// The GenAI conventions in their previous shapes: spans that carry gen_ai.*
-// attributes but no gen_ai.operation.name, as instrumentations wrote them
-// before the operation name was required, and as some still do.
+// The GenAI conventions in their previous shapes, "genai_previous": spans
+// that carry gen_ai.* attributes but no gen_ai.operation.name, as
+// instrumentations wrote them before the operation name was required, and
+// as some still do.
 //
 //   - A span with gen_ai.tool.name is a tool call (Pydantic AI 1.x's
 //     "running tool").
@@ -21,24 +23,23 @@ import (
 //     copy the name of the agent doing it (Pydantic AI puts it on every
 //     span from OpenTelemetry baggage): it names no agent.
 //
-// These rules apply only where no other convention said what the span is
-// (see the precedence in reading.go).
+// These rules apply only where no other word said what the span is
+// (recognize.TierFallback), and only then is the span claimed for them.
 
-// previousOperation reads the operation of a span without
-// gen_ai.operation.name, traceloop.span.kind or openinference.span.kind.
-func (r *Reading) previousOperation(sp *otelmap.Span) Op {
-	g := &r.gen
-	op := OpNone
+// previousWord reads the operation of a span without
+// gen_ai.operation.name.
+func (g *reader) previousWord(sp *otelmap.Span) recognize.Word {
+	var w recognize.Word
 	switch {
 	case g.tool != "":
-		op = OpTool
-	case g.model || r.tl.llm:
-		op = OpLLM
+		w.Op = recognize.OpTool
+	case g.model || g.llm:
+		w.Op = recognize.OpLLM
 	case g.agentName != "" && (g.pydanticAgent != "" || sp.Name == "agent run" || strings.HasPrefix(sp.Name, otelmap.SpanInvokeAgentPrefix)):
-		op = OpInvoke
+		w.Op = recognize.OpInvoke
 	}
 	if g.any || g.agentName != "" || g.agentID != "" {
-		r.claim(famGenAIPrevious)
+		w.Claims = claimPrevious
 	}
-	return op
+	return w
 }

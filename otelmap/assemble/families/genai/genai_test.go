@@ -1,4 +1,4 @@
-package recognize_test
+package genai_test
 
 import (
 	"testing"
@@ -7,14 +7,24 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/coordbench/coordbench/otelmap"
+	"github.com/coordbench/coordbench/otelmap/assemble/families/genai"
 	"github.com/coordbench/coordbench/otelmap/assemble/recognize"
 )
+
+func span(name string, kind trace.SpanKind, attrs ...attribute.KeyValue) *otelmap.Span {
+	return &otelmap.Span{Name: name, Kind: kind, Attrs: attrs}
+}
 
 // TestGenAIOperationSpellings: gen_ai.operation.name is read whatever the
 // case and underscores of a known value (Microsoft Agent 365's
 // InferenceScope writes "Chat"), and only of a known value: a word that
-// contains one, or a value the conventions do not have, stays unread.
+// contains one, or a value the conventions do not have, stays unread. The
+// family is read alone, in a registry of its own.
 func TestGenAIOperationSpellings(t *testing.T) {
+	reg, err := recognize.NewRegistry(genai.Family)
+	if err != nil {
+		t.Fatal(err)
+	}
 	op := otelmap.AttrGenAIOperationName.String
 	agentName, agentID := otelmap.AttrGenAIAgentName.String, otelmap.AttrGenAIAgentID.String
 	for _, tc := range []struct {
@@ -52,7 +62,8 @@ func TestGenAIOperationSpellings(t *testing.T) {
 			sp: span("x", trace.SpanKindClient, attribute.String("a365.operation.name", "Chat"))},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var rd recognize.Reader
+			rd := reg.Reader()
+			defer reg.Release(rd)
 			r := rd.Read(tc.sp, 1)
 			if r.Op != tc.op || r.Workflow != tc.workflow || r.Agent != tc.agent || r.AgentName != tc.agentName {
 				t.Errorf("verdict %+v, want op %v workflow %v agent %v named %q", r.Verdict, tc.op, tc.workflow, tc.agent, tc.agentName)

@@ -1,16 +1,13 @@
-package recognize
-
-import (
-	"go.opentelemetry.io/otel/attribute"
-)
-
-// VoltAgent (@voltagent/core), which writes no gen_ai.* attribute: its
+// Package voltagent is the convention family of VoltAgent
+// (@voltagent/core), which writes no gen_ai.* attribute: its
 // VoltAgentObservability records every agent run and workflow in its own
-// namespaces. Decided from its source, @voltagent/core 2.10.0
-// dist/index.mjs (src/agent/open-telemetry/trace-context.ts, the class
-// AgentTraceContext; src/agent/subagent/index.ts, SubAgentManager; the
-// workflow's WorkflowTraceContext), read in the live corpus's voltagent
-// program's node_modules, and checked on its captures:
+// namespaces; "voltagent" in coverage.recognized. Decided from its source,
+// @voltagent/core 2.10.0 dist/index.mjs
+// (src/agent/open-telemetry/trace-context.ts, the class AgentTraceContext;
+// src/agent/subagent/index.ts, SubAgentManager; the workflow's
+// WorkflowTraceContext), read in the live corpus's voltagent program's
+// node_modules, and checked on the captures of its voltagent,
+// voltagent-deep and voltagent-solo programs:
 //
 //   - An agent's run is one INTERNAL span (AgentTraceContext's root span)
 //     with entity.type=agent and no span.type. Every span of the run copies
@@ -50,21 +47,60 @@ import (
 //
 // The family claims a span only when entity.type is agent or workflow, the
 // two values VoltAgent writes: entity.* and span.type are generic names
-// another framework may use otherwise. A span.type or entity.type value
-// this file does not know leaves the span unread
-// (otelmap/assemble/namespaces.go counts its voltagent.*, subagent.*,
-// llm.* ... keys). VoltAgent sets status OK or
-// Error with an exception event and error.type: read as every span's.
+// another framework may use otherwise. A span.type this family does not
+// know leaves the span unread (otelmap/assemble/namespaces.go counts its
+// voltagent.*, subagent.*, llm.* ... keys, and its entity.* and span.*
+// keys: Namespace). VoltAgent sets status OK or Error with an exception
+// event and error.type: read as every span's.
+package voltagent
+
+import (
+	"go.opentelemetry.io/otel/attribute"
+
+	"github.com/coordbench/coordbench/otelmap"
+	"github.com/coordbench/coordbench/otelmap/assemble/recognize"
+	"github.com/coordbench/coordbench/tracedata"
+)
+
+// Family is the VoltAgent family.
+var Family recognize.Family = family{}
+
+type family struct{}
+
+// Identities.
+const (
+	idSubagent = iota // subagent.name
+	idEntity          // entity.name
+)
+
+func (family) Spec() recognize.Spec {
+	return recognize.Spec{
+		Name: "voltagent",
+		Keys: []recognize.Key{
+			recognize.Prefix("entity.", 0),
+			recognize.Prefix("subagent.", 0),
+			recognize.Exact("span.type", 0),
+		},
+		Identities: []recognize.Identity{
+			idSubagent: {Label: tracedata.IdentityVoltAgentSubagent, Tier: recognize.NameAttribute},
+			idEntity:   {Label: tracedata.IdentityVoltAgent, Tier: recognize.NameAttribute},
+		},
+		StepKeys: []recognize.StepKey{{Key: "llm.model", Is: recognize.StepModel}},
+		Unnamed:  "a VoltAgent sub-agent run without subagent.name or subagent.id",
+	}
+}
+
+func (family) NewReader() recognize.SpanReader { return &reader{} }
 
 // VoltAgent entities, from entity.type.
 const (
-	voNone uint8 = iota
-	voAgent
-	voWorkflow
+	entityNone uint8 = iota
+	entityAgent
+	entityWorkflow
 )
 
-// voltSlots is what VoltAgent's attributes say.
-type voltSlots struct {
+// reader is what VoltAgent's attributes say of one span.
+type reader struct {
 	entity       uint8
 	entityName   string // entity.name (the root agent, on a sub-agent's spans)
 	entityID     string // entity.id
@@ -74,42 +110,41 @@ type voltSlots struct {
 	spanType     string // span.type, "" when absent
 }
 
-// readVoltAgent reads one of VoltAgent's keys (entity.*, subagent.*,
-// span.type).
-func (r *Reading) readVoltAgent(kv *attribute.KeyValue, key string) {
-	v := &r.vo
-	switch key {
+func (v *reader) Reset() { *v = reader{} }
+
+func (v *reader) Attr(r *recognize.Reading, kv *attribute.KeyValue, _ uint8) {
+	switch kv.Key {
 	case "entity.type":
-		switch quiet(kv) {
+		switch recognize.Quiet(kv) {
 		case "agent":
-			v.entity = voAgent
+			v.entity = entityAgent
 		case "workflow":
-			v.entity = voWorkflow
+			v.entity = entityWorkflow
 		default:
 			return
 		}
-		r.claim(famVoltAgent)
+		r.Claim()
 	case "entity.name":
-		v.entityName = quiet(kv)
+		v.entityName = recognize.Quiet(kv)
 	case "entity.id":
-		v.entityID = quiet(kv)
+		v.entityID = recognize.Quiet(kv)
 	case "subagent.name":
-		v.subagent, v.subagentName = true, quiet(kv)
+		v.subagent, v.subagentName = true, recognize.Quiet(kv)
 	case "subagent.id":
-		v.subagent, v.subagentID = true, quiet(kv)
+		v.subagent, v.subagentID = true, recognize.Quiet(kv)
 	case "subagent.type":
 		v.subagent = true
 	case "span.type":
-		v.spanType = quiet(kv)
+		v.spanType = recognize.Quiet(kv)
 	}
 }
 
 // agent reports a span VoltAgent says is an agent's run.
-func (v *voltSlots) agent() bool { return v.entity == voAgent && v.spanType == "" }
+func (v *reader) agent() bool { return v.entity == entityAgent && v.spanType == "" }
 
 // name returns the agent an agent span names: the sub-agent's own name on
 // a sub-agent's run, never the root in its entity.name.
-func (v *voltSlots) name() string {
+func (v *reader) name() string {
 	if v.subagent {
 		if v.subagentName != "" {
 			return v.subagentName
@@ -122,34 +157,45 @@ func (v *voltSlots) name() string {
 	return v.entityID
 }
 
-// operation classifies the span for decide, and reports whether the
-// family knew its kind.
-func (v *voltSlots) operation(r *Reading) (op Op, workflow bool) {
-	r.kindRead = true
-	switch v.spanType {
-	case "":
-		if v.entity == voWorkflow {
-			return OpNone, true
-		}
-		if v.name() == "" {
-			r.UnnamedAgent = true
-		}
-		return OpInvoke, false
-	case "llm", "embedding":
-		return OpLLM, false
-	case "tool", "retriever":
-		return OpTool, false
-	case "memory", "vector", "guardrail", "middleware", "summary", "scorer", "workflow-step":
-		return OpNone, false
+func (v *reader) Decide(r *recognize.Reading, _ *otelmap.Span) {
+	if v.entity == entityNone {
+		return
 	}
-	r.kindRead = false // a span type this file does not know
-	return OpNone, false
+	if v.agent() {
+		if v.subagent {
+			r.Name(idSubagent, v.name())
+		} else {
+			r.Name(idEntity, v.name())
+		}
+	}
+	r.Say(recognize.TierFramework, v.word())
 }
 
-// voltAgentNamespace returns "entity.*" or "span.*" for VoltAgent's keys
-// of those generic namespaces, else "": counted as an agent namespace only
-// on a span VoltAgent's family claimed (otelmap/assemble/namespaces.go).
-func voltAgentNamespace(key string) string {
+// word classifies the span.
+func (v *reader) word() recognize.Word {
+	w := recognize.Word{Understood: true}
+	switch v.spanType {
+	case "":
+		if v.entity == entityWorkflow {
+			w.Workflow = true
+			return w
+		}
+		w.Op, w.Unnamed = recognize.OpInvoke, v.name() == ""
+	case "llm", "embedding":
+		w.Op = recognize.OpLLM
+	case "tool", "retriever":
+		w.Op = recognize.OpTool
+	case "memory", "vector", "guardrail", "middleware", "summary", "scorer", "workflow-step":
+	default:
+		w.Understood = false // a span type this family does not know
+	}
+	return w
+}
+
+// Namespace returns "entity.*" or "span.*" for VoltAgent's keys of those
+// generic namespaces, on a span the family claimed, else "": counted as
+// an agent namespace where the span was not understood.
+func (v *reader) Namespace(key string) string {
 	for _, ns := range [...]string{"entity.", "span."} {
 		if len(key) > len(ns) && key[:len(ns)] == ns {
 			return ns + "*"

@@ -1,4 +1,4 @@
-package recognize_test
+package families_test
 
 import (
 	"testing"
@@ -8,7 +8,9 @@ import (
 
 	"github.com/coordbench/coordbench/otelmap"
 	"github.com/coordbench/coordbench/otelmap/assemble/convmap"
+	"github.com/coordbench/coordbench/otelmap/assemble/families"
 	"github.com/coordbench/coordbench/otelmap/assemble/recognize"
+	"github.com/coordbench/coordbench/tracedata"
 )
 
 func span(name string, kind trace.SpanKind, attrs ...attribute.KeyValue) *otelmap.Span {
@@ -16,9 +18,10 @@ func span(name string, kind trace.SpanKind, attrs ...attribute.KeyValue) *otelma
 }
 
 // TestPrecedence reads single spans that carry several conventions and
-// checks the verdict the precedence in reading.go gives, one rule a case,
-// with the reading alone (assembly's tests read the same rules through
-// whole traces).
+// checks the verdict the precedence gives (the tiers of package recognize's
+// reading.go, the order of the registry), one rule a case, with the
+// reading alone (assembly's tests read the same rules through whole
+// traces).
 func TestPrecedence(t *testing.T) {
 	conv, err := convmap.Parse([]byte(`name: myco
 rules:
@@ -35,6 +38,7 @@ rules:
 		conv  *convmap.Map
 		sp    *otelmap.Span
 		want  recognize.Verdict // the fields compared below
+		label string            // identified_by of the agent's name
 		fams  []string          // families claimed, by name
 		notUs bool              // not Understood
 	}{
@@ -46,14 +50,14 @@ rules:
 		{name: "call_type AGENT makes an agent span of an LLM span",
 			sp: span("chat", trace.SpanKindInternal, otelmap.AttrGenAIOperationName.String(otelmap.OpChat),
 				otelmap.AttrCallType.String("AGENT"), otelmap.AttrGenAIAgentName.String("a")),
-			want: recognize.Verdict{Op: recognize.OpLLM, Step: recognize.CallAgent, Agent: true, Marker: true, AgentName: "a"},
+			want: recognize.Verdict{Op: recognize.OpLLM, Step: recognize.CallAgent, Agent: true, Marker: true, AgentName: "a"}, label: tracedata.IdentityAgentName,
 			fams: []string{"genai", "coordbench"}},
 		{name: "a convention map's rule before the built-in families",
 			conv: conv,
 			sp: span("myco.run", trace.SpanKindInternal, otelmap.AttrGenAIOperationName.String(otelmap.OpChat),
 				attribute.String("myco.agent", "planner"), otelmap.AttrGenAIAgentName.String("not-this")),
 			want: recognize.Verdict{Op: recognize.OpInvoke, Step: recognize.CallAgent, Agent: true, Marker: true,
-				AgentName: "planner", AgentRank: recognize.RankConventions},
+				AgentName: "planner"}, label: tracedata.IdentityConventions,
 			fams: []string{"genai", "conventions"}},
 		{name: "no map: the same span is GenAI's LLM call, naming no agent",
 			sp: span("myco.run", trace.SpanKindInternal, otelmap.AttrGenAIOperationName.String(otelmap.OpChat),
@@ -80,11 +84,11 @@ rules:
 			sp: span("agent", trace.SpanKindInternal, invoke, otelmap.AttrGenAIAgentName.String("first"),
 				otelmap.AttrOIAgentName.String("second")),
 			want: recognize.Verdict{Op: recognize.OpInvoke, Step: recognize.CallAgent, Agent: true, Marker: true,
-				AgentName: "first", AgentRank: recognize.RankAgentName},
+				AgentName: "first"}, label: tracedata.IdentityAgentName,
 			fams: []string{"genai"}},
 		{name: "an agent span naming no agent is an orchestration",
 			sp:   span("crew", trace.SpanKindInternal, invoke),
-			want: recognize.Verdict{Workflow: true, AgentLike: true, AgentRank: recognize.RankNone},
+			want: recognize.Verdict{Workflow: true, AgentLike: true}, label: "",
 			fams: []string{"genai"}},
 		{name: "gen_ai.agent.name on a tool span names nothing",
 			sp: span("execute_tool search", trace.SpanKindInternal, otelmap.AttrGenAIOperationName.String(otelmap.OpExecuteTool),
@@ -94,7 +98,7 @@ rules:
 		{name: "an A2A client span names its callee",
 			sp: span("SendMessage", trace.SpanKindClient, otelmap.AttrA2AMethodName.String("SendMessage"),
 				otelmap.AttrGenAIAgentName.String("reviewer")),
-			want: recognize.Verdict{Role: recognize.RoleClient, Marker: true, AgentName: "reviewer", AgentRank: recognize.RankAgentName},
+			want: recognize.Verdict{Role: recognize.RoleClient, Marker: true, AgentName: "reviewer"}, label: tracedata.IdentityAgentName,
 			fams: []string{"a2a", "genai_previous"}},
 		{name: "an agent-card fetch is no side of a call",
 			sp:   span("GET", trace.SpanKindClient, attribute.String("url.full", "http://h/.well-known/agent-card.json?x=1")),
@@ -116,15 +120,15 @@ rules:
 			fams: []string{"genai"}},
 		{name: "a Langfuse agent observation is named by its span",
 			sp:   span("researcher", trace.SpanKindInternal, lfType("agent"), attribute.String("langfuse.observation.input", "{}")),
-			want: recognize.Verdict{Op: recognize.OpInvoke, Step: recognize.CallAgent, Agent: true, Marker: true, AgentName: "researcher", AgentRank: recognize.RankSpanName},
+			want: recognize.Verdict{Op: recognize.OpInvoke, Step: recognize.CallAgent, Agent: true, Marker: true, AgentName: "researcher"}, label: tracedata.IdentitySpanName,
 			fams: []string{"langfuse"}},
 		{name: "gen_ai.agent.name before a Langfuse agent's span name",
 			sp:   span("run", trace.SpanKindInternal, lfType("agent"), otelmap.AttrGenAIAgentName.String("researcher")),
-			want: recognize.Verdict{Op: recognize.OpInvoke, Step: recognize.CallAgent, Agent: true, Marker: true, AgentName: "researcher", AgentRank: recognize.RankAgentName},
+			want: recognize.Verdict{Op: recognize.OpInvoke, Step: recognize.CallAgent, Agent: true, Marker: true, AgentName: "researcher"}, label: tracedata.IdentityAgentName,
 			fams: []string{"langfuse"}},
 		{name: "a Langfuse agent observation without a name is an unnamed agent",
 			sp:   span("", trace.SpanKindInternal, lfType("agent")),
-			want: recognize.Verdict{Workflow: true, AgentLike: true, UnnamedAgent: true, AgentRank: recognize.RankNone},
+			want: recognize.Verdict{Workflow: true, AgentLike: true, UnnamedAgent: true}, label: "",
 			fams: []string{"langfuse"}},
 		{name: "a Langfuse generation is a model call, a tool and a retriever tool calls",
 			sp:   span("OpenAI.chat", trace.SpanKindInternal, lfType("generation"), attribute.String("langfuse.observation.model.name", "gpt-4o-mini")),
@@ -151,7 +155,7 @@ rules:
 		{name: "the AI SDK's own operation before Langfuse's type",
 			sp: span("ai.generateText", trace.SpanKindInternal, attribute.String("ai.operationId", "ai.generateText"),
 				attribute.String("ai.telemetry.functionId", "writer"), lfType("generation")),
-			want: recognize.Verdict{Op: recognize.OpInvoke, Step: recognize.CallAgent, Agent: true, Marker: true, AgentName: "writer", AgentRank: recognize.RankVercelAI},
+			want: recognize.Verdict{Op: recognize.OpInvoke, Step: recognize.CallAgent, Agent: true, Marker: true, AgentName: "writer"}, label: tracedata.IdentityVercelAI,
 			fams: []string{"vercel_ai", "langfuse"}},
 		{name: "a span of no family named like an agent only looks like one",
 			sp:    span("MyAgent.step", trace.SpanKindInternal, attribute.String("zeta.agent.id", "x")),
@@ -159,17 +163,28 @@ rules:
 			notUs: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			rd := recognize.Reader{Conventions: tc.conv}
+			reg := families.Default()
+			if tc.conv != nil {
+				var err error
+				if reg, err = families.With(tc.conv); err != nil {
+					t.Fatal(err)
+				}
+			}
+			rd := reg.Reader()
+			defer reg.Release(rd)
 			r := rd.Read(tc.sp, 1)
 			got := r.Verdict
-			got.Claimed = 0
+			got.Claimed, got.AgentRank, got.HandoffFromRank = 0, 0, 0
 			if got != tc.want {
 				t.Errorf("verdict\n got %+v\nwant %+v", got, tc.want)
 			}
+			if label := reg.IdentifiedBy(r.AgentRank); r.AgentName != "" && label != tc.label {
+				t.Errorf("identified by %q, want %q", label, tc.label)
+			}
 			var fams []string
-			for f := range recognize.NumFamilies {
-				if r.Claimed.Has(f) {
-					fams = append(fams, f.String())
+			for k := range reg.NumClaims() {
+				if r.Claimed.Has(k) {
+					fams = append(fams, reg.ClaimName(k))
 				}
 			}
 			if !equalSets(fams, tc.fams) {
@@ -188,13 +203,14 @@ rules:
 // TestReaderReuse: a Reader's one Reading starts afresh at every span, and
 // keeps the warnings of every span read, each with its span's id; a value
 // of the wrong type is warned about and reads as absent, and loses nothing
-// else of the span.
+// else of the span. A reader handed back and taken again keeps no warning.
 func TestReaderReuse(t *testing.T) {
-	var rd recognize.Reader
+	reg := families.Default()
+	rd := reg.Reader()
 	bad := span("agent", trace.SpanKindServer, otelmap.AttrGenAIOperationName.String(otelmap.OpInvokeAgent),
 		otelmap.AttrGenAIAgentName.Int(7), otelmap.AttrGenAIAgentID.String("id-1"), otelmap.AttrCallType.String("BOSS"))
 	r := rd.Read(bad, 0xa)
-	if r.AgentName != "id-1" || r.AgentRank != recognize.RankAgentID || !r.Agent || r.Role != recognize.RoleServer {
+	if r.AgentName != "id-1" || reg.IdentifiedBy(r.AgentRank) != tracedata.IdentityAgentID || !r.Agent || r.Role != recognize.RoleServer {
 		t.Errorf("bad span: %+v, want the agent named by its id", r.Verdict)
 	}
 	r = rd.Read(span("plain", trace.SpanKindInternal), 0xb)
@@ -206,27 +222,42 @@ func TestReaderReuse(t *testing.T) {
 		w[1].Span != 0xa || w[1].Key != string(otelmap.AttrCallType) {
 		t.Errorf("warnings %+v, want gen_ai.agent.name and coordbench.call_type on span 0xa", w)
 	}
+	reg.Release(rd)
+	rd = reg.Reader()
+	defer reg.Release(rd)
+	if w := rd.Warnings(); len(w) != 0 {
+		t.Errorf("a reader taken again has warnings %+v", w)
+	}
 }
 
-// TestWithout: a framework's own family turned off reads its spans as if
-// it did not exist; the other families are untouched.
+// TestWithout: a family turned off (a registry operation) reads its spans
+// as if it did not exist; the other families are untouched. A name that is
+// no family's is an error.
 func TestWithout(t *testing.T) {
-	f, ok := recognize.FrameworkFamily("genkit")
-	if !ok {
-		t.Fatal("genkit is a framework's own family")
-	}
-	if _, ok := recognize.FrameworkFamily("genai"); ok {
-		t.Error("genai is no framework's own family")
-	}
 	sp := span("prompt", trace.SpanKindInternal, attribute.String("genkit:type", "dotprompt"),
 		attribute.String("genkit:name", "writer"), otelmap.AttrErrorType.String("boom"))
-	var rd recognize.Reader
-	if r := rd.Read(sp, 1); r.AgentName != "writer" || r.AgentRank != recognize.RankGenkit || !r.Failed {
+	reg := families.Default()
+	rd := reg.Reader()
+	defer reg.Release(rd)
+	if r := rd.Read(sp, 1); r.AgentName != "writer" || reg.IdentifiedBy(r.AgentRank) != tracedata.IdentityGenkit || !r.Failed {
 		t.Errorf("with genkit: %+v, want the agent writer, failed", r.Verdict)
 	}
-	rd.Without = 1 << f
-	if r := rd.Read(sp, 1); r.AgentName != "" || r.Agent || r.Claimed.Has(f) || !r.Failed {
-		t.Errorf("without genkit: %+v, want no agent, genkit unclaimed, still failed", r.Verdict)
+	without, err := reg.Without("genkit")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rd2 := without.Reader()
+	defer without.Release(rd2)
+	if r := rd2.Read(sp, 1); r.AgentName != "" || r.Agent || r.Claimed != 0 || !r.Failed {
+		t.Errorf("without genkit: %+v, want no agent, nothing claimed, still failed", r.Verdict)
+	}
+	for k := range without.NumClaims() {
+		if without.ClaimName(k) == "genkit" {
+			t.Errorf("genkit still a key of coverage.recognized")
+		}
+	}
+	if _, err := reg.Without("gemkit"); err == nil {
+		t.Error("Without(gemkit): no error for a name that is no family's")
 	}
 }
 
