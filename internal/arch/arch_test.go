@@ -82,6 +82,8 @@ var allowed = map[string][]string{
 	"scenario":              {"a2acall", "evals", "mcpcall"},
 	"scenario/coordination": {"scenario", "groundtruth", "a2acall", "evals", "internal/textutil", "mcpcall"},
 	"scenario/scicode":      {"scenario", "scenario/scicode/stepproto", "sandbox", "a2acall", "evals", "internal/textutil", "mcpcall"},
+	// The smallest scenario, to copy.
+	"scenario/echo": {"scenario", "a2acall", "evals"},
 	// SciCode's step protocol: a leaf both the scenario and the purple
 	// solver speak.
 	"scenario/scicode/stepproto": {"internal/textutil"},
