@@ -57,6 +57,9 @@ var allowed = map[string][]string{
 	// internal/jsonenc: ParseObject reads a tool call's arguments.
 	"otelmap/assemble": {"otelmap", "otelmap/extension", "otelmap/assemble/convmap", "otelmap/assemble/families",
 		"otelmap/assemble/recognize", "tracedata", "internal/jsonenc"},
+	// What the tests of assembly and of the families share (live captures,
+	// edited spans); imported by tests only.
+	"otelmap/assemble/internal/assembletest": {"otelmap", "otelmap/assemble", "otelmap/otlpdecode", "tracedata"},
 	// A user's convention map: loaded, validated, matched against spans; a
 	// convention family like the built-in ones.
 	"otelmap/assemble/convmap": {"otelmap", "otelmap/assemble/recognize", "tracedata"},

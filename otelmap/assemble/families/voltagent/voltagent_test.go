@@ -1,10 +1,13 @@
-package assemble_test
+package voltagent_test
 
 import (
 	"maps"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/coordbench/coordbench/otelmap/assemble/internal/assembletest"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
@@ -14,23 +17,23 @@ import (
 	"github.com/coordbench/coordbench/tracedata"
 )
 
-// TestVoltAgent attacks the voltagent recognizer (recognize/voltagent.go)
+// TestVoltAgent attacks the voltagent family (voltagent.go)
 // with what its live programs (voltagent, voltagent-deep, voltagent-solo)
 // do not show, on their real captures edited: a sub-agent whose name is
 // not recorded (a naive reader would take entity.name, the root), a span
-// type the recognizer does not know, another library's entity.* keys, a
+// type the family does not know, another library's entity.* keys, a
 // VoltAgent workflow, the user's map over the built-in family, and the
 // order spans arrive in.
 func TestVoltAgent(t *testing.T) {
-	isResearcher := attrIs("subagent.name", "researcher")
+	isResearcher := assembletest.AttrIs("subagent.name", "researcher")
 
 	t.Run("sub-agent named only by subagent.id", func(t *testing.T) {
-		id, spans := loadLive(t, "voltagent", "captures/run-1.otlp.json")
-		td := assemble.Trace(id, editAttrs(spans, isResearcher, without("subagent.name")))
-		if got := agentNames(td); !slices.Equal(got, []string{"researcher", "supervisor", "writer"}) {
+		id, spans := assembletest.LoadLive(t, "voltagent", "captures/run-1.otlp.json")
+		td := assemble.Trace(id, assembletest.EditAttrs(spans, isResearcher, assembletest.Without("subagent.name")))
+		if got := assembletest.AgentNames(td); !slices.Equal(got, []string{"researcher", "supervisor", "writer"}) {
 			t.Errorf("agents %v", got)
 		}
-		if got := edges(td); !slices.Equal(got, []string{"supervisor->researcher", "supervisor->writer"}) {
+		if got := assembletest.Edges(td); !slices.Equal(got, []string{"supervisor->researcher", "supervisor->writer"}) {
 			t.Errorf("edges %v", got)
 		}
 	})
@@ -41,21 +44,21 @@ func TestVoltAgent(t *testing.T) {
 		// taking it would make the researcher's run the supervisor's own
 		// work, silently. It must be an agent no rule can name, warned
 		// about, and the evidence not complete.
-		id, spans := loadLive(t, "voltagent", "captures/run-1.otlp.json")
+		id, spans := assembletest.LoadLive(t, "voltagent", "captures/run-1.otlp.json")
 		edit := func(a []attribute.KeyValue) []attribute.KeyValue {
-			return without("subagent.id")(without("subagent.name")(a))
+			return assembletest.Without("subagent.id")(assembletest.Without("subagent.name")(a))
 		}
-		td := assemble.Trace(id, editAttrs(spans, isResearcher, edit))
-		if got := agentNames(td); !slices.Equal(got, []string{"supervisor", "writer"}) {
+		td := assemble.Trace(id, assembletest.EditAttrs(spans, isResearcher, edit))
+		if got := assembletest.AgentNames(td); !slices.Equal(got, []string{"supervisor", "writer"}) {
 			t.Errorf("agents %v", got)
 		}
-		if got := edges(td); !slices.Equal(got, []string{"supervisor->writer"}) {
+		if got := assembletest.Edges(td); !slices.Equal(got, []string{"supervisor->writer"}) {
 			t.Errorf("edges %v", got)
 		}
 		c := td.Coverage
 		// (UnreadAgentSpans makes the graph evaluator's evidence partial:
 		// evals/evidence.go.)
-		if c.UnreadAgentSpans != 1 || !hasWarning(td, "a VoltAgent sub-agent run without subagent.name") {
+		if c.UnreadAgentSpans != 1 || !assembletest.HasWarning(td, "a VoltAgent sub-agent run without subagent.name") {
 			t.Errorf("coverage %+v", c)
 		}
 	})
@@ -64,8 +67,8 @@ func TestVoltAgent(t *testing.T) {
 		// A root agent's child span of a type this version does not
 		// write carries only entity.*, span.* and generic keys: still
 		// counted as unread, by VoltAgent's namespaces.
-		id, spans := loadLive(t, "voltagent-solo", "captures/run-1.otlp.json")
-		isTool := attrIs("span.type", "tool")
+		id, spans := assembletest.LoadLive(t, "voltagent-solo", "captures/run-1.otlp.json")
+		isTool := assembletest.AttrIs("span.type", "tool")
 		edit := func(a []attribute.KeyValue) []attribute.KeyValue {
 			a = slices.DeleteFunc(a, func(kv attribute.KeyValue) bool { return strings.HasPrefix(string(kv.Key), "tool.") })
 			for i := range a {
@@ -75,10 +78,10 @@ func TestVoltAgent(t *testing.T) {
 			}
 			return a
 		}
-		td := assemble.Trace(id, editAttrs(spans, isTool, edit))
+		td := assemble.Trace(id, assembletest.EditAttrs(spans, isTool, edit))
 		c := td.Coverage
 		if c.UnreadNamespaces["entity.*"] != 1 || c.UnreadNamespaces["span.*"] != 1 || c.Complete == 1 ||
-			!hasWarning(td, "1 span carries `span.*` attributes no rule reads") {
+			!assembletest.HasWarning(td, "1 span carries `span.*` attributes no rule reads") {
 			t.Errorf("coverage %+v", c)
 		}
 	})
@@ -88,7 +91,7 @@ func TestVoltAgent(t *testing.T) {
 		// write, the family claims nothing, and entity.* is not counted
 		// as an agent namespace (agent.*, which VoltAgent's run still
 		// carries, is).
-		id, spans := loadLive(t, "voltagent-solo", "captures/run-1.otlp.json")
+		id, spans := assembletest.LoadLive(t, "voltagent-solo", "captures/run-1.otlp.json")
 		edit := func(a []attribute.KeyValue) []attribute.KeyValue {
 			for i := range a {
 				if a[i].Key == "entity.type" {
@@ -97,7 +100,7 @@ func TestVoltAgent(t *testing.T) {
 			}
 			return a
 		}
-		td := assemble.Trace(id, editAttrs(spans, func(*otelmap.Span) bool { return true }, edit))
+		td := assemble.Trace(id, assembletest.EditAttrs(spans, func(*otelmap.Span) bool { return true }, edit))
 		c := td.Coverage
 		if c.Recognized["voltagent"] != 0 || c.UnreadNamespaces["entity.*"] != 0 || c.UnreadNamespaces["agent.*"] != 1 {
 			t.Errorf("coverage %+v", c)
@@ -109,7 +112,7 @@ func TestVoltAgent(t *testing.T) {
 		// its steps span.type=workflow-step) running an agent in a step:
 		// the agent is no sub-agent (entity.name names it), the workflow
 		// an orchestration.
-		id, span := nsSpans("voltagent")
+		id, span := assembletest.NSSpans("voltagent")
 		internal, client := trace.SpanKindInternal, trace.SpanKindClient
 		wf := []attribute.KeyValue{attribute.String("entity.type", "workflow"), attribute.String("entity.id", "pipeline"),
 			attribute.String("entity.name", "pipeline"), attribute.String("workflow.execution.id", "x1")}
@@ -123,7 +126,7 @@ func TestVoltAgent(t *testing.T) {
 			span(5, 3, "memory.read", internal, append(slices.Clone(ag), attribute.String("span.type", "memory"))...),
 		}
 		td := assemble.Trace(id, spans)
-		if got := agentNames(td); !slices.Equal(got, []string{"writer"}) {
+		if got := assembletest.AgentNames(td); !slices.Equal(got, []string{"writer"}) {
 			t.Errorf("agents %v", got)
 		}
 		c := td.Coverage
@@ -142,11 +145,11 @@ func TestVoltAgent(t *testing.T) {
 	})
 
 	t.Run("the user's map comes first", func(t *testing.T) {
-		conv, err := assemble.LoadConventions("testdata/conventions/voltagent.yaml")
+		conv, err := assemble.LoadConventions(filepath.Join(assembletest.LiveDir(), "..", "conventions", "voltagent.yaml"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		id, spans := loadLive(t, "voltagent-deep", "captures/run-1.otlp.json")
+		id, spans := assembletest.LoadLive(t, "voltagent-deep", "captures/run-1.otlp.json")
 		td := assemble.TraceWith(id, spans, assemble.Options{Conventions: conv})
 		for _, a := range td.Agents {
 			if !a.Virtual && a.IdentifiedBy != tracedata.IdentityConventions {
@@ -165,7 +168,7 @@ func TestVoltAgent(t *testing.T) {
 	})
 
 	t.Run("order of arrival", func(t *testing.T) {
-		id, spans := loadLive(t, "voltagent-deep", "captures/run-1.otlp.json")
-		assertPermutationStable(t, id, spans, 8)
+		id, spans := assembletest.LoadLive(t, "voltagent-deep", "captures/run-1.otlp.json")
+		assembletest.AssertPermutationStable(t, id, spans, 8)
 	})
 }

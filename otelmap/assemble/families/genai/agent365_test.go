@@ -1,9 +1,11 @@
-package assemble_test
+package genai_test
 
 import (
 	"fmt"
 	"slices"
 	"testing"
+
+	"github.com/coordbench/coordbench/otelmap/assemble/internal/assembletest"
 
 	"go.opentelemetry.io/otel/attribute"
 
@@ -23,9 +25,9 @@ import (
 func TestAgent365(t *testing.T) {
 	for run := 1; run <= 3; run++ {
 		t.Run(fmt.Sprintf("run-%d", run), func(t *testing.T) {
-			id, spans := loadLive(t, "a365-observability", fmt.Sprintf("captures/run-%d.otlp.json", run))
+			id, spans := assembletest.LoadLive(t, "a365-observability", fmt.Sprintf("captures/run-%d.otlp.json", run))
 			td := assemble.Trace(id, spans)
-			if got := edges(td); !slices.Equal(got, []string{"coordinator->researcher", "coordinator->writer"}) {
+			if got := assembletest.Edges(td); !slices.Equal(got, []string{"coordinator->researcher", "coordinator->writer"}) {
 				t.Fatalf("edges %v", got)
 			}
 			for _, in := range td.Interactions {
@@ -48,14 +50,14 @@ func TestAgent365(t *testing.T) {
 		})
 	}
 
-	isWriter := attrIs(string(otelmap.AttrGenAIAgentName), "writer")
+	isWriter := assembletest.AttrIs(string(otelmap.AttrGenAIAgentName), "writer")
 
 	t.Run("agent recorded by id only", func(t *testing.T) {
 		// InvokeAgentScope without agentName: the span is "invoke_agent"
 		// and only gen_ai.agent.id names the agent.
-		id, spans := loadLive(t, "a365-observability", "captures/run-1.otlp.json")
-		td := assemble.Trace(id, editAttrs(spans, isWriter, without(string(otelmap.AttrGenAIAgentName))))
-		if got := edges(td); !slices.Equal(got, []string{"coordinator->researcher", "coordinator->writer-id"}) {
+		id, spans := assembletest.LoadLive(t, "a365-observability", "captures/run-1.otlp.json")
+		td := assemble.Trace(id, assembletest.EditAttrs(spans, isWriter, assembletest.Without(string(otelmap.AttrGenAIAgentName))))
+		if got := assembletest.Edges(td); !slices.Equal(got, []string{"coordinator->researcher", "coordinator->writer-id"}) {
 			t.Errorf("edges %v", got)
 		}
 	})
@@ -64,7 +66,7 @@ func TestAgent365(t *testing.T) {
 		// The writer's only own span no longer reads as a step: its CLIENT
 		// agent span is then a call seen from the caller only, and the
 		// evidence must say so rather than claim completeness.
-		id, spans := loadLive(t, "a365-observability", "captures/run-1.otlp.json")
+		id, spans := assembletest.LoadLive(t, "a365-observability", "captures/run-1.otlp.json")
 		isWriterChat := func(sp *otelmap.Span) bool {
 			op, _, _ := sp.StringAttr(otelmap.AttrGenAIOperationName)
 			return isWriter(sp) && op == "Chat"
@@ -77,8 +79,8 @@ func TestAgent365(t *testing.T) {
 			}
 			return a
 		}
-		td := assemble.Trace(id, editAttrs(spans, isWriterChat, rename))
-		if in := findInteraction(td, "coordinator", "writer"); in == nil || in.ClientOnly != 1 {
+		td := assemble.Trace(id, assembletest.EditAttrs(spans, isWriterChat, rename))
+		if in := assembletest.FindInteraction(td, "coordinator", "writer"); in == nil || in.ClientOnly != 1 {
 			t.Errorf("coordinator->writer = %+v, want one call seen from the caller only", in)
 		}
 		if td.Coverage.Complete == 1 {

@@ -1,98 +1,26 @@
-package assemble_test
+package vercelai_test
 
 import (
-	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 	"time"
+
+	"github.com/coordbench/coordbench/otelmap/assemble/internal/assembletest"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/coordbench/coordbench/otelmap"
 	"github.com/coordbench/coordbench/otelmap/assemble"
-	"github.com/coordbench/coordbench/otelmap/otlpdecode"
 	"github.com/coordbench/coordbench/tracedata"
 )
 
-// loadLive reads one capture of the live corpus as spans of one trace:
-// the committed one, or with LIVE_CAPTURES set (`make live`) the one just
-// written by run.sh -o (liveCapture).
-func loadLive(t *testing.T, program, file string) (trace.TraceID, []otelmap.Span) {
-	t.Helper()
-	docs, err := otlpdecode.ReadOTLPJSONFile(liveCapture(program, file))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var spans []otelmap.Span
-	for _, d := range docs {
-		sp, warns := otlpdecode.SpansFromTraces(d, otelmap.SourceOTLP)
-		if len(warns) > 0 {
-			t.Fatalf("%s/%s: %v", program, file, warns)
-		}
-		spans = append(spans, sp...)
-	}
-	if len(spans) == 0 {
-		t.Fatalf("%s/%s holds no spans", program, file)
-	}
-	return spans[0].TraceID, spans
-}
-
-// liveCapture is the path of a program's capture file, named as it is
-// committed (captures/run-1.otlp.json, captures-unnamed/run-1.otlp.json).
-// With LIVE_CAPTURES=DIR it is the fresh one: run.sh -o DIR writes
-// DIR/PROGRAM/run-N.otlp.json and DIR/PROGRAM/captures-VARIANT/run-N.otlp.json.
-func liveCapture(program, file string) string {
-	if fresh := os.Getenv("LIVE_CAPTURES"); fresh != "" {
-		return filepath.Join(fresh, program, strings.TrimPrefix(filepath.ToSlash(file), "captures/"))
-	}
-	return filepath.Join(liveDir, program, file)
-}
-
-// editAttrs returns a copy of spans in which every span that keep selects
-// has its attributes rewritten by edit (the capture itself is not touched).
-func editAttrs(spans []otelmap.Span, keep func(*otelmap.Span) bool, edit func([]attribute.KeyValue) []attribute.KeyValue) []otelmap.Span {
-	out := slices.Clone(spans)
-	for i := range out {
-		if keep(&out[i]) {
-			out[i].Attrs = edit(slices.Clone(out[i].Attrs))
-		}
-	}
-	return out
-}
-
-// without drops the attribute key.
-func without(key string) func([]attribute.KeyValue) []attribute.KeyValue {
-	return func(attrs []attribute.KeyValue) []attribute.KeyValue {
-		return slices.DeleteFunc(attrs, func(kv attribute.KeyValue) bool { return string(kv.Key) == key })
-	}
-}
-
-// attrIs selects the spans whose string attribute key is value.
-func attrIs(key, value string) func(*otelmap.Span) bool {
-	return func(sp *otelmap.Span) bool {
-		v, ok, _ := sp.StringAttr(attribute.Key(key))
-		return ok && v == value
-	}
-}
-
-func agentNames(td *tracedata.TraceData) []string {
-	var names []string
-	for _, a := range td.Agents {
-		if !a.Virtual {
-			names = append(names, a.Name)
-		}
-	}
-	return names
-}
-
-// TestVercelAI attacks the ai.* recognizer (recognize/vercelai.go) with the
+// TestVercelAI attacks the vercel_ai family (vercelai.go) with the
 // cases its live programs do not show, on their real captures: an agent
 // left without ai.telemetry.functionId (as a sub-agent, as the caller, on
 // every call), OpenInference's span processor layering its kinds on the
-// ai.* spans, an operation the recognizer does not know, the embedding
+// ai.* spans, an operation the family does not know, the embedding
 // wrapper spans. Exact reads of the live programs themselves are
 // TestLiveCorpus's.
 func TestVercelAI(t *testing.T) {
@@ -101,15 +29,15 @@ func TestVercelAI(t *testing.T) {
 		// fact_check tool, was given no functionId. Nothing names it: not
 		// guessed, counted and warned about, the rest read exactly.
 		for _, run := range []string{"run-1", "run-2", "run-3"} {
-			id, spans := loadLive(t, "ai-sdk-5-deep", filepath.Join("captures-unnamed", run+".otlp.json"))
+			id, spans := assembletest.LoadLive(t, "ai-sdk-5-deep", filepath.Join("captures-unnamed", run+".otlp.json"))
 			td := assemble.Trace(id, spans)
-			if got, want := agentNames(td), []string{"coordinator", "planner", "researcher", "writer"}; !slices.Equal(got, want) {
+			if got, want := assembletest.AgentNames(td), []string{"coordinator", "planner", "researcher", "writer"}; !slices.Equal(got, want) {
 				t.Errorf("%s: agents = %q, want %q", run, got, want)
 			}
-			if got, want := edges(td), []string{"coordinator->planner", "coordinator->researcher", "coordinator->writer"}; !slices.Equal(got, want) {
+			if got, want := assembletest.Edges(td), []string{"coordinator->planner", "coordinator->researcher", "coordinator->writer"}; !slices.Equal(got, want) {
 				t.Errorf("%s: edges = %q, want %q", run, got, want)
 			}
-			if td.Coverage.UnreadAgentSpans != 1 || !hasWarning(td, "experimental_telemetry.functionId") {
+			if td.Coverage.UnreadAgentSpans != 1 || !assembletest.HasWarning(td, "experimental_telemetry.functionId") {
 				t.Errorf("%s: unread agent spans %d, warnings %q; want the checker's ai.generateText counted and named in a warning",
 					run, td.Coverage.UnreadAgentSpans, td.Coverage.Warnings)
 			}
@@ -119,10 +47,10 @@ func TestVercelAI(t *testing.T) {
 		// ai-sdk-6's streamed coordinator without its functionId (the SDK
 		// then writes it on none of the call's spans): its sub-agents are
 		// named, their caller is not, and no edge is made up.
-		id, spans := loadLive(t, "ai-sdk-6", "captures/run-1.otlp.json")
-		spans = editAttrs(spans, attrIs("ai.telemetry.functionId", "coordinator"), without("ai.telemetry.functionId"))
+		id, spans := assembletest.LoadLive(t, "ai-sdk-6", "captures/run-1.otlp.json")
+		spans = assembletest.EditAttrs(spans, assembletest.AttrIs("ai.telemetry.functionId", "coordinator"), assembletest.Without("ai.telemetry.functionId"))
 		td := assemble.Trace(id, spans)
-		if got, want := agentNames(td), []string{"researcher", "writer"}; !slices.Equal(got, want) {
+		if got, want := assembletest.AgentNames(td), []string{"researcher", "writer"}; !slices.Equal(got, want) {
 			t.Errorf("agents = %q, want %q (the coordinator has no name to show)", got, want)
 		}
 		for _, in := range td.Interactions {
@@ -130,18 +58,18 @@ func TestVercelAI(t *testing.T) {
 				t.Errorf("edge %s -> %s: the service stood in for an unnamed agent", in.From, in.To)
 			}
 		}
-		if td.Coverage.UnreadAgentSpans != 1 || !hasWarning(td, "experimental_telemetry.functionId") {
+		if td.Coverage.UnreadAgentSpans != 1 || !assembletest.HasWarning(td, "experimental_telemetry.functionId") {
 			t.Errorf("unread agent spans %d, warnings %q; want the coordinator's ai.streamText counted", td.Coverage.UnreadAgentSpans, td.Coverage.Warnings)
 		}
 	})
 	t.Run("no functionId at all", func(t *testing.T) {
-		id, spans := loadLive(t, "ai-sdk-4", "captures/run-1.otlp.json")
-		spans = editAttrs(spans, func(*otelmap.Span) bool { return true }, without("ai.telemetry.functionId"))
+		id, spans := assembletest.LoadLive(t, "ai-sdk-4", "captures/run-1.otlp.json")
+		spans = assembletest.EditAttrs(spans, func(*otelmap.Span) bool { return true }, assembletest.Without("ai.telemetry.functionId"))
 		td := assemble.Trace(id, spans)
 		if len(td.Interactions) != 0 || !td.Coverage.NoEvidence {
-			t.Errorf("interactions %v, no evidence %v; want no interaction and no evidence", edges(td), td.Coverage.NoEvidence)
+			t.Errorf("interactions %v, no evidence %v; want no interaction and no evidence", assembletest.Edges(td), td.Coverage.NoEvidence)
 		}
-		if td.Coverage.UnreadAgentSpans != 3 || !hasWarning(td, "3 spans are an agent its framework ran with no name recorded") {
+		if td.Coverage.UnreadAgentSpans != 3 || !assembletest.HasWarning(td, "3 spans are an agent its framework ran with no name recorded") {
 			t.Errorf("unread agent spans %d, warnings %q; want all three agent runs counted", td.Coverage.UnreadAgentSpans, td.Coverage.Warnings)
 		}
 	})
@@ -152,10 +80,10 @@ func TestVercelAI(t *testing.T) {
 		// and streamText AGENT, earlier CHAIN; do* LLM; toolCall TOOL) and
 		// no agent.name: the AI SDK's own word still names the agents.
 		for _, agentKind := range []string{"AGENT", "CHAIN"} {
-			id, spans := loadLive(t, "ai-sdk-6", "captures/run-1.otlp.json")
+			id, spans := assembletest.LoadLive(t, "ai-sdk-6", "captures/run-1.otlp.json")
 			kinds := map[string]string{"ai.streamText": agentKind, "ai.generateText": agentKind,
 				"ai.streamText.doStream": "LLM", "ai.generateText.doGenerate": "LLM", "ai.toolCall": "TOOL"}
-			spans = editAttrs(spans, func(*otelmap.Span) bool { return true }, func(attrs []attribute.KeyValue) []attribute.KeyValue {
+			spans = assembletest.EditAttrs(spans, func(*otelmap.Span) bool { return true }, func(attrs []attribute.KeyValue) []attribute.KeyValue {
 				for _, kv := range attrs {
 					if kv.Key == "ai.operationId" {
 						return append(attrs, attribute.String("openinference.span.kind", kinds[kv.Value.AsString()]))
@@ -164,7 +92,7 @@ func TestVercelAI(t *testing.T) {
 				return attrs
 			})
 			td := assemble.Trace(id, spans)
-			if got, want := edges(td), []string{"coordinator->researcher", "coordinator->writer"}; !slices.Equal(got, want) {
+			if got, want := assembletest.Edges(td), []string{"coordinator->researcher", "coordinator->writer"}; !slices.Equal(got, want) {
 				t.Errorf("%s: edges = %q, want %q", agentKind, got, want)
 			}
 		}
@@ -172,7 +100,7 @@ func TestVercelAI(t *testing.T) {
 	t.Run("an operation no rule knows", func(t *testing.T) {
 		// A later SDK's operation (say ai.generateSpeech) is not guessed
 		// at: its span is counted as an unread ai.* span.
-		id, spans := loadLive(t, "ai-sdk-5", "captures/run-1.otlp.json")
+		id, spans := assembletest.LoadLive(t, "ai-sdk-5", "captures/run-1.otlp.json")
 		extra := spans[len(spans)-1]
 		extra.SpanID = trace.SpanID{0xee, 1}
 		extra.Name = "ai.generateSpeech"
@@ -181,7 +109,7 @@ func TestVercelAI(t *testing.T) {
 		if td.Coverage.UnreadNamespaces["ai.*"] != 1 {
 			t.Errorf("unread namespaces %v, want ai.* 1", td.Coverage.UnreadNamespaces)
 		}
-		if slices.Contains(agentNames(td), "narrator") {
+		if slices.Contains(assembletest.AgentNames(td), "narrator") {
 			t.Error("an unknown operation was read as an agent")
 		}
 	})
@@ -190,7 +118,7 @@ func TestVercelAI(t *testing.T) {
 		// in the researcher's tool: the wrapper is neither an agent nor
 		// unread, the model call is the researcher's step, nothing else
 		// changes (shapes from src/embed/embed.ts, ai 5.0.277).
-		id, spans := loadLive(t, "ai-sdk-5", "captures/run-1.otlp.json")
+		id, spans := assembletest.LoadLive(t, "ai-sdk-5", "captures/run-1.otlp.json")
 		var tool otelmap.Span
 		for _, sp := range spans {
 			if v, _, _ := sp.StringAttr("ai.toolCall.name"); v == "search_web" {
@@ -209,7 +137,7 @@ func TestVercelAI(t *testing.T) {
 		embed := mk(1, tool.SpanID, "ai.embed")
 		spans = append(slices.Clone(spans), embed, mk(2, embed.SpanID, "ai.embed.doEmbed"))
 		td := assemble.Trace(id, spans)
-		if got, want := agentNames(td), []string{"coordinator", "researcher", "writer"}; !slices.Equal(got, want) {
+		if got, want := assembletest.AgentNames(td), []string{"coordinator", "researcher", "writer"}; !slices.Equal(got, want) {
 			t.Errorf("agents = %q, want %q", got, want)
 		}
 		if len(td.Coverage.UnreadNamespaces) != 0 || td.Coverage.UnreadAgentSpans != 0 {
@@ -231,8 +159,8 @@ func TestVercelAI(t *testing.T) {
 	t.Run("transfer_to tool", func(t *testing.T) {
 		// A tool named transfer_to_<agent> is a handoff in the AI SDK too:
 		// its name is read from ai.toolCall.name.
-		id, spans := loadLive(t, "ai-sdk-5", "captures/run-1.otlp.json")
-		spans = editAttrs(spans, attrIs("ai.toolCall.name", "write"), func(attrs []attribute.KeyValue) []attribute.KeyValue {
+		id, spans := assembletest.LoadLive(t, "ai-sdk-5", "captures/run-1.otlp.json")
+		spans = assembletest.EditAttrs(spans, assembletest.AttrIs("ai.toolCall.name", "write"), func(attrs []attribute.KeyValue) []attribute.KeyValue {
 			for i, kv := range attrs {
 				if kv.Key == "ai.toolCall.name" {
 					attrs[i] = attribute.String("ai.toolCall.name", "transfer_to_writer")
@@ -241,10 +169,10 @@ func TestVercelAI(t *testing.T) {
 			return attrs
 		})
 		td := assemble.Trace(id, spans)
-		if got, want := edges(td), []string{"coordinator->researcher", "coordinator->writer"}; !slices.Equal(got, want) {
+		if got, want := assembletest.Edges(td), []string{"coordinator->researcher", "coordinator->writer"}; !slices.Equal(got, want) {
 			t.Errorf("edges = %q, want %q (the handoff and the nesting are one call)", got, want)
 		}
-		if in := findInteraction(td, "coordinator", "writer"); in == nil || in.Count != 1 {
+		if in := assembletest.FindInteraction(td, "coordinator", "writer"); in == nil || in.Count != 1 {
 			t.Errorf("coordinator -> writer %+v, want one call", in)
 		}
 	})

@@ -1,8 +1,12 @@
-package assemble_test
+package langfuse_test
 
 import (
 	"slices"
 	"testing"
+
+	"github.com/coordbench/coordbench/otelmap/assemble/families"
+
+	"github.com/coordbench/coordbench/otelmap/assemble/internal/assembletest"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
@@ -11,7 +15,7 @@ import (
 	"github.com/coordbench/coordbench/otelmap/assemble"
 )
 
-// TestLangfuse attacks the langfuse recognizer (recognize/langfuse.go)
+// TestLangfuse attacks the langfuse family (langfuse.go)
 // with what the live program (testdata/live/langfuse) does not show, on
 // its real captures edited and on traces built here: an agent observation
 // without a name, an observation type nobody knows, the processor's
@@ -25,12 +29,12 @@ func TestLangfuse(t *testing.T) {
 	}
 
 	t.Run("the capture as it came", func(t *testing.T) {
-		id, spans := loadLive(t, "langfuse", "captures/run-1.otlp.json")
+		id, spans := assembletest.LoadLive(t, "langfuse", "captures/run-1.otlp.json")
 		td := assemble.Trace(id, spans)
-		if got := agentNames(td); !slices.Equal(got, []string{"coordinator", "researcher", "writer"}) {
+		if got := assembletest.AgentNames(td); !slices.Equal(got, []string{"coordinator", "researcher", "writer"}) {
 			t.Errorf("agents %v", got)
 		}
-		if got := edges(td); !slices.Equal(got, []string{"coordinator->researcher", "coordinator->writer"}) {
+		if got := assembletest.Edges(td); !slices.Equal(got, []string{"coordinator->researcher", "coordinator->writer"}) {
 			t.Errorf("edges %v", got)
 		}
 		c := td.Coverage
@@ -42,29 +46,29 @@ func TestLangfuse(t *testing.T) {
 				t.Errorf("agent %s identified by %q, want span.name", a.Name, a.IdentifiedBy)
 			}
 		}
-		assertPermutationStable(t, id, spans, 20)
+		assembletest.AssertPermutationStable(t, id, spans, 20)
 	})
 
 	t.Run("an agent observation without a name", func(t *testing.T) {
 		// startActiveObservation("", ..., {asType: "agent"}): the
 		// researcher's run names no agent. It must not become the
 		// coordinator's own work silently: counted unread, not complete.
-		id, spans := loadLive(t, "langfuse", "captures/run-1.otlp.json")
+		id, spans := assembletest.LoadLive(t, "langfuse", "captures/run-1.otlp.json")
 		for i := range spans {
 			if spans[i].Name == "researcher" {
 				spans[i].Name = ""
 			}
 		}
 		td := assemble.Trace(id, spans)
-		if got := agentNames(td); !slices.Equal(got, []string{"coordinator", "writer"}) {
+		if got := assembletest.AgentNames(td); !slices.Equal(got, []string{"coordinator", "writer"}) {
 			t.Errorf("agents %v", got)
 		}
-		if got := edges(td); !slices.Equal(got, []string{"coordinator->writer"}) {
+		if got := assembletest.Edges(td); !slices.Equal(got, []string{"coordinator->writer"}) {
 			t.Errorf("edges %v", got)
 		}
 		// (UnreadAgentSpans makes the graph evaluator's evidence partial:
 		// evals/evidence.go.)
-		if c := td.Coverage; c.UnreadAgentSpans != 1 || !hasWarning(td, "a Langfuse agent observation with an empty name") {
+		if c := td.Coverage; c.UnreadAgentSpans != 1 || !assembletest.HasWarning(td, "a Langfuse agent observation with an empty name") {
 			t.Errorf("coverage %+v", c)
 		}
 	})
@@ -72,7 +76,7 @@ func TestLangfuse(t *testing.T) {
 	t.Run("an observation type nobody knows", func(t *testing.T) {
 		// A later SDK's type on the researcher's run: unread, counted by
 		// the langfuse.observation.* namespace, never silently dropped.
-		id, spans := loadLive(t, "langfuse", "captures/run-1.otlp.json")
+		id, spans := assembletest.LoadLive(t, "langfuse", "captures/run-1.otlp.json")
 		edit := func(a []attribute.KeyValue) []attribute.KeyValue {
 			for i := range a {
 				if a[i].Key == "langfuse.observation.type" {
@@ -81,12 +85,12 @@ func TestLangfuse(t *testing.T) {
 			}
 			return a
 		}
-		td := assemble.Trace(id, editAttrs(spans, isName("researcher"), edit))
-		if got := agentNames(td); slices.Contains(got, "researcher") {
+		td := assemble.Trace(id, assembletest.EditAttrs(spans, isName("researcher"), edit))
+		if got := assembletest.AgentNames(td); slices.Contains(got, "researcher") {
 			t.Errorf("agents %v: an unknown type is no agent", got)
 		}
 		c := td.Coverage
-		if c.UnreadNamespaces[nsKey] != 1 || !hasWarning(td, "1 span carries `langfuse.observation.*` attributes no rule reads") {
+		if c.UnreadNamespaces[nsKey] != 1 || !assembletest.HasWarning(td, "1 span carries `langfuse.observation.*` attributes no rule reads") {
 			t.Errorf("coverage %+v", c)
 		}
 	})
@@ -96,12 +100,12 @@ func TestLangfuse(t *testing.T) {
 		// langfuse.release and the propagated langfuse.trace.* on every
 		// span, another library's HTTP span included: they change
 		// nothing, and the HTTP span is no Langfuse span.
-		id, spans := loadLive(t, "langfuse", "captures/run-1.otlp.json")
+		id, spans := assembletest.LoadLive(t, "langfuse", "captures/run-1.otlp.json")
 		add := func(a []attribute.KeyValue) []attribute.KeyValue {
 			return append(a, attribute.String("langfuse.environment", "prod"), attribute.String("langfuse.release", "1.2"),
 				attribute.String("langfuse.trace.name", "research-agent"), attribute.String("session.id", "s1"))
 		}
-		spans = editAttrs(spans, func(*otelmap.Span) bool { return true }, add)
+		spans = assembletest.EditAttrs(spans, func(*otelmap.Span) bool { return true }, add)
 		var search *otelmap.Span
 		for i := range spans {
 			if spans[i].Name == "search_web" {
@@ -116,10 +120,10 @@ func TestLangfuse(t *testing.T) {
 		http.Attrs = add([]attribute.KeyValue{attribute.String("http.request.method", "GET")})
 		spans = append(spans, http)
 		td := assemble.Trace(id, spans)
-		if got := agentNames(td); !slices.Equal(got, []string{"coordinator", "researcher", "writer"}) {
+		if got := assembletest.AgentNames(td); !slices.Equal(got, []string{"coordinator", "researcher", "writer"}) {
 			t.Errorf("agents %v", got)
 		}
-		if got := edges(td); !slices.Equal(got, []string{"coordinator->researcher", "coordinator->writer"}) {
+		if got := assembletest.Edges(td); !slices.Equal(got, []string{"coordinator->researcher", "coordinator->writer"}) {
 			t.Errorf("edges %v", got)
 		}
 		c := td.Coverage
@@ -134,7 +138,7 @@ func TestLangfuse(t *testing.T) {
 		// observation "check", twice; the coordinator's chain and span
 		// observations named like agents are its own work; the writer is
 		// run inside a chain of the coordinator's, not a tool.
-		id, span := nsSpans("langfuse-team")
+		id, span := assembletest.NSSpans("langfuse-team")
 		in := trace.SpanKindInternal
 		ty := func(t string) attribute.KeyValue { return attribute.String("langfuse.observation.type", t) }
 		spans := []otelmap.Span{
@@ -155,20 +159,20 @@ func TestLangfuse(t *testing.T) {
 			span(15, 1, "agent-work", in, ty("span")),
 		}
 		td := assemble.Trace(id, spans)
-		if got := agentNames(td); !slices.Equal(got, []string{"checker", "coordinator", "researcher", "writer"}) {
+		if got := assembletest.AgentNames(td); !slices.Equal(got, []string{"checker", "coordinator", "researcher", "writer"}) {
 			t.Errorf("agents %v", got)
 		}
-		if got := edges(td); !slices.Equal(got, []string{"coordinator->researcher", "coordinator->writer", "researcher->checker"}) {
+		if got := assembletest.Edges(td); !slices.Equal(got, []string{"coordinator->researcher", "coordinator->writer", "researcher->checker"}) {
 			t.Errorf("edges %v", got)
 		}
-		if in := findInteraction(td, "researcher", "checker"); in == nil || in.Count != 2 {
+		if in := assembletest.FindInteraction(td, "researcher", "checker"); in == nil || in.Count != 2 {
 			t.Errorf("researcher->checker %+v, want 2 calls", in)
 		}
 		c := td.Coverage
 		if c.Recognized["langfuse"] != len(spans) || len(c.UnreadNamespaces) != 0 || c.UnreadAgentSpans != 0 || c.Complete != 1 {
 			t.Errorf("coverage %+v", c)
 		}
-		assertPermutationStable(t, id, spans, 20)
+		assembletest.AssertPermutationStable(t, id, spans, 20)
 	})
 
 	t.Run("turned off, the capture is no evidence, and says why", func(t *testing.T) {
@@ -176,11 +180,15 @@ func TestLangfuse(t *testing.T) {
 		// evidence, and, since the namespace is registered, the reason
 		// named (before it was, the trace was "insufficient" with no
 		// word of the twelve langfuse.observation.* spans).
-		id, spans := loadLive(t, "langfuse", "captures/run-1.otlp.json")
-		td := assemble.TraceWith(id, spans, assemble.WithoutFamily(assemble.Options{}, "langfuse"))
+		id, spans := assembletest.LoadLive(t, "langfuse", "captures/run-1.otlp.json")
+		off, err := families.Default().Without("langfuse")
+		if err != nil {
+			t.Fatal(err)
+		}
+		td := assemble.TraceWith(id, spans, assemble.Options{Families: off})
 		c := td.Coverage
 		if len(td.Agents) != 0 || !c.NoEvidence || c.UnreadNamespaces[nsKey] != len(spans) {
-			t.Errorf("agents %v coverage %+v", agentNames(td), c)
+			t.Errorf("agents %v coverage %+v", assembletest.AgentNames(td), c)
 		}
 	})
 }
