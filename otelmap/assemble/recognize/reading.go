@@ -54,6 +54,7 @@ type Reader struct {
 	passes      []TreePass
 	finishers   []Finisher
 	touched     uint64 // the families that read the current span
+	kept        bool   // Keep handed a span to a pass since Begin
 	r           Reading
 }
 
@@ -180,6 +181,7 @@ func (rd *Reader) Callers(sp *otelmap.Span, out []Caller) []Caller {
 // Keep hands span sp, numbered i, just read, to the passes of the
 // families that read it (TreePass.Keep).
 func (rd *Reader) Keep(sp *otelmap.Span, i int32) {
+	rd.kept = true
 	for t := rd.touched; t != 0; t &= t - 1 {
 		f := bits.TrailingZeros64(t)
 		if p := rd.passes[f]; p != nil {

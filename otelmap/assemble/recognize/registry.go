@@ -315,10 +315,15 @@ func (reg *Registry) Reader() *Reader {
 	if rd == nil {
 		rd = reg.pool.Get().(*Reader)
 	}
-	for _, p := range rd.passes {
-		if p != nil {
-			p.Begin()
+	if rd.kept {
+		// Only a reader that kept spans for its passes has any to forget
+		// (a reader of single spans, CallRule's, never does).
+		for _, p := range rd.passes {
+			if p != nil {
+				p.Begin()
+			}
 		}
+		rd.kept = false
 	}
 	return rd
 }
