@@ -146,8 +146,6 @@ var (
 	loadLive                = assembletest.LoadLive
 	liveCapture             = assembletest.LiveCapture
 	editAttrs               = assembletest.EditAttrs
-	without                 = assembletest.Without
-	attrIs                  = assembletest.AttrIs
 	agentNames              = assembletest.AgentNames
 	findInteraction         = assembletest.FindInteraction
 	edges                   = assembletest.Edges

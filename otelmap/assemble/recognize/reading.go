@@ -130,7 +130,8 @@ func (rd *Reader) Read(sp *otelmap.Span, id uint64) *Reading {
 		}
 		es := b[key[1]]
 		for j := range es {
-			// keyEntry.matches, by hand: the compiler does not inline it.
+			// The key is the entry's, or starts with it: by its first 8
+			// bytes as one word (keyEntry.head), the rest as a string.
 			e := &es[j]
 			if n := len(e.name); len(key) < n || !e.prefix && len(key) != n {
 				continue

@@ -95,27 +95,12 @@ func load8(s string) uint64 {
 		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
 }
 
-// matches reports whether key is the entry's, or starts with it.
-func (e *keyEntry) matches(key string) bool {
-	if e.prefix {
-		if len(key) < len(e.name) {
-			return false
-		}
-	} else if len(key) != len(e.name) {
-		return false
-	}
-	if len(key) < 8 {
-		return key[:len(e.name)] == e.name
-	}
-	return load8(key)&e.mask == e.head && (len(e.name) <= 8 || key[8:len(e.name)] == e.name[8:])
-}
-
 // NewRegistry makes a registry of fams, in precedence order.
 func NewRegistry(fams ...Family) (*Registry, error) {
 	if len(fams) > maxFamilies {
 		return nil, fmt.Errorf("registry: %d families, at most %d", len(fams), maxFamilies)
 	}
-	reg := &Registry{fams: slices.Clone(fams), claimNames: coreClaimNames[:]}
+	reg := &Registry{fams: slices.Clone(fams), claimNames: slices.Clone(coreClaimNames[:])}
 	var errs []error
 	byLabel := map[string]Rank{}
 	for f, fam := range fams {
@@ -167,6 +152,11 @@ func NewRegistry(fams ...Family) (*Registry, error) {
 			reg.flows = append(reg.flows, cf)
 		}
 		reg.ranks = append(reg.ranks, make([]Rank, len(spec.Identities)))
+		for k, id := range spec.Identities {
+			if id.Label == "" || id.Tier > NameSpanName {
+				errs = append(errs, fmt.Errorf("registry: family %q: identity %d needs a label and a tier", spec.Name, k))
+			}
+		}
 	}
 	if len(reg.claimNames) > maxClaims {
 		errs = append(errs, fmt.Errorf("registry: %d keys of coverage.recognized, at most %d", len(reg.claimNames), maxClaims))
@@ -196,14 +186,6 @@ func NewRegistry(fams ...Family) (*Registry, error) {
 				reg.tiers = append(reg.tiers, tier)
 				reg.ranks[f][k] = r
 			}
-		}
-	}
-	for f, spec := range reg.specs {
-		for k, id := range spec.Identities {
-			if id.Tier > NameSpanName {
-				errs = append(errs, fmt.Errorf("registry: family %q: identity %d has no tier", spec.Name, k))
-			}
-			_ = f
 		}
 	}
 	if len(errs) > 0 {

@@ -130,13 +130,14 @@ const (
 // maxFamilyRanks bounds the ranks families' rules take, below RankService.
 const maxFamilyRanks = int(RankService)
 
-// coreLabels are the identified_by labels of the ranks from RankService.
+// coreLabels are the identified_by labels of the ranks from RankService,
+// in their order.
 var coreLabels = [...]string{
-	RankService - RankService:    tracedata.IdentityServiceName,
-	RankExtension - RankService:  tracedata.IdentityExtension,
-	RankServerAddr - RankService: tracedata.IdentityServerAddr,
-	RankUser - RankService:       tracedata.IdentityUser,
-	RankUnknown - RankService:    tracedata.IdentityUnknown,
+	tracedata.IdentityServiceName,
+	tracedata.IdentityExtension,
+	tracedata.IdentityServerAddr,
+	tracedata.IdentityUser,
+	tracedata.IdentityUnknown,
 }
 
 // Claims is a set of the keys of coverage.recognized a span was claimed
