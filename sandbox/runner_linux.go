@@ -6,7 +6,9 @@ import (
 	"context"
 	"embed"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +16,7 @@ import (
 	"sync"
 	"syscall"
 	"time"
+	"unsafe"
 )
 
 // The runner (docs/scicode.md "Runner"). Every run is one Python script, run
@@ -423,4 +426,220 @@ func (r *Runner) bootConfig(p *probe, mode, dir, lib, work, script string, timeo
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
 	return b, nil
+}
+
+// rootSlack is the minimal root's tmpfs beyond the run's files: directories
+// and symlinks.
+const rootSlack = 2 << 20
+
+// treeBytes is the size of the files under dir, each rounded up to a page.
+func treeBytes(dir string) (int64, error) {
+	var n int64
+	err := filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.Type().IsRegular() {
+			fi, err := d.Info()
+			if err != nil {
+				return err
+			}
+			n += (fi.Size() + 4095) &^ 4095
+		}
+		return nil
+	})
+	return n, err
+}
+
+func scriptBytes(path string) int64 {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return 0
+	}
+	return (fi.Size() + 4095) &^ 4095
+}
+
+// stripPaths takes the private directory and the minimal root's own paths
+// off the output, so that what the code printed reads the same in every
+// mode and names no host directory.
+func stripPaths(out, dir string) string {
+	out = strings.ReplaceAll(out, dir+string(filepath.Separator), "")
+	return strings.ReplaceAll(out, insideDir+"/", "")
+}
+
+// prepareDir writes the boot script, the library and the script into the
+// private directory and makes the work directory and the minimal root's
+// mount point, with the ownership and modes the sandboxed identity needs:
+// it may read the library and the script and write the work directory
+// only.
+func (r *Runner) prepareDir(dir string, p *probe, req Request) (lib, work, script string, err error) {
+	// 0711: the sandboxed identity may enter, not list.
+	if err := os.Chmod(dir, 0o711); err != nil {
+		return "", "", "", fmt.Errorf("sandbox: %w", err)
+	}
+	if err := copyTree(filepath.Join(dir, "boot"), mustSub(bootFS, "py")); err != nil {
+		return "", "", "", fmt.Errorf("sandbox: write the boot script: %w", err)
+	}
+	lib = filepath.Join(dir, "lib")
+	for _, d := range []string{lib, filepath.Join(dir, "root")} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			return "", "", "", fmt.Errorf("sandbox: %w", err)
+		}
+		if err := os.Chmod(d, 0o755); err != nil {
+			return "", "", "", fmt.Errorf("sandbox: %w", err)
+		}
+	}
+	if r.opts.Lib != nil {
+		if err := copyTree(lib, r.opts.Lib); err != nil {
+			return "", "", "", fmt.Errorf("sandbox: write the library: %w", err)
+		}
+	}
+	script = filepath.Join(dir, ScriptFile(req.Name))
+	if err := writeReadable(script, []byte(req.Script)); err != nil {
+		return "", "", "", fmt.Errorf("sandbox: write the script: %w", err)
+	}
+	work = filepath.Join(dir, "work")
+	if err := os.Mkdir(work, 0o700); err != nil {
+		return "", "", "", fmt.Errorf("sandbox: %w", err)
+	}
+	if p.dropUser {
+		if err := os.Chown(work, int(r.opts.UID), int(r.opts.GID)); err != nil {
+			return "", "", "", fmt.Errorf("sandbox: %w", err)
+		}
+	}
+	return lib, work, script, nil
+}
+
+func mustSub(f fs.FS, dir string) fs.FS {
+	sub, err := fs.Sub(f, dir)
+	if err != nil {
+		panic(err) // an embedded directory that is not there: a build error
+	}
+	return sub
+}
+
+// copyTree writes the tree of src under dst, readable by everyone whatever
+// the umask.
+func copyTree(dst string, src fs.FS) error {
+	return fs.WalkDir(src, ".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		target := filepath.Join(dst, filepath.FromSlash(path))
+		if d.IsDir() {
+			if err := os.MkdirAll(target, 0o755); err != nil {
+				return err
+			}
+			return os.Chmod(target, 0o755)
+		}
+		b, err := fs.ReadFile(src, path)
+		if err != nil {
+			return err
+		}
+		return writeReadable(target, b)
+	})
+}
+
+func writeReadable(path string, b []byte) error {
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		return err
+	}
+	return os.Chmod(path, 0o644)
+}
+
+// procAttr starts the child in its own process group, killed should the
+// caller die, as the sandboxed identity and, in the namespace modes, in new
+// namespaces in which it is root (the boot script needs that to build the
+// minimal root; it gives the identity up before the script runs).
+func (r *Runner) procAttr(p *probe, mode string) *syscall.SysProcAttr {
+	attr := &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	uid, gid := os.Geteuid(), os.Getegid()
+	if p.dropUser {
+		uid, gid = int(r.opts.UID), int(r.opts.GID)
+	}
+	if !namespaces(mode) {
+		if p.dropUser {
+			attr.Credential = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), Groups: []uint32{}}
+		}
+		return attr
+	}
+	attr.Cloneflags = syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWNET |
+		syscall.CLONE_NEWPID | syscall.CLONE_NEWIPC | syscall.CLONE_NEWUTS
+	attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: uid, Size: 1}}
+	attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: gid, Size: 1}}
+	if p.root {
+		// Root may allow setgroups and so drop its supplementary groups;
+		// setuid(0) in the namespace makes the process the mapped uid.
+		attr.GidMappingsEnableSetgroups = true
+		attr.Credential = &syscall.Credential{Uid: 0, Gid: 0, Groups: []uint32{}}
+	}
+	return attr
+}
+
+// waitExitedNoReap blocks until the process has exited, leaving it a
+// zombie: its pid, and so its process group id, stay reserved until Wait
+// reaps it.
+func waitExitedNoReap(pid int) error {
+	var info [128]byte // siginfo_t
+	for {
+		_, _, e := syscall.Syscall6(syscall.SYS_WAITID, 1 /* P_PID */, uintptr(pid),
+			uintptr(unsafe.Pointer(&info[0])), syscall.WEXITED|syscall.WNOWAIT, 0, 0)
+		switch e {
+		case 0:
+			return nil
+		case syscall.EINTR:
+			continue
+		default:
+			return e
+		}
+	}
+}
+
+// killGroup sends SIGKILL to a process group; a group that is gone is fine.
+func (r *Runner) killGroup(pgid int) {
+	if pgid <= 1 {
+		return
+	}
+	if err := syscall.Kill(-pgid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
+		r.opts.Logger.Warn("sandbox: kill process group", "pgid", pgid, "err", err)
+	}
+}
+
+// removeDir removes a private directory even where the code made a
+// subdirectory unreadable.
+func removeDir(dir string) error {
+	if err := os.RemoveAll(dir); err == nil {
+		return nil
+	}
+	_ = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if d != nil && d.IsDir() {
+			_ = os.Chmod(path, 0o700)
+		}
+		return nil
+	})
+	return os.RemoveAll(dir)
+}
+
+func signalName(s syscall.Signal) string {
+	switch s {
+	case syscall.SIGKILL:
+		return "SIGKILL"
+	case syscall.SIGXCPU:
+		return "SIGXCPU"
+	case syscall.SIGXFSZ:
+		return "SIGXFSZ"
+	case syscall.SIGSEGV:
+		return "SIGSEGV"
+	case syscall.SIGABRT:
+		return "SIGABRT"
+	case syscall.SIGBUS:
+		return "SIGBUS"
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	case syscall.SIGFPE:
+		return "SIGFPE"
+	case syscall.SIGILL:
+		return "SIGILL"
+	}
+	return fmt.Sprintf("signal %d", int(s))
 }

@@ -1,12 +1,18 @@
 package sandbox
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
+	"math"
+	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -442,3 +448,159 @@ func (o Options) classify(res *Result, killedFor string, timeout time.Duration, 
 		res.Detail += " (in " + res.Section + ")"
 	}
 }
+
+// ExceptionLimit names the limit a Python exception line says the code hit
+// ("" for none): MemoryError under the address-space limit, EAGAIN from fork
+// under the process limit, and so on.
+func ExceptionLimit(exc string) string {
+	switch {
+	case strings.Contains(exc, "MemoryError") || strings.Contains(exc, "Cannot allocate memory"):
+		return LimitMemory
+	case strings.Contains(exc, "Resource temporarily unavailable") && (strings.Contains(exc, "BlockingIOError") || strings.Contains(exc, "fork")),
+		strings.Contains(exc, "can't start new thread"):
+		return LimitProcesses
+	case strings.Contains(exc, "File too large"):
+		return LimitFileSize
+	case strings.Contains(exc, "No space left on device"):
+		return LimitScratch
+	case strings.Contains(exc, "Too many open files"):
+		return LimitOpenFiles
+	}
+	return ""
+}
+
+// tracebackFrame matches a frame line of a Python traceback.
+var tracebackFrame = regexp.MustCompile(`^\s*File "([^"]+)", line (\d+)`)
+
+// parseTraceback returns the exception line of the last traceback in out
+// (or of a syntax error) and the lines of the script file named in it,
+// outermost first. A last traceback cut short before its exception line
+// (processes that share the output and are killed while they write, as in
+// a fork bomb) gives way to the one before it.
+func parseTraceback(out, scriptFile string) (exc string, lines []int) {
+	const marker = "Traceback (most recent call last):"
+	last := strings.LastIndex(out, marker)
+	if last < 0 {
+		return parseOneTraceback(out, scriptFile)
+	}
+	exc, lines = parseOneTraceback(out[last:], scriptFile)
+	for end := last; exc == ""; {
+		i := strings.LastIndex(out[:end], marker)
+		if i < 0 {
+			break // none is whole: the last one's frames
+		}
+		if e, l := parseOneTraceback(out[i:end], scriptFile); e != "" {
+			return e, l
+		}
+		end = i
+	}
+	return exc, lines
+}
+
+// parseOneTraceback is parseTraceback for text that holds at most one
+// traceback, at its start.
+func parseOneTraceback(text, scriptFile string) (exc string, lines []int) {
+	all := strings.Split(strings.TrimRight(text, "\n"), "\n")
+	for _, l := range all {
+		if m := tracebackFrame.FindStringSubmatch(l); m != nil && filepath.Base(m[1]) == scriptFile {
+			if n, err := strconv.Atoi(m[2]); err == nil {
+				lines = append(lines, n)
+			}
+		}
+	}
+	// The exception is the last line that starts in column 0 and looks
+	// like "Name: message" or "Name"; without a traceback, only a name
+	// that reads as an exception counts.
+	traced := len(lines) > 0 || strings.HasPrefix(text, "Traceback")
+	for i := len(all) - 1; i >= 0; i-- {
+		l := all[i]
+		if l == "" || l[0] == ' ' || l[0] == '\t' || l[0] == '^' {
+			continue
+		}
+		if (traced && pythonRaised.MatchString(l)) || pythonException.MatchString(l) {
+			return clipText(strings.TrimSpace(l), 300), lines
+		}
+		break
+	}
+	return "", lines
+}
+
+var (
+	pythonRaised    = regexp.MustCompile(`^[A-Za-z_][\w.]*(: .*|:)?$`)
+	pythonException = regexp.MustCompile(`^[A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt|Warning|Iteration)\b`)
+)
+
+func sectionOf(sections []Section, line int) string {
+	for _, s := range sections {
+		if line >= s.From && line <= s.To {
+			return s.Name
+		}
+	}
+	return ""
+}
+
+// cappedOutput keeps the first limit bytes of a stream, counts the rest,
+// and closes over once the stream passes limit.
+type cappedOutput struct {
+	limit int64
+	buf   bytes.Buffer
+	total int64
+	over  chan struct{}
+	once  sync.Once
+}
+
+// drain reads r until EOF or its deadline.
+func (c *cappedOutput) drain(r io.Reader) {
+	b := make([]byte, 32<<10)
+	for {
+		n, err := r.Read(b)
+		if n > 0 {
+			c.total += int64(n)
+			if room := c.limit - int64(c.buf.Len()); room > 0 {
+				c.buf.Write(b[:min(int64(n), room)])
+			}
+			if c.total > c.limit {
+				c.once.Do(func() { close(c.over) })
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+func byteSize(n int64) string {
+	switch {
+	case n >= 1<<30 && n%(1<<30) == 0:
+		return fmt.Sprintf("%dGiB", n>>30)
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%dMiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%dKiB", n>>10)
+	}
+	return fmt.Sprintf("%dB", n)
+}
+
+func lastLine(s string) string {
+	s = strings.TrimRight(s, "\n")
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		return s[i+1:]
+	}
+	return s
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// clipText keeps the first n runes of s, marking a cut.
+func clipText(s string, n int) string {
+	count := 0
+	for i := range s {
+		if count == n {
+			return s[:i] + "…[truncated]"
+		}
+		count++
+	}
+	return s
+}
+
+func round3(x float64) float64 { return math.Round(x*1000) / 1000 }

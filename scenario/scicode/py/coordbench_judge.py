@@ -57,8 +57,8 @@ import numpy as np
 import scicode.compare.cmp  # noqa: F401 - loaded before the code directory goes
 from judge_names import Unrewritable
 from judge_null import check, index_observations, property_cases
-from judge_pass import Outcome, Pass
-from judge_records import TooLarge, parse_records, index_records
+from judge_pass import Outcome, Pass, index_records
+from judge_records import TooLarge, parse_records
 from judge_strict import StrictPass
 from judge_targets import process_hdf5_to_tuple
 

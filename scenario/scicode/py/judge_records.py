@@ -195,21 +195,3 @@ class Decoder:
         raise Invalid("a malformed value")
 
 
-def index_records(records):
-    idx = {"begins": set(), "ends": set(), "errors": {}, "asserts": {}, "done": False}
-    for header, blobs in records:
-        t = header.get("t")
-        case = header.get("case")
-        if t == "done":
-            idx["done"] = True
-        elif not isinstance(case, int) or isinstance(case, bool):
-            continue
-        elif t == "begin":
-            idx["begins"].add(case)
-        elif t == "end":
-            idx["ends"].add(case)
-        elif t == "error":
-            idx["errors"].setdefault(case, header)
-        elif t == "assert" and isinstance(header.get("assertion"), int):
-            idx["asserts"].setdefault((case, header["assertion"]), []).append((header.get("leaves"), blobs))
-    return idx
