@@ -8,6 +8,7 @@
 package mcpserve
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/hex"
@@ -47,6 +48,11 @@ type Options struct {
 	// TracerProvider makes the server spans of the MCP calls (default
 	// none).
 	TracerProvider trace.TracerProvider
+	// OwnSpan reports whether a span is the green agent's own (its task
+	// span, its A2A call to the participant): a traceparent naming one is
+	// no client span of the participant's (parent.go). Default: only the
+	// task's span is known as such.
+	OwnSpan func(trace.SpanContext) bool
 	// MaxBodyBytes bounds a request body (default DefaultMaxBodyBytes).
 	MaxBodyBytes int64
 	// Logger defaults to a logger that discards.
@@ -98,8 +104,9 @@ func (h *Host) Path() string { return h.opts.Path }
 // Open serves s until close is called, at a new path with a new token, and
 // returns the endpoint to hand the participant. tools names s's tools for
 // the endpoint's data part. close ends the task's sessions; later requests
-// get 404.
-func (h *Host) Open(s *mcp.Server, tools []string) (mcpcall.Endpoint, func(), error) {
+// get 404. ctx's span is the task's: the server span of every request to
+// the endpoint is in its trace (parent.go).
+func (h *Host) Open(ctx context.Context, s *mcp.Server, tools []string) (mcpcall.Endpoint, func(), error) {
 	id, err := randomHex(16)
 	if err != nil {
 		return mcpcall.Endpoint{}, nil, fmt.Errorf("mcpserve: %w", err)
@@ -108,7 +115,7 @@ func (h *Host) Open(s *mcp.Server, tools []string) (mcpcall.Endpoint, func(), er
 	if err != nil {
 		return mcpcall.Endpoint{}, nil, fmt.Errorf("mcpserve: %w", err)
 	}
-	s.AddReceivingMiddleware(h.serverSpans())
+	s.AddReceivingMiddleware(h.serverSpans(trace.SpanContextFromContext(ctx)))
 	t := &task{token: token, server: s, handler: mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s },
 		&mcp.StreamableHTTPOptions{Logger: h.opts.Logger, SessionTimeout: sessionTimeout, MaxRequestBodyBytes: h.opts.MaxBodyBytes})}
 	h.mu.Lock()

@@ -58,9 +58,9 @@ func (h *Host) withRequestInfo(next http.Handler) http.Handler {
 }
 
 // serverSpans is the receiving middleware that makes the server span of
-// each request (kind SERVER), a child of the context the client put in
-// params._meta.
-func (h *Host) serverSpans() mcp.Middleware {
+// each request (kind SERVER) to the endpoint of the task whose span is
+// task, in that task's trace (serverParent, parent.go).
+func (h *Host) serverSpans(task trace.SpanContext) mcp.Middleware {
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			p := req.GetParams()
@@ -84,7 +84,8 @@ func (h *Host) serverSpans() mcp.Middleware {
 					}
 				}
 			}
-			parent := mcpcall.Extract(ctx, p)
+			parent, how := serverParent(ctx, task, h.opts.OwnSpan, p)
+			attrs = append(attrs, AttrTraceContext.String(how))
 			ctx, span := h.tracer.Start(parent, mcpcall.SpanName(method, p), trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...))
 			res, err := next(ctx, method, req)
 			mcpcall.EndSpan(span, res, err)
