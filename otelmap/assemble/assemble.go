@@ -192,6 +192,7 @@ type assembler struct {
 	missingParents, endBeforeStart int
 	noTime, unknownCallers         int
 	calleeUnknown, handoffsUnmet   int
+	callersUnknown                 int // named callers no agent span runs as (calls_evidence.go)
 	unknownService                 bool
 	cycles                         []uint64
 	attrWarnings                   []recognize.Warning // steps.go's; the reader keeps its own
