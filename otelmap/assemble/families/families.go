@@ -13,6 +13,7 @@ import (
 	"github.com/coordbench/coordbench/otelmap/assemble/families/langfuse"
 	"github.com/coordbench/coordbench/otelmap/assemble/families/langgraph"
 	"github.com/coordbench/coordbench/otelmap/assemble/families/openinference"
+	"github.com/coordbench/coordbench/otelmap/assemble/families/openlit"
 	"github.com/coordbench/coordbench/otelmap/assemble/families/openllmetry"
 	"github.com/coordbench/coordbench/otelmap/assemble/families/vercelai"
 	"github.com/coordbench/coordbench/otelmap/assemble/families/voltagent"
@@ -31,6 +32,7 @@ func Builtin() []recognize.Family {
 		openinference.Family, // OpenInference's instrumentations
 		langgraph.Family,     // LangGraph's graph node runs and LangChain's agents, from run metadata
 		openllmetry.Family,   // OpenLLMetry (Traceloop)
+		openlit.Family,       // OpenLIT: a team leader's run it records as a workflow
 		vercelai.Family,      // the Vercel AI SDK's experimental_telemetry
 		genkit.Family,        // Genkit
 		voltagent.Family,     // VoltAgent
