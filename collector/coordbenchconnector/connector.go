@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
-	"slices"
 	"sync"
 	"time"
 
@@ -86,12 +85,14 @@ var _ connector.Traces = (*instance)(nil)
 
 // heldTrace is the spans of one trace, waiting to be complete.
 type heldTrace struct {
-	id    trace.TraceID
-	spans []otelmap.Span
-	seen  map[trace.SpanID]struct{}
+	id trace.TraceID
+	// spans are packed (tracestore.Held): a few hundred bytes a span that
+	// the garbage collector does not scan, unpacked when the trace is
+	// checked and when it is assessed.
+	spans *tracestore.Held
 	first time.Time
 	last  time.Time
-	// checked is len(spans) when the evidence was last found lacking,
+	// checked is spans.Len() when the evidence was last found lacking,
 	// and unanswered and detached what it lacked then: a trace released
 	// with no span since (at max_wait, mostly) needs no second check.
 	checked    int
@@ -115,7 +116,13 @@ type core struct {
 	tel      *telemetry
 	registry *evals.Registry
 	evalCfg  evals.Config
-	await    *tracestore.Await
+	// metricsCfg is evalCfg with the evaluators only the log record
+	// shows (latency, text) off: without a logs pipeline nothing reads
+	// them (the metrics take the graph's result and the interactions).
+	metricsCfg evals.Config
+	await      *tracestore.Await
+	// dict holds the held spans' attribute keys and names once.
+	dict     *tracestore.Dict
 	resource pcommon.Resource
 	agg      *aggregate
 	refs     int // guarded by factory.mu
@@ -128,6 +135,8 @@ type core struct {
 	spans    int
 	done     recentIDs
 	stopping bool
+	// touched are the traces the batch being consumed added to (reused).
+	touched []*heldTrace
 
 	work    chan released
 	stop    chan struct{}
@@ -159,19 +168,21 @@ func newCore(set connector.Settings, cfg *Config) (*core, error) {
 		workers = runtime.GOMAXPROCS(0)
 	}
 	c := &core{
-		cfg:      cfg,
-		log:      set.Logger,
-		tel:      tel,
-		registry: evals.NewRegistry(evals.Options{}),
-		evalCfg:  evals.Config{Evaluators: cfg.Evaluators, IncludeVirtualNodes: cfg.IncludeVirtualNodes},
-		await:    &tracestore.Await{Calls: assemble.CallRule(nil), AllAgents: true, Except: cfg.AwaitExcept},
-		resource: res,
-		agg:      newAggregate(cfg, tel),
-		held:     map[trace.TraceID]*heldTrace{},
-		order:    list.New(),
-		done:     newRecentIDs(2 * cfg.MaxTraces),
-		work:     make(chan released, 4*workers),
-		stop:     make(chan struct{}),
+		cfg:        cfg,
+		log:        set.Logger,
+		tel:        tel,
+		registry:   evals.NewRegistry(evals.Options{}),
+		evalCfg:    evals.Config{Evaluators: cfg.Evaluators, IncludeVirtualNodes: cfg.IncludeVirtualNodes},
+		metricsCfg: evals.Config{Evaluators: recordOnlyOff(cfg.Evaluators), IncludeVirtualNodes: cfg.IncludeVirtualNodes},
+		await:      &tracestore.Await{Calls: assemble.CallRule(nil), AllAgents: true, Except: cfg.AwaitExcept},
+		dict:       tracestore.NewDict(),
+		resource:   res,
+		agg:        newAggregate(cfg, tel),
+		held:       map[trace.TraceID]*heldTrace{},
+		order:      list.New(),
+		done:       newRecentIDs(2 * cfg.MaxTraces),
+		work:       make(chan released, 4*workers),
+		stop:       make(chan struct{}),
 	}
 	c.workers.Add(workers)
 	for range workers {
@@ -205,17 +216,11 @@ func (c *core) start() {
 	})
 }
 
-// consume holds the spans of td by trace. A trace past its bounds evicts
-// the oldest held; spans of a trace already assessed are late, counted
-// and dropped.
+// consume holds the spans of td by trace, packed as they are read from
+// td (otlpdecode.EachSpan: no []otelmap.Span of the batch is made). A
+// trace past its bounds evicts the oldest held; spans of a trace already
+// assessed are late, counted and dropped.
 func (c *core) consume(ctx context.Context, td ptrace.Traces) error {
-	spans, _ := otlpdecode.SpansFromTraces(td, otelmap.SourceOTLP)
-	// inBatch counts the batch's spans by trace, so that a held trace's
-	// spans and seen set grow once per batch, not by doubling.
-	inBatch := make(map[trace.TraceID]int, 16)
-	for i := range spans {
-		inBatch[spans[i].TraceID]++
-	}
 	now := time.Now()
 	var evicted []released
 	var invalid, late, dup, overTrace int
@@ -226,46 +231,50 @@ func (c *core) consume(ctx context.Context, td ptrace.Traces) error {
 	}
 	c.submitting.Add(1) // shutdown closes work only after these sends
 	defer c.submitting.Done()
-	for i := range spans {
-		sp := spans[i]
+	touched := c.touched[:0]
+	otlpdecode.EachSpan(td, otelmap.SourceOTLP, func(sp *otelmap.Span) {
 		if !sp.TraceID.IsValid() || !sp.SpanID.IsValid() {
 			invalid++
-			continue
+			return
 		}
 		if c.done.has(sp.TraceID) {
 			late++
-			continue
+			return
 		}
 		h := c.held[sp.TraceID]
 		if h == nil {
 			for len(c.held) >= c.cfg.MaxTraces {
 				evicted = append(evicted, c.evictLocked(nil, reasonMaxTraces))
 			}
-			h = &heldTrace{id: sp.TraceID, seen: make(map[trace.SpanID]struct{}, inBatch[sp.TraceID]), first: now}
+			h = &heldTrace{id: sp.TraceID, spans: tracestore.NewHeld(c.dict, 0), first: now}
 			h.elem = c.order.PushBack(h)
 			c.held[sp.TraceID] = h
 		}
-		if _, ok := h.seen[sp.SpanID]; ok {
+		if h.spans.Has(sp.SpanID) {
 			dup++ // a retried export
-			continue
+			return
 		}
-		if len(h.spans) >= c.cfg.MaxSpansPerTrace {
+		if h.spans.Len() >= c.cfg.MaxSpansPerTrace {
 			h.refused++
 			overTrace++
-			continue
+			return
 		}
 		for c.spans >= c.cfg.MaxSpans {
 			evicted = append(evicted, c.evictLocked(h, reasonMaxSpans))
 		}
-		if len(h.spans) == cap(h.spans) {
-			h.spans = slices.Grow(h.spans, min(inBatch[sp.TraceID], c.cfg.MaxSpansPerTrace-len(h.spans)))
+		if h.last != now {
+			touched = append(touched, h)
 		}
-		inBatch[sp.TraceID]--
-		h.seen[sp.SpanID] = struct{}{}
-		h.spans = append(h.spans, sp)
+		h.spans.Add(sp)
 		h.last = now
 		c.spans++
+	})
+	// A batch's appends leave up to as much room again as they filled.
+	for _, h := range touched {
+		h.spans.Trim()
 	}
+	clear(touched)
+	c.touched = touched[:0]
 	c.mu.Unlock()
 	c.tel.spansDropped(ctx, invalid, late, dup, overTrace)
 	for _, r := range evicted {
@@ -298,7 +307,7 @@ func (c *core) evictLocked(keep *heldTrace, reason string) released {
 func (c *core) removeLocked(h *heldTrace) *heldTrace {
 	c.order.Remove(h.elem)
 	delete(c.held, h.id)
-	c.spans -= len(h.spans)
+	c.spans -= h.spans.Len()
 	c.done.add(h.id)
 	return h
 }
@@ -310,7 +319,7 @@ func (c *core) submit(ctx context.Context, r released) error {
 	case <-ctx.Done():
 		// The trace is out of the hold already: assess it here rather
 		// than lose it.
-		c.assess(r)
+		c.assess(r, nil)
 		return nil
 	}
 }
@@ -322,12 +331,13 @@ func (c *core) watch() {
 	tick = max(tick, 5*time.Millisecond)
 	t := time.NewTicker(tick)
 	defer t.Stop()
+	var scratch tracestore.Scratch // the settle check's spans, tick after tick
 	for {
 		select {
 		case <-c.stop:
 			return
 		case <-t.C:
-			for _, r := range c.due(time.Now()) {
+			for _, r := range c.due(time.Now(), &scratch) {
 				c.work <- r
 			}
 		}
@@ -339,10 +349,10 @@ func (c *core) watch() {
 // for traces quiet for Quiet whose spans changed since the last check,
 // outside the lock: spans are only ever appended, so a held slice header
 // stays valid.
-func (c *core) due(now time.Time) []released {
+func (c *core) due(now time.Time, scratch *tracestore.Scratch) []released {
 	type candidate struct {
-		h     *heldTrace
-		spans []otelmap.Span
+		h    *heldTrace
+		view *tracestore.Held
 	}
 	var out []released
 	var check []candidate
@@ -353,21 +363,21 @@ func (c *core) due(now time.Time) []released {
 		switch {
 		case now.Sub(h.first) >= c.cfg.MaxWait:
 			out = append(out, released{heldTrace: c.removeLocked(h), completion: completionMaxWait})
-		case now.Sub(h.last) >= c.cfg.Quiet && len(h.spans) != h.checked:
-			check = append(check, candidate{h, h.spans})
+		case now.Sub(h.last) >= c.cfg.Quiet && h.spans.Len() != h.checked:
+			check = append(check, candidate{h, h.spans.View()})
 		}
 	}
 	c.mu.Unlock()
 	var complete []candidate
 	for _, cand := range check {
-		ev := tracestore.CheckEvidence(cand.spans, c.await)
+		ev := tracestore.CheckEvidence(cand.view.SpansIn(cand.h.id, scratch), c.await)
 		if ev.Whole() {
 			complete = append(complete, cand)
 			continue
 		}
 		c.mu.Lock()
-		if len(cand.h.spans) == len(cand.spans) {
-			cand.h.checked, cand.h.unanswered, cand.h.detached = len(cand.spans), ev.Unanswered, ev.Detached
+		if cand.h.spans.Len() == cand.view.Len() {
+			cand.h.checked, cand.h.unanswered, cand.h.detached = cand.view.Len(), ev.Unanswered, ev.Detached
 		}
 		c.mu.Unlock()
 	}
@@ -378,7 +388,7 @@ func (c *core) due(now time.Time) []released {
 	for _, cand := range complete {
 		// Still held and unchanged since the check: else the next tick
 		// looks again.
-		if c.held[cand.h.id] == cand.h && len(cand.h.spans) == len(cand.spans) {
+		if c.held[cand.h.id] == cand.h && cand.h.spans.Len() == cand.view.Len() {
 			out = append(out, released{heldTrace: c.removeLocked(cand.h), completion: completionSettled})
 		}
 	}
@@ -388,22 +398,35 @@ func (c *core) due(now time.Time) []released {
 
 func (c *core) worker() {
 	defer c.workers.Done()
+	var scratch tracestore.Scratch // the spans of trace after trace
 	for r := range c.work {
-		c.assess(r)
+		c.assess(r, &scratch)
 	}
 }
 
 // assess runs what `green assess` runs on one trace (assemble.TraceWith,
 // the evaluators' registry, report.NewTaskResult), records it in the
 // metrics and emits its log record.
-func (c *core) assess(r released) {
+//
+// The spans are unpacked into scratch (nil: fresh memory), which the next
+// trace reuses: nothing of them outlives assess (aggregate.record copies
+// the names it keeps).
+func (c *core) assess(r released, scratch *tracestore.Scratch) {
 	started := time.Now()
-	in := evals.Inputs{Config: c.evalCfg, Collection: &evals.Collection{
+	c.mu.Lock()
+	logs := c.logs
+	c.mu.Unlock()
+	// The trace is out of the hold: its spans are this worker's alone.
+	spans := r.spans.SpansIn(r.id, scratch)
+	in := evals.Inputs{Config: c.metricsCfg, Collection: &evals.Collection{
 		Settled: r.completion == completionSettled, MaxWaitMS: c.cfg.MaxWait.Milliseconds(), RefusedSpans: r.refused,
 	}}
+	if logs != nil {
+		in.Config = c.evalCfg
+	}
 	if r.completion != completionSettled {
-		if r.checked != len(r.spans) {
-			ev := tracestore.CheckEvidence(r.spans, c.await)
+		if r.checked != len(spans) {
+			ev := tracestore.CheckEvidence(spans, c.await)
 			r.unanswered, r.detached = ev.Unanswered, ev.Detached
 		}
 		in.Collection.Detached = r.detached
@@ -411,20 +434,16 @@ func (c *core) assess(r released) {
 			in.Collection.Unanswered = append(in.Collection.Unanswered, u.Caller+" -> "+u.Callee)
 		}
 	}
-	td := assemble.TraceWith(r.id, r.spans, assemble.Options{})
+	td := assemble.TraceWith(r.id, spans, assemble.Options{})
 	rep := c.registry.Run(context.Background(), td, in, nil)
 	tr := report.NewTaskResult(td, rep)
 	tr.RefusedSpans = r.refused
 	c.agg.record(&tr, r.completion)
 	c.tel.assessed(r.completion, time.Since(started))
-
-	c.mu.Lock()
-	logs := c.logs
-	c.mu.Unlock()
 	if logs == nil {
 		return
 	}
-	ld, err := logRecord(c.resource, &tr, r, time.Now())
+	ld, err := logRecord(c.resource, &tr, r, len(spans), time.Now())
 	if err != nil {
 		c.log.Error("coordbench: cannot encode a task result", zap.String("trace_id", r.id.String()), zap.Error(err))
 		return
@@ -433,6 +452,18 @@ func (c *core) assess(r released) {
 		c.tel.emitFailed("logs")
 		c.log.Warn("coordbench: the logs pipeline refused a result record", zap.String("trace_id", r.id.String()), zap.Error(err))
 	}
+}
+
+// recordOnlyOff is evaluators (the configuration's switches) with the
+// evaluators whose results only the log record shows switched off.
+func recordOnlyOff(evaluators map[string]bool) map[string]bool {
+	out := map[string]bool{"latency": false, "text": false}
+	for name, on := range evaluators {
+		if _, recordOnly := out[name]; !recordOnly {
+			out[name] = on
+		}
+	}
+	return out
 }
 
 // flushLoop emits the cumulative metrics every metrics_flush_interval.

@@ -84,6 +84,13 @@ type packedSpans struct {
 	// the trace is made), so that the first record can size data and
 	// heads for them all rather than grow them by doubling.
 	expect int
+	// dict, when set, holds attribute keys and span names once for every
+	// trace that shares it (dict.go); the records then name them by index.
+	// The Store sets none.
+	dict *Dict
+	// batchResources: resources are the caller's batch's own (not copies
+	// the holder owns), matched as assembly matches processes (Held).
+	batchResources bool
 }
 
 func (p *packedSpans) len() int { return len(p.heads) }
@@ -98,6 +105,7 @@ func (p *packedSpans) view() packedSpans {
 		data:      p.data[:len(p.data):len(p.data)],
 		resources: p.resources[:len(p.resources):len(p.resources)],
 		details:   p.details[:len(p.details):len(p.details)],
+		dict:      p.dict,
 	}
 }
 
@@ -191,6 +199,9 @@ func (p *packedSpans) resourceIndex(res *otelmap.Resource) int {
 }
 
 func (p *packedSpans) findResource(res *otelmap.Resource) int {
+	if p.batchResources {
+		return p.findBatchResource(res)
+	}
 	for i := len(p.resources) - 1; i >= 0; i-- {
 		r := p.resources[i]
 		if r == res || (r != otelmap.EmptyResource() && res != otelmap.EmptyResource() &&
@@ -199,6 +210,37 @@ func (p *packedSpans) findResource(res *otelmap.Resource) int {
 		}
 	}
 	p.resources = append(p.resources, res)
+	return len(p.resources) - 1
+}
+
+// findBatchResource is findResource for resources of the caller's batch
+// (a decoder's, pointing into its memory): equal to one held when it is
+// the empty resource, or has its service.name and attributes, since
+// assembly takes resources with one service.name for one process;
+// otherwise new, and copied. An unnamed resource is never matched by
+// content: assembly tells unnamed processes apart by resource pointer, one
+// per batch (resourceIndex matches a batch's spans of one resource, which
+// come together, by pointer).
+func (p *packedSpans) findBatchResource(res *otelmap.Resource) int {
+	if res == nil || res == otelmap.EmptyResource() {
+		res = otelmap.EmptyResource()
+		for i, r := range p.resources {
+			if r == res {
+				return i
+			}
+		}
+		p.resources = append(p.resources, res)
+		return len(p.resources) - 1
+	}
+	if res.ServiceName != "" {
+		for i := len(p.resources) - 1; i >= 0; i-- {
+			r := p.resources[i]
+			if r.ServiceName == res.ServiceName && slices.Equal(r.Attrs, res.Attrs) {
+				return i
+			}
+		}
+	}
+	p.resources = append(p.resources, cloneResource(res))
 	return len(p.resources) - 1
 }
 
@@ -231,14 +273,25 @@ func (p *packedSpans) pack(b []byte, sp *otelmap.Span, res *otelmap.Resource) []
 		p.details = append(p.details, cloneDetail(sp.Detail))
 		b = binary.AppendUvarint(b, uint64(len(p.details)-1))
 	}
-	b = appendString(b, sp.Name)
+	if p.dict != nil {
+		p.dict.mu.Lock()
+		defer p.dict.mu.Unlock()
+		b = p.dict.names.appendWord(b, sp.Name)
+	} else {
+		b = appendString(b, sp.Name)
+	}
 	b = appendString(b, sp.StatusMessage)
 	if code == sourceOther {
 		b = appendString(b, sp.Source)
 	}
 	b = binary.AppendUvarint(b, uint64(len(sp.Attrs)))
 	for _, kv := range sp.Attrs {
-		b = appendAttr(b, kv)
+		if p.dict != nil {
+			b = p.dict.keys.appendWord(b, string(kv.Key))
+			b = appendValue(b, kv.Value)
+		} else {
+			b = appendAttr(b, kv)
+		}
 	}
 	return b
 }
@@ -268,41 +321,45 @@ func appendString(b []byte, s string) []byte {
 }
 
 func appendAttr(b []byte, kv attribute.KeyValue) []byte {
-	b = appendString(b, string(kv.Key))
-	t := kv.Value.Type()
+	return appendValue(appendString(b, string(kv.Key)), kv.Value)
+}
+
+// appendValue writes an attribute's type byte and value.
+func appendValue(b []byte, v attribute.Value) []byte {
+	t := v.Type()
 	b = append(b, byte(t))
 	switch t {
 	case attribute.BOOL:
-		return append(b, boolByte(kv.Value.AsBool()))
+		return append(b, boolByte(v.AsBool()))
 	case attribute.INT64:
-		return binary.AppendVarint(b, kv.Value.AsInt64())
+		return binary.AppendVarint(b, v.AsInt64())
 	case attribute.FLOAT64:
-		return binary.LittleEndian.AppendUint64(b, math.Float64bits(kv.Value.AsFloat64()))
+		return binary.LittleEndian.AppendUint64(b, math.Float64bits(v.AsFloat64()))
 	case attribute.STRING:
-		return appendString(b, kv.Value.AsString())
+		return appendString(b, v.AsString())
 	case attribute.BOOLSLICE:
-		vs := kv.Value.AsBoolSlice()
+		vs := v.AsBoolSlice()
 		b = binary.AppendUvarint(b, uint64(len(vs)))
-		for _, v := range vs {
-			b = append(b, boolByte(v))
+		for _, x := range vs {
+			b = append(b, boolByte(x))
 		}
 	case attribute.INT64SLICE:
-		vs := kv.Value.AsInt64Slice()
+		vs := v.AsInt64Slice()
 		b = binary.AppendUvarint(b, uint64(len(vs)))
-		for _, v := range vs {
-			b = binary.AppendVarint(b, v)
+		for _, x := range vs {
+			b = binary.AppendVarint(b, x)
 		}
 	case attribute.FLOAT64SLICE:
-		vs := kv.Value.AsFloat64Slice()
+		vs := v.AsFloat64Slice()
 		b = binary.AppendUvarint(b, uint64(len(vs)))
-		for _, v := range vs {
-			b = binary.LittleEndian.AppendUint64(b, math.Float64bits(v))
+		for _, x := range vs {
+			b = binary.LittleEndian.AppendUint64(b, math.Float64bits(x))
 		}
 	case attribute.STRINGSLICE:
-		vs := kv.Value.AsStringSlice()
+		vs := v.AsStringSlice()
 		b = binary.AppendUvarint(b, uint64(len(vs)))
-		for _, v := range vs {
-			b = appendString(b, v)
+		for _, s := range vs {
+			b = appendString(b, s)
 		}
 	}
 	return b
@@ -319,14 +376,24 @@ func boolByte(v bool) byte {
 // point into p.data, which is only ever appended to; their attributes
 // share a few slices, each span's capacity cut to its length.
 func (p *packedSpans) unpackAll(id trace.TraceID) []otelmap.Span {
-	out := make([]otelmap.Span, len(p.heads))
-	var attrs []attribute.KeyValue
+	out, _ := p.unpackInto(id, make([]otelmap.Span, len(p.heads)), nil)
+	return out
+}
+
+// unpackInto is unpackAll into out (len(p.heads) spans, which it
+// overwrites) and attributes appended to attrs when it has room (else to
+// new arrays); it returns the spans and the attribute array last written.
+func (p *packedSpans) unpackInto(id trace.TraceID, out []otelmap.Span, attrs []attribute.KeyValue) ([]otelmap.Span, []attribute.KeyValue) {
+	var words dictTables
+	if p.dict != nil {
+		words = p.dict.tables()
+	}
 	for i := range p.heads {
 		h := &p.heads[i]
-		attrs = p.unpack(&out[i], p.data[h.off:h.off+h.n], attrs, len(p.heads)-i)
-		out[i].TraceID, out[i].SpanID, out[i].ParentSpanID = id, h.id, h.parent
+		out[i] = otelmap.Span{TraceID: id, SpanID: h.id, ParentSpanID: h.parent}
+		attrs = p.unpack(&out[i], reader{b: p.data[h.off : h.off+h.n], words: words}, attrs, len(p.heads)-i)
 	}
-	return out
+	return out, attrs
 }
 
 // maxAttrReserve bounds the attributes unpackAll reserves room for at
@@ -337,8 +404,7 @@ const maxAttrReserve = 1 << 16
 // unpack decodes rec into sp, its attributes appended to attrs, and
 // returns attrs. When attrs has no room for them, the new slice has room
 // for the rest spans from this one on, if they have as many attributes.
-func (p *packedSpans) unpack(sp *otelmap.Span, rec []byte, attrs []attribute.KeyValue, rest int) []attribute.KeyValue {
-	r := reader{b: rec}
+func (p *packedSpans) unpack(sp *otelmap.Span, r reader, attrs []attribute.KeyValue, rest int) []attribute.KeyValue {
 	h := r.header()
 	sp.StatusError = h.flags&flagError != 0
 	sp.Kind = trace.SpanKind(h.kind)
@@ -374,9 +440,11 @@ func (p *packedSpans) unpack(sp *otelmap.Span, rec []byte, attrs []attribute.Key
 }
 
 // reader reads a record the store wrote itself: it trusts the bytes.
+// words are the tables of the dict the record was written with, if any.
 type reader struct {
-	b   []byte
-	pos int
+	b     []byte
+	pos   int
+	words dictTables
 }
 
 type recordHeader struct {
@@ -402,7 +470,11 @@ func (r *reader) header() recordHeader {
 	if h.flags&flagDetail != 0 {
 		h.detail = r.uvarint()
 	}
-	h.name = r.string()
+	if r.words.on {
+		h.name = r.word(r.words.names)
+	} else {
+		h.name = r.string()
+	}
 	h.status = r.string()
 	if int(h.flags&sourceMask)>>sourceShift == sourceOther {
 		h.source = r.string()
@@ -445,7 +517,12 @@ func (r *reader) float() float64 {
 }
 
 func (r *reader) attr() attribute.KeyValue {
-	key := attribute.Key(r.string())
+	var key attribute.Key
+	if r.words.on {
+		key = attribute.Key(r.word(r.words.keys))
+	} else {
+		key = attribute.Key(r.string())
+	}
 	t := attribute.Type(r.b[r.pos])
 	r.pos++
 	switch t {
