@@ -209,7 +209,7 @@ func (c *pdataConverter) attrs(m pcommon.Map) []attribute.KeyValue {
 		if cap(c.scratch)-len(c.scratch) < n {
 			c.scratch = make([]attribute.KeyValue, 0, max(n, 2*cap(c.scratch), 64))
 		}
-		out = c.scratch[len(c.scratch):len(c.scratch):len(c.scratch)+n]
+		out = c.scratch[len(c.scratch) : len(c.scratch) : len(c.scratch)+n]
 		c.scratch = c.scratch[:len(c.scratch)+n]
 	} else if n > attrChunk/4 {
 		out = make([]attribute.KeyValue, 0, n) // a large set gets its own array
