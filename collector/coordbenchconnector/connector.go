@@ -116,9 +116,11 @@ type core struct {
 	tel      *telemetry
 	registry *evals.Registry
 	evalCfg  evals.Config
-	// metricsCfg is evalCfg with the evaluators only the log record
-	// shows (latency, text) off: without a logs pipeline nothing reads
-	// them (the metrics take the graph's result and the interactions).
+	// metricsCfg is evalCfg with what only the log record shows off: the
+	// latency and text evaluators, and the graph metrics no metric
+	// carries (metricsOnlyGraph). Without a logs pipeline nothing reads
+	// them: the metrics take the graph's label, evidence and the metrics
+	// graphMetrics names, and the interactions.
 	metricsCfg evals.Config
 	await      *tracestore.Await
 	// dict holds the held spans' attribute keys and names once.
@@ -135,8 +137,10 @@ type core struct {
 	spans    int
 	done     recentIDs
 	stopping bool
-	// touched are the traces the batch being consumed added to (reused).
+	// touched are the traces the batch being consumed added to, and
+	// inBatch its spans by trace (both reused from batch to batch).
 	touched []*heldTrace
+	inBatch map[trace.TraceID]int
 
 	work    chan released
 	stop    chan struct{}
@@ -173,7 +177,7 @@ func newCore(set connector.Settings, cfg *Config) (*core, error) {
 		tel:        tel,
 		registry:   evals.NewRegistry(evals.Options{}),
 		evalCfg:    evals.Config{Evaluators: cfg.Evaluators, IncludeVirtualNodes: cfg.IncludeVirtualNodes},
-		metricsCfg: evals.Config{Evaluators: recordOnlyOff(cfg.Evaluators), IncludeVirtualNodes: cfg.IncludeVirtualNodes},
+		metricsCfg: evals.Config{Evaluators: recordOnlyOff(cfg.Evaluators), IncludeVirtualNodes: cfg.IncludeVirtualNodes, GraphMetrics: recordOnlyMetrics},
 		await:      &tracestore.Await{Calls: assemble.CallRule(nil), AllAgents: true, Except: cfg.AwaitExcept},
 		dict:       tracestore.NewDict(),
 		resource:   res,
@@ -232,6 +236,17 @@ func (c *core) consume(ctx context.Context, td ptrace.Traces) error {
 	c.submitting.Add(1) // shutdown closes work only after these sends
 	defer c.submitting.Done()
 	touched := c.touched[:0]
+	// A trace's records grow once per batch, by what the batch brings.
+	if c.inBatch == nil {
+		c.inBatch = map[trace.TraceID]int{}
+	}
+	for _, rs := range td.ResourceSpans().All() {
+		for _, ss := range rs.ScopeSpans().All() {
+			for _, sp := range ss.Spans().All() {
+				c.inBatch[trace.TraceID(sp.TraceID())]++
+			}
+		}
+	}
 	otlpdecode.EachSpan(td, otelmap.SourceOTLP, func(sp *otelmap.Span) {
 		if !sp.TraceID.IsValid() || !sp.SpanID.IsValid() {
 			invalid++
@@ -264,6 +279,7 @@ func (c *core) consume(ctx context.Context, td ptrace.Traces) error {
 		}
 		if h.last != now {
 			touched = append(touched, h)
+			h.spans.Reserve(c.inBatch[sp.TraceID])
 		}
 		h.spans.Add(sp)
 		h.last = now
@@ -275,6 +291,7 @@ func (c *core) consume(ctx context.Context, td ptrace.Traces) error {
 	}
 	clear(touched)
 	c.touched = touched[:0]
+	clear(c.inBatch)
 	c.mu.Unlock()
 	c.tel.spansDropped(ctx, invalid, late, dup, overTrace)
 	for _, r := range evicted {
@@ -452,6 +469,14 @@ func (c *core) assess(r released, scratch *tracestore.Scratch) {
 		c.tel.emitFailed("logs")
 		c.log.Warn("coordbench: the logs pipeline refused a result record", zap.String("trace_id", r.id.String()), zap.Error(err))
 	}
+}
+
+// recordOnlyMetrics switches off the graph metrics that only the log
+// record shows: graphMetrics (metrics.go) takes none of them, and the
+// graph's label takes betweenness alone (evals, judge).
+var recordOnlyMetrics = map[string]bool{
+	evals.MetricClosenessCentrality: false, evals.MetricEigenvectorCentrality: false, evals.MetricPageRank: false,
+	evals.MetricClustering: false, evals.MetricNumberStronglyConnectedComponents: false,
 }
 
 // recordOnlyOff is evaluators (the configuration's switches) with the

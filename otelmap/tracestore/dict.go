@@ -2,8 +2,11 @@ package tracestore
 
 import (
 	"encoding/binary"
+	"slices"
 	"sync"
 	"unsafe"
+
+	"github.com/coordbench/coordbench/otelmap"
 )
 
 // A Dict holds the attribute keys and span names of packed spans once, for
@@ -18,10 +21,47 @@ import (
 // cost what they cost without a Dict, and the Dict no more than its bounds.
 // Words are never dropped: a record may name any of them as long as it is
 // held. Safe for concurrent use.
+//
+// It also holds one copy of each named resource (a process: its
+// service.name and attributes) for all traces, up to dictResources of
+// them: every trace of a process would otherwise copy its resource.
 type Dict struct {
-	mu    sync.Mutex
-	keys  wordTable
-	names wordTable
+	mu        sync.Mutex
+	keys      wordTable
+	names     wordTable
+	resources map[string][]*otelmap.Resource // by service.name
+	nres      int
+	resAttrs  int
+}
+
+// dictResources and dictResourceAttrs bound the resources a Dict holds
+// and their attributes.
+const (
+	dictResources     = 4096
+	dictResourceAttrs = 1 << 16
+)
+
+// resource returns the dict's copy of res, a named resource, made now if
+// there is room; nil if there is none.
+func (d *Dict) resource(res *otelmap.Resource) *otelmap.Resource {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, r := range d.resources[res.ServiceName] {
+		if slices.Equal(r.Attrs, res.Attrs) {
+			return r
+		}
+	}
+	if d.nres >= dictResources || d.resAttrs+len(res.Attrs) > dictResourceAttrs {
+		return nil
+	}
+	if d.resources == nil {
+		d.resources = map[string][]*otelmap.Resource{}
+	}
+	own := cloneResource(res)
+	d.resources[own.ServiceName] = append(d.resources[own.ServiceName], own)
+	d.nres++
+	d.resAttrs += len(res.Attrs)
+	return own
 }
 
 // NewDict returns an empty dict.

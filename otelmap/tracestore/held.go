@@ -75,6 +75,11 @@ func (h *Held) Add(sp *otelmap.Span) bool {
 	return true
 }
 
+// Reserve makes room for n spans more, as large as the next one added.
+func (h *Held) Reserve(n int) {
+	h.p.expect = min(n, initialIDs)
+}
+
 // Trim gives back the room past the held spans when it is more than an
 // eighth of them: a batch's appends may leave up to as much again. The
 // bytes already written are not touched (a View may be reading them):
