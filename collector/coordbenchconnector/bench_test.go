@@ -23,7 +23,9 @@ import (
 // benchBatches is a smaller cut of `make bench-collector`'s payload: ten
 // copies of every framework capture (each a trace id of its own) and 400
 // generated traces of 50 spans, as export batches.
-func benchBatches(b *testing.B) (batches []ptrace.Traces, spans, traces int) {
+func benchBatches(b *testing.B) (batches []ptrace.Traces, spans, traces int) { return benchBatchesT(b) }
+
+func benchBatchesT(b testing.TB) (batches []ptrace.Traces, spans, traces int) {
 	files, err := filepath.Glob(filepath.Join("..", "..", "otelmap/assemble/testdata/frameworks/*.otlp.json"))
 	if err != nil || len(files) == 0 {
 		b.Fatalf("captures: %v", err)

@@ -100,6 +100,9 @@ type heldTrace struct {
 	detached   int
 	refused    int
 	elem       *list.Element
+	// quietElem is the trace's place in core.quiet, nil when it is not
+	// there (checked since its last span).
+	quietElem *list.Element
 }
 
 // released is a trace on its way to assessment.
@@ -129,11 +132,15 @@ type core struct {
 	agg      *aggregate
 	refs     int // guarded by factory.mu
 
-	mu       sync.Mutex
-	metrics  consumer.Metrics
-	logs     consumer.Logs
-	held     map[trace.TraceID]*heldTrace
-	order    *list.List // of *heldTrace, oldest first
+	mu      sync.Mutex
+	metrics consumer.Metrics
+	logs    consumer.Logs
+	held    map[trace.TraceID]*heldTrace
+	order   *list.List // of *heldTrace, oldest first
+	// quiet holds the traces whose spans changed since their evidence
+	// was last checked, least recently added to first: a tick looks at
+	// the traces whose wait ends, not at every trace held.
+	quiet    *list.List
 	spans    int
 	done     recentIDs
 	stopping bool
@@ -184,6 +191,7 @@ func newCore(set connector.Settings, cfg *Config) (*core, error) {
 		agg:        newAggregate(cfg, tel),
 		held:       map[trace.TraceID]*heldTrace{},
 		order:      list.New(),
+		quiet:      list.New(),
 		done:       newRecentIDs(2 * cfg.MaxTraces),
 		work:       make(chan released, 4*workers),
 		stop:       make(chan struct{}),
@@ -247,23 +255,31 @@ func (c *core) consume(ctx context.Context, td ptrace.Traces) error {
 			}
 		}
 	}
+	// A batch's spans of one trace mostly come together: the trace last
+	// found is tried first. It is never evicted while it is last: a new
+	// trace's evictions come before it becomes last, and max_spans's keep
+	// the trace being added to.
+	var last *heldTrace
 	otlpdecode.EachSpan(td, otelmap.SourceOTLP, func(sp *otelmap.Span) {
 		if !sp.TraceID.IsValid() || !sp.SpanID.IsValid() {
 			invalid++
 			return
 		}
-		if c.done.has(sp.TraceID) {
-			late++
-			return
-		}
-		h := c.held[sp.TraceID]
-		if h == nil {
-			for len(c.held) >= c.cfg.MaxTraces {
-				evicted = append(evicted, c.evictLocked(nil, reasonMaxTraces))
+		h := last
+		if h == nil || h.id != sp.TraceID {
+			if c.done.has(sp.TraceID) {
+				late++
+				return
 			}
-			h = &heldTrace{id: sp.TraceID, spans: tracestore.NewHeld(c.dict, 0), first: now}
-			h.elem = c.order.PushBack(h)
-			c.held[sp.TraceID] = h
+			if h = c.held[sp.TraceID]; h == nil {
+				for len(c.held) >= c.cfg.MaxTraces {
+					evicted = append(evicted, c.evictLocked(nil, reasonMaxTraces))
+				}
+				h = &heldTrace{id: sp.TraceID, spans: tracestore.NewHeld(c.dict, 0), first: now}
+				h.elem = c.order.PushBack(h)
+				c.held[sp.TraceID] = h
+			}
+			last = h
 		}
 		if h.spans.Has(sp.SpanID) {
 			dup++ // a retried export
@@ -280,6 +296,11 @@ func (c *core) consume(ctx context.Context, td ptrace.Traces) error {
 		if h.last != now {
 			touched = append(touched, h)
 			h.spans.Reserve(c.inBatch[sp.TraceID])
+			if h.quietElem != nil {
+				c.quiet.MoveToBack(h.quietElem)
+			} else {
+				h.quietElem = c.quiet.PushBack(h)
+			}
 		}
 		h.spans.Add(sp)
 		h.last = now
@@ -323,6 +344,10 @@ func (c *core) evictLocked(keep *heldTrace, reason string) released {
 
 func (c *core) removeLocked(h *heldTrace) *heldTrace {
 	c.order.Remove(h.elem)
+	if h.quietElem != nil {
+		c.quiet.Remove(h.quietElem)
+		h.quietElem = nil
+	}
 	delete(c.held, h.id)
 	c.spans -= h.spans.Len()
 	c.done.add(h.id)
@@ -374,15 +399,14 @@ func (c *core) due(now time.Time, scratch *tracestore.Scratch) []released {
 	var out []released
 	var check []candidate
 	c.mu.Lock()
-	for e := c.order.Front(); e != nil; {
+	// order is by first span, quiet by last: each is read up to the
+	// first trace whose wait has not ended.
+	for e := c.order.Front(); e != nil && now.Sub(e.Value.(*heldTrace).first) >= c.cfg.MaxWait; e = c.order.Front() {
+		out = append(out, released{heldTrace: c.removeLocked(e.Value.(*heldTrace)), completion: completionMaxWait})
+	}
+	for e := c.quiet.Front(); e != nil && now.Sub(e.Value.(*heldTrace).last) >= c.cfg.Quiet; e = e.Next() {
 		h := e.Value.(*heldTrace)
-		e = e.Next()
-		switch {
-		case now.Sub(h.first) >= c.cfg.MaxWait:
-			out = append(out, released{heldTrace: c.removeLocked(h), completion: completionMaxWait})
-		case now.Sub(h.last) >= c.cfg.Quiet && h.spans.Len() != h.checked:
-			check = append(check, candidate{h, h.spans.View()})
-		}
+		check = append(check, candidate{h, h.spans.View()})
 	}
 	c.mu.Unlock()
 	var complete []candidate
@@ -393,8 +417,12 @@ func (c *core) due(now time.Time, scratch *tracestore.Scratch) []released {
 			continue
 		}
 		c.mu.Lock()
-		if cand.h.spans.Len() == cand.view.Len() {
-			cand.h.checked, cand.h.unanswered, cand.h.detached = cand.view.Len(), ev.Unanswered, ev.Detached
+		// Unchanged since the check (and still held): it waits for a
+		// span or max_wait, not to be checked again.
+		if h := cand.h; h.quietElem != nil && h.spans.Len() == cand.view.Len() {
+			h.checked, h.unanswered, h.detached = cand.view.Len(), ev.Unanswered, ev.Detached
+			c.quiet.Remove(h.quietElem)
+			h.quietElem = nil
 		}
 		c.mu.Unlock()
 	}
