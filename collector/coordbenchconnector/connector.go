@@ -144,9 +144,9 @@ type core struct {
 	spans    int
 	done     recentIDs
 	stopping bool
-	// touched are the traces the batch being consumed added to, and
-	// inBatch its spans by trace (both reused from batch to batch).
-	touched []*heldTrace
+	// batch packs the spans of the batch being consumed, and inBatch
+	// counts them by trace (both reused from batch to batch).
+	batch   tracestore.Batch
 	inBatch map[trace.TraceID]int
 
 	work    chan released
@@ -243,8 +243,8 @@ func (c *core) consume(ctx context.Context, td ptrace.Traces) error {
 	}
 	c.submitting.Add(1) // shutdown closes work only after these sends
 	defer c.submitting.Done()
-	touched := c.touched[:0]
-	// A trace's records grow once per batch, by what the batch brings.
+	// A trace's heads grow once per batch, by what the batch brings (its
+	// records do in c.batch.Commit).
 	if c.inBatch == nil {
 		c.inBatch = map[trace.TraceID]int{}
 	}
@@ -275,7 +275,7 @@ func (c *core) consume(ctx context.Context, td ptrace.Traces) error {
 				for len(c.held) >= c.cfg.MaxTraces {
 					evicted = append(evicted, c.evictLocked(nil, reasonMaxTraces))
 				}
-				h = &heldTrace{id: sp.TraceID, spans: tracestore.NewHeld(c.dict, 0), first: now}
+				h = &heldTrace{id: sp.TraceID, spans: tracestore.NewHeld(c.dict), first: now}
 				h.elem = c.order.PushBack(h)
 				c.held[sp.TraceID] = h
 			}
@@ -294,7 +294,6 @@ func (c *core) consume(ctx context.Context, td ptrace.Traces) error {
 			evicted = append(evicted, c.evictLocked(h, reasonMaxSpans))
 		}
 		if h.last != now {
-			touched = append(touched, h)
 			h.spans.Reserve(c.inBatch[sp.TraceID])
 			if h.quietElem != nil {
 				c.quiet.MoveToBack(h.quietElem)
@@ -302,16 +301,15 @@ func (c *core) consume(ctx context.Context, td ptrace.Traces) error {
 				h.quietElem = c.quiet.PushBack(h)
 			}
 		}
-		h.spans.Add(sp)
+		if c.batch.Add(h.spans, sp) != tracestore.Added {
+			h.refused++ // its records would pass 4 GiB
+			overTrace++
+			return
+		}
 		h.last = now
 		c.spans++
 	})
-	// A batch's appends leave up to as much room again as they filled.
-	for _, h := range touched {
-		h.spans.Trim()
-	}
-	clear(touched)
-	c.touched = touched[:0]
+	c.batch.Commit()
 	clear(c.inBatch)
 	c.mu.Unlock()
 	c.tel.spansDropped(ctx, invalid, late, dup, overTrace)

@@ -76,35 +76,55 @@ func checkHeldKeeps(t testing.TB, batches []ptrace.Traces, dict *tracestore.Dict
 		}
 		wantBy[sp.TraceID] = append(wantBy[sp.TraceID], sp)
 	}
-	each := func(fn func(sp *otelmap.Span)) {
-		for _, td := range batches {
-			EachSpan(td, otelmap.SourceOTLP, fn)
-		}
+	// The first batch span by span (Held.Add), the others through a
+	// Batch, as the connector adds them.
+	var b tracestore.Batch
+	for k, td := range batches {
+		EachSpan(td, otelmap.SourceOTLP, func(sp *otelmap.Span) {
+			if !sp.TraceID.IsValid() || !sp.SpanID.IsValid() {
+				return
+			}
+			h := held[sp.TraceID]
+			if h == nil {
+				h = tracestore.NewHeld(dict)
+				held[sp.TraceID] = h
+			}
+			dup := h.Has(sp.SpanID)
+			var added bool
+			if k == 0 && len(batches) > 1 {
+				added = h.Add(sp)
+			} else {
+				added = b.Add(h, sp) == tracestore.Added
+			}
+			if added == dup {
+				t.Fatalf("span %s: Has %v, added %v", sp.SpanID, dup, added)
+			}
+			if !h.Has(sp.SpanID) {
+				t.Fatalf("span %s added, not held", sp.SpanID)
+			}
+		})
+		b.Commit()
 	}
-	each(func(sp *otelmap.Span) {
-		if !sp.TraceID.IsValid() || !sp.SpanID.IsValid() {
-			return
-		}
-		h := held[sp.TraceID]
-		if h == nil {
-			h = tracestore.NewHeld(dict, 4)
-			held[sp.TraceID] = h
-		}
-		dup := h.Has(sp.SpanID)
-		if added := h.Add(sp); added == dup {
-			t.Fatalf("span %s: Has %v, Add %v", sp.SpanID, dup, added)
-		}
-		if !h.Has(sp.SpanID) {
-			t.Fatalf("span %s added, not held", sp.SpanID)
-		}
-	})
 	if len(held) != len(wantBy) {
 		t.Fatalf("%d traces held, want %d", len(held), len(wantBy))
 	}
 	for id, h := range held {
 		view := h.View()
-		h.Trim()
-		for _, got := range [][]otelmap.Span{h.Spans(id), view.Spans(id)} {
+		// Another batch for every trace after the view: the view still
+		// reads what it saw.
+		extra := otelmap.Span{TraceID: id, SpanID: trace.SpanID{0xee, 0xee}, ParentSpanID: trace.SpanID{0xee}, Name: "after the view", Resource: otelmap.EmptyResource()}
+		for h.Has(extra.SpanID) {
+			extra.SpanID[7]++
+		}
+		if b.Add(h, &extra) != tracestore.Added {
+			t.Fatalf("trace %s: a span after the view refused", id)
+		}
+		b.Commit()
+		all := h.Spans(id)
+		if n := len(all); n != len(wantBy[id])+1 || all[n-1].Name != "after the view" {
+			t.Fatalf("trace %s: %d spans held after one more, want %d", id, n, len(wantBy[id])+1)
+		}
+		for _, got := range [][]otelmap.Span{all[:len(all)-1], view.Spans(id)} {
 			if w, g := otlptest.SpansTextOf(wantBy[id], false), otlptest.SpansTextOf(got, false); w != g {
 				t.Fatalf("trace %s (dict %v): Held gave back\n%s\nwant\n%s", id, dict != nil, g, w)
 			}

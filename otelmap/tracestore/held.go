@@ -1,8 +1,6 @@
 package tracestore
 
 import (
-	"slices"
-
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
 
@@ -28,8 +26,10 @@ import (
 type Held struct {
 	p packedSpans
 	// ids holds the span ids once the trace passes heldIndexFrom spans;
-	// below that Add looks through the heads.
+	// below that Has looks through the heads.
 	ids map[trace.SpanID]struct{}
+	// pending is the bytes of this trace's records in an open Batch.
+	pending int
 }
 
 // heldIndexFrom is the size from which a Held indexes its span ids: a scan
@@ -38,9 +38,9 @@ type Held struct {
 const heldIndexFrom = 64
 
 // NewHeld returns an empty trace whose records name keys and names through
-// dict (nil: written out), sized for expect spans of its first batch.
-func NewHeld(dict *Dict, expect int) *Held {
-	return &Held{p: packedSpans{dict: dict, batchResources: true, expect: min(expect, initialIDs)}}
+// dict (nil: written out).
+func NewHeld(dict *Dict) *Held {
+	return &Held{p: packedSpans{dict: dict, batchResources: true}}
 }
 
 // Len returns how many spans are held.
@@ -56,40 +56,126 @@ func (h *Held) Has(id trace.SpanID) bool {
 }
 
 // Add holds sp, whose resource is sp.Resource, unless a span with its id is
-// held already (false). sp's strings and attributes are copied: the caller
-// may reuse them.
+// held already or the trace's records would pass 4 GiB (false). sp's
+// strings and attributes are copied: the caller may reuse them. A Batch
+// adds a batch's spans with less copying.
 func (h *Held) Add(sp *otelmap.Span) bool {
-	if h.Has(sp.SpanID) {
+	if h.Has(sp.SpanID) || h.pending > 0 || !h.p.add(sp, sp.Resource, maxPackedBytes) {
 		return false
 	}
-	h.p.add(sp, sp.Resource, maxPackedBytes)
+	h.indexLast()
+	return true
+}
+
+// indexLast adds the last head's id to the index, making the index when
+// the trace reaches heldIndexFrom spans.
+func (h *Held) indexLast() {
 	switch {
 	case h.ids != nil:
-		h.ids[sp.SpanID] = struct{}{}
+		h.ids[h.p.heads[len(h.p.heads)-1].id] = struct{}{}
 	case h.p.len() >= heldIndexFrom:
 		h.ids = make(map[trace.SpanID]struct{}, 2*h.p.len())
 		for i := range h.p.heads {
 			h.ids[h.p.heads[i].id] = struct{}{}
 		}
 	}
-	return true
 }
 
-// Reserve makes room for n spans more, as large as the next one added.
+// Reserve makes room for the heads of n spans more, so that a batch's
+// heads grow the trace's once, not by doubling.
 func (h *Held) Reserve(n int) {
-	h.p.expect = min(n, initialIDs)
+	if cap(h.p.heads)-len(h.p.heads) < n {
+		heads := make([]spanHead, len(h.p.heads), len(h.p.heads)+n)
+		copy(heads, h.p.heads)
+		h.p.heads = heads
+	}
 }
 
-// Trim gives back the room past the held spans when it is more than an
-// eighth of them: a batch's appends may leave up to as much again. The
-// bytes already written are not touched (a View may be reading them):
-// the held records move to a new array of their size.
-func (h *Held) Trim() {
-	if len(h.p.data) > 0 && cap(h.p.data)-len(h.p.data) > len(h.p.data)/8 {
-		h.p.data = slices.Clone(h.p.data)
+// A Batch adds one export batch's spans to the traces they belong to:
+// each span is packed into the batch's buffer, reused from batch to batch,
+// and Commit moves every trace's new records into its bytes, grown once by
+// exactly what they take. Adding record by record to each trace's bytes
+// grows them by doubling, and so allocates and copies them several times
+// over and leaves them up to twice their size. Between Add and Commit the
+// traces added to must not be read, viewed or added to otherwise.
+type Batch struct {
+	buf     []byte
+	records []batchRecord // in the order added
+	traces  []*Held       // in the order first added to
+}
+
+type batchRecord struct {
+	h      *Held
+	off, n int
+}
+
+// batchKeeps bounds the buffer a Batch keeps from one batch to the next.
+const batchKeeps = 16 << 20
+
+// AddOutcome is what Batch.Add did with a span.
+type AddOutcome int
+
+const (
+	// Added: the span is held (once the batch is committed).
+	Added AddOutcome = iota
+	// Duplicate: a span with its id is held already.
+	Duplicate
+	// Full: the trace's records would pass 4 GiB.
+	Full
+)
+
+// Add packs sp (its resource sp.Resource) for h, unless h holds a span
+// with its id or has no room for it. sp's strings and attributes are
+// copied: the caller may reuse them.
+func (b *Batch) Add(h *Held, sp *otelmap.Span) AddOutcome {
+	if h.Has(sp.SpanID) {
+		return Duplicate
 	}
-	if len(h.p.heads) > 0 && cap(h.p.heads)-len(h.p.heads) > len(h.p.heads)/8 {
-		h.p.heads = slices.Clone(h.p.heads)
+	start := len(b.buf)
+	resources, details := len(h.p.resources), len(h.p.details)
+	lastRes, lastIndex := h.p.lastRes, h.p.lastIndex
+	b.buf = h.p.pack(b.buf, sp, sp.Resource)
+	n := len(b.buf) - start
+	off := len(h.p.data) + h.pending
+	if off+n > maxPackedBytes {
+		b.buf = b.buf[:start]
+		clear(h.p.resources[resources:])
+		h.p.resources = h.p.resources[:resources]
+		clear(h.p.details[details:])
+		h.p.details = h.p.details[:details]
+		h.p.lastRes, h.p.lastIndex = lastRes, lastIndex
+		return Full
+	}
+	if h.pending == 0 {
+		b.traces = append(b.traces, h)
+	}
+	h.pending += n
+	h.p.heads = append(h.p.heads, spanHead{id: sp.SpanID, parent: sp.ParentSpanID, off: uint32(off), n: uint32(n)})
+	h.indexLast()
+	b.records = append(b.records, batchRecord{h: h, off: start, n: n})
+	return Added
+}
+
+// Commit moves the added records into their traces: each trace's bytes
+// are copied once into an array of their new size (the old one stays as
+// it is, for Views reading it).
+func (b *Batch) Commit() {
+	for _, h := range b.traces {
+		data := make([]byte, len(h.p.data), len(h.p.data)+h.pending)
+		copy(data, h.p.data)
+		h.p.data = data
+		h.pending = 0
+	}
+	for _, r := range b.records {
+		r.h.p.data = append(r.h.p.data, b.buf[r.off:r.off+r.n]...)
+	}
+	clear(b.records)
+	b.records = b.records[:0]
+	clear(b.traces)
+	b.traces = b.traces[:0]
+	b.buf = b.buf[:0]
+	if cap(b.buf) > batchKeeps {
+		b.buf = nil
 	}
 }
 
@@ -109,7 +195,7 @@ func (h *Held) Root() (trace.SpanID, bool) {
 }
 
 // View returns the spans held now, to unpack while h goes on adding: h
-// only ever appends past them, or moves them (Trim).
+// only ever appends past them, or moves them to a larger array (Commit).
 func (h *Held) View() *Held {
 	return &Held{p: h.p.view()}
 }

@@ -25,7 +25,7 @@ func heldSpan(n int, name string, attrs ...attribute.KeyValue) otelmap.Span {
 // the Dict holds make a trace's records smaller than without it.
 func TestDictBounds(t *testing.T) {
 	dict := NewDict()
-	with, without := NewHeld(dict, 0), NewHeld(nil, 0)
+	with, without := NewHeld(dict), NewHeld(nil)
 	var want []otelmap.Span
 	long := strings.Repeat("k", dictWordLen+1)
 	edge := strings.Repeat("e", dictWordLen)
@@ -64,7 +64,7 @@ func TestDictBounds(t *testing.T) {
 // TestHeldDuplicates: a span id held once is refused after, both while
 // Has looks through the heads and once the trace indexes its ids.
 func TestHeldDuplicates(t *testing.T) {
-	h := NewHeld(NewDict(), 1)
+	h := NewHeld(NewDict())
 	for round := range 2 {
 		for i := range 3 * heldIndexFrom {
 			sp := heldSpan(i, "s")
@@ -81,25 +81,28 @@ func TestHeldDuplicates(t *testing.T) {
 	}
 }
 
-// TestHeldViewWhileAdding: traces sharing one Dict are added to and read
-// (View, Trim, Spans) at once from several goroutines, as the connector
-// does under its lock and outside it; under -race.
+// TestHeldViewWhileAdding: traces sharing one Dict are added to (by
+// batches of spans, as the connector adds them, and one by one) and read
+// (View, Spans) at once from several goroutines, as the connector does
+// under its lock and outside it; under -race.
 func TestHeldViewWhileAdding(t *testing.T) {
 	dict := NewDict()
 	var mu sync.Mutex
 	traces := make([]*Held, 4)
 	for i := range traces {
-		traces[i] = NewHeld(dict, 2)
+		traces[i] = NewHeld(dict)
 	}
 	var wg sync.WaitGroup
 	for w := range len(traces) {
 		wg.Go(func() {
+			var b Batch
 			for i := range 300 {
 				sp := heldSpan(i, fmt.Sprintf("op %d", i%40), attribute.String(fmt.Sprintf("k%d.%d", w, i%50), "v"))
 				mu.Lock()
-				traces[w].Add(&sp)
-				if i%25 == 0 {
-					traces[w].Trim()
+				if i%3 == 0 {
+					traces[w].Add(&sp)
+				} else if b.Add(traces[w], &sp); i%3 == 2 {
+					b.Commit()
 				}
 				v := traces[(w+1)%len(traces)].View()
 				mu.Unlock()

@@ -80,10 +80,9 @@ type packedSpans struct {
 	// batch's spans of one process come together.
 	lastRes   *otelmap.Resource
 	lastIndex int
-	// expect is how many spans the batch being added brings (set when
-	// the trace is made, and by Held.Reserve), so that its first record
-	// can size data and heads for them all rather than grow them by
-	// doubling.
+	// expect is how many spans the trace's first batch brings (set when
+	// the trace is made), so that the first record can size data and
+	// heads for them all rather than grow them by doubling.
 	expect int
 	// dict, when set, holds attribute keys and span names once for every
 	// trace that shares it (dict.go); the records then name them by index.
@@ -142,20 +141,13 @@ func (p *packedSpans) add(sp *otelmap.Span, res *otelmap.Resource, maxBytes int)
 	if !ok {
 		return false
 	}
-	if p.expect > 1 {
+	if off == 0 && p.expect > 1 {
 		// Room for the batch's other spans of this trace, if they are
-		// the size of this one.
-		rec := len(p.data) - off
-		if want := len(p.data) + min(rec*(p.expect-1), maxReserve); cap(p.data) < want {
-			data := make([]byte, len(p.data), want)
-			copy(data, p.data)
-			p.data = data
-		}
-		if cap(p.heads)-len(p.heads) < p.expect {
-			heads := make([]spanHead, len(p.heads), len(p.heads)+p.expect)
-			copy(heads, p.heads)
-			p.heads = heads
-		}
+		// the size of the first.
+		data := make([]byte, len(p.data), max(len(p.data), min(len(p.data)*p.expect, maxReserve)))
+		copy(data, p.data)
+		p.data = data
+		p.heads = make([]spanHead, 0, p.expect)
 		p.expect = 0
 	}
 	p.heads = append(p.heads, spanHead{id: sp.SpanID, parent: sp.ParentSpanID, off: uint32(off), n: uint32(len(p.data) - off)})
