@@ -1,6 +1,10 @@
 package tracestore
 
 import (
+	"encoding/binary"
+	"slices"
+	"unsafe"
+
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
 
@@ -40,7 +44,7 @@ const heldIndexFrom = 64
 // NewHeld returns an empty trace whose records name keys and names through
 // dict (nil: written out).
 func NewHeld(dict *Dict) *Held {
-	return &Held{p: packedSpans{dict: dict, batchResources: true}}
+	return &Held{p: packedSpans{dict: dict, batchResources: true, valueRefs: dict != nil}}
 }
 
 // Len returns how many spans are held.
@@ -98,10 +102,17 @@ func (h *Held) Reserve(n int) {
 // grows them by doubling, and so allocates and copies them several times
 // over and leaves them up to twice their size. Between Add and Commit the
 // traces added to must not be read, viewed or added to otherwise.
+//
+// With a Dict, a string attribute value that a span of the same trace in
+// the same batch had already (a conversation id, an agent's name or
+// address, a prompt a child span repeats) is held once: the later
+// records refer to its bytes. In `make bench-collector`'s payload half of
+// the value bytes repeat within their trace.
 type Batch struct {
 	buf     []byte
 	records []batchRecord // in the order added
 	traces  []*Held       // in the order first added to
+	refs    valueRefs
 }
 
 type batchRecord struct {
@@ -134,10 +145,18 @@ func (b *Batch) Add(h *Held, sp *otelmap.Span) AddOutcome {
 	start := len(b.buf)
 	resources, details := len(h.p.resources), len(h.p.details)
 	lastRes, lastIndex := h.p.lastRes, h.p.lastIndex
-	b.buf = h.p.pack(b.buf, sp, sp.Resource)
-	n := len(b.buf) - start
 	off := len(h.p.data) + h.pending
+	if h.p.valueRefs {
+		h.p.refs, h.p.refBase = &b.refs, off-start
+		b.refs.added = b.refs.added[:0]
+	}
+	b.buf = h.p.pack(b.buf, sp, sp.Resource)
+	h.p.refs = nil
+	n := len(b.buf) - start
 	if off+n > maxPackedBytes {
+		for _, k := range b.refs.added {
+			delete(b.refs.at, k)
+		}
 		b.buf = b.buf[:start]
 		clear(h.p.resources[resources:])
 		h.p.resources = h.p.resources[:resources]
@@ -171,6 +190,8 @@ func (b *Batch) Commit() {
 	}
 	clear(b.records)
 	b.records = b.records[:0]
+	clear(b.refs.at)
+	clear(b.refs.added)
 	clear(b.traces)
 	b.traces = b.traces[:0]
 	b.buf = b.buf[:0]
@@ -196,8 +217,18 @@ func (h *Held) Root() (trace.SpanID, bool) {
 
 // View returns the spans held now, to unpack while h goes on adding: h
 // only ever appends past them, or moves them to a larger array (Commit).
+//
+// Spans added through an open Batch are not in the view.
 func (h *Held) View() *Held {
-	return &Held{p: h.p.view()}
+	v := &Held{p: h.p.view()}
+	if h.pending > 0 {
+		n := len(v.p.heads)
+		for n > 0 && int(v.p.heads[n-1].off) >= len(v.p.data) {
+			n--
+		}
+		v.p.heads = v.p.heads[:n]
+	}
+	return v
 }
 
 // Spans returns the held spans of trace id, in the order they were added.
@@ -238,4 +269,97 @@ func (h *Held) SpansIn(id trace.TraceID, s *Scratch) []otelmap.Span {
 		s.spans = nil
 	}
 	return out
+}
+
+// valueRefs are where a batch's string values sit in their traces' bytes.
+type valueRefs struct {
+	at map[refKey]uint32
+	// added are the keys the record being packed added.
+	added []refKey
+}
+
+type refKey struct {
+	p *packedSpans
+	s string
+}
+
+// minValueRef is the shortest value written as a reference: shorter ones
+// cost about what the reference would.
+const minValueRef = 8
+
+// appendRefString writes a string value: uvarint(len<<1 | 1) and the
+// uvarint offset of its bytes in the trace's bytes, for a value a record
+// of this trace in the Batch being packed has already; else
+// uvarint(len<<1) and the bytes.
+func (p *packedSpans) appendRefString(b []byte, s string) []byte {
+	if p.refs == nil || len(s) < minValueRef {
+		b = binary.AppendUvarint(b, uint64(len(s))<<1)
+		return append(b, s...)
+	}
+	k := refKey{p, s}
+	if at, ok := p.refs.at[k]; ok {
+		b = binary.AppendUvarint(b, uint64(len(s))<<1|1)
+		return binary.AppendUvarint(b, uint64(at))
+	}
+	b = binary.AppendUvarint(b, uint64(len(s))<<1)
+	if p.refs.at == nil {
+		p.refs.at = map[refKey]uint32{}
+	}
+	p.refs.at[k] = uint32(p.refBase + len(b))
+	p.refs.added = append(p.refs.added, k)
+	return append(b, s...)
+}
+
+// refString reads what appendRefString wrote.
+func (r *reader) refString() string {
+	x := r.uvarint()
+	n := int(x >> 1)
+	if n == 0 {
+		return ""
+	}
+	if x&1 == 1 {
+		at := int(r.uvarint())
+		return unsafe.String(&r.all[at], n)
+	}
+	s := unsafe.String(&r.b[r.pos], n)
+	r.pos += n
+	return s
+}
+
+// findBatchResource is findResource for resources of the caller's batch
+// (a decoder's, pointing into its memory): equal to one held when it is
+// the empty resource, or has its service.name and attributes, since
+// assembly takes resources with one service.name for one process;
+// otherwise new, and copied. An unnamed resource is never matched by
+// content: assembly tells unnamed processes apart by resource pointer, one
+// per batch (resourceIndex matches a batch's spans of one resource, which
+// come together, by pointer).
+func (p *packedSpans) findBatchResource(res *otelmap.Resource) int {
+	if res == nil || res == otelmap.EmptyResource() {
+		res = otelmap.EmptyResource()
+		for i, r := range p.resources {
+			if r == res {
+				return i
+			}
+		}
+		p.resources = append(p.resources, res)
+		return len(p.resources) - 1
+	}
+	own := (*otelmap.Resource)(nil)
+	if res.ServiceName != "" {
+		for i := len(p.resources) - 1; i >= 0; i-- {
+			r := p.resources[i]
+			if r.ServiceName == res.ServiceName && slices.Equal(r.Attrs, res.Attrs) {
+				return i
+			}
+		}
+		if p.dict != nil {
+			own = p.dict.resource(res)
+		}
+	}
+	if own == nil {
+		own = cloneResource(res)
+	}
+	p.resources = append(p.resources, own)
+	return len(p.resources) - 1
 }

@@ -91,6 +91,12 @@ type packedSpans struct {
 	// batchResources: resources are the caller's batch's own (not copies
 	// the holder owns), matched as assembly matches processes (Held).
 	batchResources bool
+	// valueRefs (Held, with a dict): string attribute values are written
+	// as appendRefString writes them, a repeat of one earlier in the trace
+	// as a reference to it; refs and refBase are a Batch's while it packs.
+	valueRefs bool
+	refs      *valueRefs
+	refBase   int
 }
 
 func (p *packedSpans) len() int { return len(p.heads) }
@@ -106,6 +112,7 @@ func (p *packedSpans) view() packedSpans {
 		resources: p.resources[:len(p.resources):len(p.resources)],
 		details:   p.details[:len(p.details):len(p.details)],
 		dict:      p.dict,
+		valueRefs: p.valueRefs,
 	}
 }
 
@@ -213,44 +220,6 @@ func (p *packedSpans) findResource(res *otelmap.Resource) int {
 	return len(p.resources) - 1
 }
 
-// findBatchResource is findResource for resources of the caller's batch
-// (a decoder's, pointing into its memory): equal to one held when it is
-// the empty resource, or has its service.name and attributes, since
-// assembly takes resources with one service.name for one process;
-// otherwise new, and copied. An unnamed resource is never matched by
-// content: assembly tells unnamed processes apart by resource pointer, one
-// per batch (resourceIndex matches a batch's spans of one resource, which
-// come together, by pointer).
-func (p *packedSpans) findBatchResource(res *otelmap.Resource) int {
-	if res == nil || res == otelmap.EmptyResource() {
-		res = otelmap.EmptyResource()
-		for i, r := range p.resources {
-			if r == res {
-				return i
-			}
-		}
-		p.resources = append(p.resources, res)
-		return len(p.resources) - 1
-	}
-	own := (*otelmap.Resource)(nil)
-	if res.ServiceName != "" {
-		for i := len(p.resources) - 1; i >= 0; i-- {
-			r := p.resources[i]
-			if r.ServiceName == res.ServiceName && slices.Equal(r.Attrs, res.Attrs) {
-				return i
-			}
-		}
-		if p.dict != nil {
-			own = p.dict.resource(res)
-		}
-	}
-	if own == nil {
-		own = cloneResource(res)
-	}
-	p.resources = append(p.resources, own)
-	return len(p.resources) - 1
-}
-
 func (p *packedSpans) pack(b []byte, sp *otelmap.Span, res *otelmap.Resource) []byte {
 	flags := byte(0)
 	if sp.StatusError {
@@ -293,10 +262,14 @@ func (p *packedSpans) pack(b []byte, sp *otelmap.Span, res *otelmap.Resource) []
 	}
 	b = binary.AppendUvarint(b, uint64(len(sp.Attrs)))
 	for _, kv := range sp.Attrs {
-		if p.dict != nil {
+		switch {
+		case p.valueRefs && kv.Value.Type() == attribute.STRING:
+			b = p.dict.keys.appendWord(b, string(kv.Key))
+			b = p.appendRefString(append(b, byte(attribute.STRING)), kv.Value.AsString())
+		case p.dict != nil:
 			b = p.dict.keys.appendWord(b, string(kv.Key))
 			b = appendValue(b, kv.Value)
-		} else {
+		default:
 			b = appendAttr(b, kv)
 		}
 	}
@@ -398,7 +371,7 @@ func (p *packedSpans) unpackInto(id trace.TraceID, out []otelmap.Span, attrs []a
 	for i := range p.heads {
 		h := &p.heads[i]
 		out[i] = otelmap.Span{TraceID: id, SpanID: h.id, ParentSpanID: h.parent}
-		attrs = p.unpack(&out[i], reader{b: p.data[h.off : h.off+h.n], words: words}, attrs, len(p.heads)-i)
+		attrs = p.unpack(&out[i], reader{b: p.data[h.off : h.off+h.n], words: words, refs: p.valueRefs, all: p.data}, attrs, len(p.heads)-i)
 	}
 	return out, attrs
 }
@@ -452,6 +425,10 @@ type reader struct {
 	b     []byte
 	pos   int
 	words dictTables
+	// refs: string values as appendRefString writes them, references
+	// into all, the trace's bytes.
+	refs bool
+	all  []byte
 }
 
 type recordHeader struct {
@@ -542,6 +519,9 @@ func (r *reader) attr() attribute.KeyValue {
 	case attribute.FLOAT64:
 		return key.Float64(r.float())
 	case attribute.STRING:
+		if r.refs {
+			return key.String(r.refString())
+		}
 		return key.String(r.string())
 	case attribute.BOOLSLICE:
 		vs := make([]bool, r.uvarint())
