@@ -409,7 +409,7 @@ func (c *core) due(now time.Time, scratch *tracestore.Scratch) []released {
 	c.mu.Unlock()
 	var complete []candidate
 	for _, cand := range check {
-		ev := tracestore.CheckEvidence(cand.view.SpansIn(cand.h.id, scratch), c.await)
+		ev := tracestore.CheckEvidence(cand.view.SpansForCheck(cand.h.id, scratch), c.await)
 		if ev.Whole() {
 			complete = append(complete, cand)
 			continue

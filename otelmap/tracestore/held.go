@@ -154,8 +154,10 @@ func (b *Batch) Add(h *Held, sp *otelmap.Span) AddOutcome {
 	h.p.refs = nil
 	n := len(b.buf) - start
 	if off+n > maxPackedBytes {
-		for _, k := range b.refs.added {
-			delete(b.refs.at, k)
+		for _, v := range b.refs.added {
+			if b.refs.at[v].p == &h.p {
+				delete(b.refs.at, v)
+			}
 		}
 		b.buf = b.buf[:start]
 		clear(h.p.resources[resources:])
@@ -257,11 +259,28 @@ func (h *Held) SpansIn(id trace.TraceID, s *Scratch) []otelmap.Span {
 	if s == nil {
 		return h.Spans(id)
 	}
+	return h.spansIn(id, s, false)
+}
+
+// SpansForCheck is SpansIn for CheckEvidence: every span but without its
+// attributes unless it is a CLIENT or PRODUCER span, the only spans whose
+// attributes the settle rule reads (a client chain's: settle.go, note and
+// CallRule). Unpacking the attributes is most of the cost of reading a
+// trace; TestSpansForCheck holds CheckEvidence's verdicts on these to its
+// verdicts on Spans.
+func (h *Held) SpansForCheck(id trace.TraceID, s *Scratch) []otelmap.Span {
+	if s == nil {
+		s = &Scratch{}
+	}
+	return h.spansIn(id, s, true)
+}
+
+func (h *Held) spansIn(id trace.TraceID, s *Scratch, clientAttrs bool) []otelmap.Span {
 	n := h.p.len()
 	if cap(s.spans) < n {
 		s.spans = make([]otelmap.Span, n)
 	}
-	out, attrs := h.p.unpackInto(id, s.spans[:n], s.attrs[:0])
+	out, attrs := h.p.unpackInto(id, s.spans[:n], s.attrs[:0], clientAttrs)
 	if cap(attrs) <= 8*scratchKeeps {
 		s.attrs = attrs[:0]
 	}
@@ -271,16 +290,19 @@ func (h *Held) SpansIn(id trace.TraceID, s *Scratch) []otelmap.Span {
 	return out
 }
 
-// valueRefs are where a batch's string values sit in their traces' bytes.
+// valueRefs are where a batch's string values sit in their traces' bytes:
+// for each value, the trace that last had it and where. A value two
+// traces share is remembered for the last one: a batch's spans of a trace
+// mostly come together, and a value not found is only held again.
 type valueRefs struct {
-	at map[refKey]uint32
-	// added are the keys the record being packed added.
-	added []refKey
+	at map[string]valueAt
+	// added are the values the record being packed added.
+	added []string
 }
 
-type refKey struct {
-	p *packedSpans
-	s string
+type valueAt struct {
+	p  *packedSpans
+	at uint32
 }
 
 // minValueRef is the shortest value written as a reference: shorter ones
@@ -296,17 +318,16 @@ func (p *packedSpans) appendRefString(b []byte, s string) []byte {
 		b = binary.AppendUvarint(b, uint64(len(s))<<1)
 		return append(b, s...)
 	}
-	k := refKey{p, s}
-	if at, ok := p.refs.at[k]; ok {
+	if v, ok := p.refs.at[s]; ok && v.p == p {
 		b = binary.AppendUvarint(b, uint64(len(s))<<1|1)
-		return binary.AppendUvarint(b, uint64(at))
+		return binary.AppendUvarint(b, uint64(v.at))
 	}
 	b = binary.AppendUvarint(b, uint64(len(s))<<1)
 	if p.refs.at == nil {
-		p.refs.at = map[refKey]uint32{}
+		p.refs.at = map[string]valueAt{}
 	}
-	p.refs.at[k] = uint32(p.refBase + len(b))
-	p.refs.added = append(p.refs.added, k)
+	p.refs.at[s] = valueAt{p: p, at: uint32(p.refBase + len(b))}
+	p.refs.added = append(p.refs.added, s)
 	return append(b, s...)
 }
 

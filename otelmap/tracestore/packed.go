@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"math"
 	"slices"
-	"strings"
 	"time"
 	"unsafe"
 
@@ -356,14 +355,16 @@ func boolByte(v bool) byte {
 // point into p.data, which is only ever appended to; their attributes
 // share a few slices, each span's capacity cut to its length.
 func (p *packedSpans) unpackAll(id trace.TraceID) []otelmap.Span {
-	out, _ := p.unpackInto(id, make([]otelmap.Span, len(p.heads)), nil)
+	out, _ := p.unpackInto(id, make([]otelmap.Span, len(p.heads)), nil, false)
 	return out
 }
 
 // unpackInto is unpackAll into out (len(p.heads) spans, which it
 // overwrites) and attributes appended to attrs when it has room (else to
 // new arrays); it returns the spans and the attribute array last written.
-func (p *packedSpans) unpackInto(id trace.TraceID, out []otelmap.Span, attrs []attribute.KeyValue) ([]otelmap.Span, []attribute.KeyValue) {
+// With clientAttrs, only CLIENT and PRODUCER spans get their attributes
+// (CheckEvidence reads no others': Held.SpansForCheck).
+func (p *packedSpans) unpackInto(id trace.TraceID, out []otelmap.Span, attrs []attribute.KeyValue, clientAttrs bool) ([]otelmap.Span, []attribute.KeyValue) {
 	var words dictTables
 	if p.dict != nil {
 		words = p.dict.tables()
@@ -371,7 +372,7 @@ func (p *packedSpans) unpackInto(id trace.TraceID, out []otelmap.Span, attrs []a
 	for i := range p.heads {
 		h := &p.heads[i]
 		out[i] = otelmap.Span{TraceID: id, SpanID: h.id, ParentSpanID: h.parent}
-		attrs = p.unpack(&out[i], reader{b: p.data[h.off : h.off+h.n], words: words, refs: p.valueRefs, all: p.data}, attrs, len(p.heads)-i)
+		attrs = p.unpack(&out[i], reader{b: p.data[h.off : h.off+h.n], words: words, refs: p.valueRefs, all: p.data}, attrs, len(p.heads)-i, clientAttrs)
 	}
 	return out, attrs
 }
@@ -384,7 +385,7 @@ const maxAttrReserve = 1 << 16
 // unpack decodes rec into sp, its attributes appended to attrs, and
 // returns attrs. When attrs has no room for them, the new slice has room
 // for the rest spans from this one on, if they have as many attributes.
-func (p *packedSpans) unpack(sp *otelmap.Span, r reader, attrs []attribute.KeyValue, rest int) []attribute.KeyValue {
+func (p *packedSpans) unpack(sp *otelmap.Span, r reader, attrs []attribute.KeyValue, rest int, clientAttrs bool) []attribute.KeyValue {
 	h := r.header()
 	sp.StatusError = h.flags&flagError != 0
 	sp.Kind = trace.SpanKind(h.kind)
@@ -405,7 +406,7 @@ func (p *packedSpans) unpack(sp *otelmap.Span, r reader, attrs []attribute.KeyVa
 		sp.Source = h.source
 	}
 	n := int(r.uvarint())
-	if n == 0 {
+	if n == 0 || (clientAttrs && sp.Kind != trace.SpanKindClient && sp.Kind != trace.SpanKindProducer) {
 		return attrs
 	}
 	if cap(attrs)-len(attrs) < n {
@@ -550,51 +551,4 @@ func (r *reader) attr() attribute.KeyValue {
 		return key.StringSlice(vs)
 	}
 	return attribute.KeyValue{Key: key}
-}
-
-// cloneResource returns a deep copy of res: the store keeps resources
-// beyond the batch they came in, and a decoded resource's strings sit in
-// memory shared with the whole batch (SpansFromProto's arenas, or the
-// request body, which the receiver reuses), which the store does not
-// keep.
-func cloneResource(res *otelmap.Resource) *otelmap.Resource {
-	if res == nil || res == otelmap.EmptyResource() {
-		return otelmap.EmptyResource()
-	}
-	return &otelmap.Resource{ServiceName: strings.Clone(res.ServiceName), Attrs: cloneAttrs(res.Attrs)}
-}
-
-func cloneDetail(d *otelmap.SpanDetail) *otelmap.SpanDetail {
-	out := &otelmap.SpanDetail{}
-	if d.Links != nil {
-		out.Links = make([]otelmap.Link, len(d.Links))
-		for i, l := range d.Links {
-			out.Links[i] = otelmap.Link{TraceID: l.TraceID, SpanID: l.SpanID, Attrs: cloneAttrs(l.Attrs)}
-		}
-	}
-	if d.Events != nil {
-		out.Events = make([]otelmap.Event, len(d.Events))
-		for i, e := range d.Events {
-			out.Events[i] = otelmap.Event{Name: strings.Clone(e.Name), Time: e.Time, Attrs: cloneAttrs(e.Attrs)}
-		}
-	}
-	return out
-}
-
-// cloneAttrs copies attributes with their strings (through a packed
-// record, which owns its bytes).
-func cloneAttrs(attrs []attribute.KeyValue) []attribute.KeyValue {
-	if attrs == nil {
-		return nil
-	}
-	var b []byte
-	for _, kv := range attrs {
-		b = appendAttr(b, kv)
-	}
-	r := reader{b: b}
-	out := make([]attribute.KeyValue, len(attrs))
-	for i := range out {
-		out[i] = r.attr()
-	}
-	return slices.Clip(out)
 }
