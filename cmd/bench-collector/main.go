@@ -11,18 +11,23 @@
 // processed the whole payload, reads the process's CPU time (from the
 // first request, start-up not counted) and peak RSS from /proc, and stops
 // it. "Processed whole" is read from outside the process: baseline, the
-// debug exporter's sent spans in the collector's own metrics; coordbench,
-// one log record per trace and the coordbench.traces counter equal to the
-// traces sent (a record twice fails the run); span_metrics, its calls
-// counter summed over every series equal to the spans sent. The
+// debug exporter's sent spans in the collector's own metrics;
+// coordbench_metrics (the connector in a metrics pipeline alone, as
+// span_metrics and servicegraph run), the coordbench.traces counter equal
+// to the traces sent; coordbench (a metrics and a logs pipeline), one log
+// record per trace as well (a record twice fails the run); span_metrics,
+// its calls counter summed over every series equal to the spans sent. The
 // connectors' outputs go by OTLP/HTTP to a sink in this process, which
-// decodes them with pdata.
+// decodes them with pdata; with --snapshot it writes what each coordbench
+// configuration emitted in its first counted run, to compare two builds'
+// results.
 //
-// Configurations alternate run by run (baseline, coordbench, span_metrics,
-// baseline, ...), after one warm-up round not counted; it prints every
-// run, the medians, and the ratios coordbench / span_metrics of spans per
-// CPU-second and of peak RSS, with and without the baseline's CPU (the
-// receiver's own share, which both connectors' runs pay).
+// Configurations alternate run by run (baseline, coordbench_metrics,
+// coordbench, span_metrics, baseline, ...), after one warm-up round not
+// counted; it prints every run, the medians, and the ratios of each
+// coordbench configuration to span_metrics, of spans per CPU-second and of
+// peak RSS, with and without the baseline's CPU (the receiver's own share,
+// which every connector's run pays).
 package main
 
 import (
