@@ -1,11 +1,13 @@
 package stack
 
 import (
+	"bytes"
 	"compress/gzip"
 	"context"
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
@@ -20,11 +22,13 @@ import (
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
+	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/coordbench/coordbench/internal/testenv"
 )
@@ -53,21 +57,21 @@ var soakFor = flag.Duration("soak", 0, "how long TestCollectorSoak sends traces 
 
 // The soak's bounds and load.
 const (
-	soakMaxTraces = 300
-	soakMaxSpans  = 10_000
+	soakMaxTraces = 200
+	soakMaxSpans  = 5_000
 	// soakSpansPerSecond is the steady rate the spans are sent at.
-	soakSpansPerSecond = 1000
+	soakSpansPerSecond = 500
 	// soakGeneratedCopies: each round sends every template once and the
 	// generated teams this many times over (five of the six never settle).
-	soakGeneratedCopies = 12
+	soakGeneratedCopies = 24
 	// soakTurnovers: the load goes on, past its duration if need be, until
 	// this many times max_traces traces were evicted after the first.
 	soakTurnovers = 4
 	// soakStragglerDelay is how many requests later a straggler comes:
-	// 16 requests of 200 spans are about 220 traces, and at most
-	// max_traces more are held, fewer than the 2 × max_traces trace ids
+	// 10 requests of 200 spans are fewer than 130 traces, and at most
+	// max_traces more are held: fewer than the 2 × max_traces trace ids
 	// the connector remembers.
-	soakStragglerDelay = 16
+	soakStragglerDelay = 10
 )
 
 func soakDuration() time.Duration {
@@ -139,22 +143,27 @@ func TestCollectorSoak(t *testing.T) {
 		looks = append(looks, l)
 		return l
 	}
+	// One round of the load is built and encoded once; every round sends
+	// its bytes under fresh trace ids.
+	round := newSoakRound(t, rng, append(freshCopies(rng, templates, 1), freshCopies(rng, generated, soakGeneratedCopies)...))
+	t.Logf("a round: %d traces, %d spans, %d requests and %d stragglers", len(round.counts), round.spans, round.regular, len(round.bodies)-round.regular)
 	began := time.Now()
 	spans, requests, rounds := 0, 0, 0
-	var stragglers []straggler
-	send := func(td ptrace.Traces) {
-		body, err := ptraceotlp.NewExportRequestFromTraces(td).MarshalProto()
-		if err != nil {
-			t.Fatal(err)
-		}
+	send := func(body []byte, n int) {
 		postOTLP(t, col.http+"/v1/traces", body)
-		spans += td.SpanCount()
+		spans += n
 		requests++
 		// The steady rate: no faster than soakSpansPerSecond.
 		if ahead := time.Duration(float64(spans)/soakSpansPerSecond*float64(time.Second)) - time.Since(began); ahead > 0 {
 			time.Sleep(ahead)
 		}
 	}
+	type due struct {
+		at    int // after the round's regular request at, counted over all rounds
+		body  []byte
+		spans int
+	}
+	var stragglers []due
 	firstEvicted := -1.0
 	for {
 		l := look()
@@ -165,30 +174,35 @@ func TestCollectorSoak(t *testing.T) {
 		if time.Since(began) >= duration && enough {
 			break
 		}
-		if time.Since(began) >= 2*duration {
+		if time.Since(began) >= 3*duration {
 			t.Fatalf("after %v (%d spans sent) %v traces evicted: the load never turned the hold over %d times; the machine or the collector is slower than the soak allows for",
 				time.Since(began).Round(time.Second), spans, l.evicted, soakTurnovers)
 		}
-		round := append(freshCopies(rng, templates, 1), freshCopies(rng, generated, soakGeneratedCopies)...)
-		rng.Shuffle(len(round), func(i, j int) { round[i], round[j] = round[j], round[i] })
-		reqs, _ := interleave(rng, round, 40, 200)
-		for _, tr := range round {
-			sent[tr.id] = tr.count
+		ids := make([]pcommon.TraceID, len(round.counts))
+		for k := range ids {
+			for ids[k].IsEmpty() || sent[ids[k]] > 0 {
+				for i := range ids[k] {
+					ids[k][i] = byte(rng.UintN(256))
+				}
+			}
+			sent[ids[k]] = round.counts[k]
 		}
-		for i, td := range reqs {
-			stragglers = append(stragglers, holdBack(rng, td, requests+i+soakStragglerDelay)...)
+		base := rounds * round.regular
+		for _, b := range round.bodies[round.regular:] {
+			stragglers = append(stragglers, due{at: base + b.after, body: b.with(ids), spans: b.spans})
 		}
-		for _, td := range reqs {
-			send(td)
-			for len(stragglers) > 0 && stragglers[0].at <= requests {
-				send(stragglers[0].part)
+		slices.SortStableFunc(stragglers, func(a, b due) int { return a.at - b.at })
+		for i, b := range round.bodies[:round.regular] {
+			send(b.with(ids), b.spans)
+			for len(stragglers) > 0 && stragglers[0].at <= base+i {
+				send(stragglers[0].body, stragglers[0].spans)
 				stragglers = stragglers[1:]
 			}
 		}
 		rounds++
 	}
 	for _, s := range stragglers {
-		send(s.part)
+		send(s.body, s.spans)
 	}
 	sending := time.Since(began)
 
@@ -287,50 +301,120 @@ func TestCollectorSoak(t *testing.T) {
 		mid.hwm>>20, midAt, end.hwm>>20, len(looks), final.rss>>20, final.evicted)
 }
 
-// straggler is a part of a trace held back: sent once at requests were.
-type straggler struct {
-	at   int
-	part ptrace.Traces
+// soakRound is one round of the load, encoded once: its requests, then
+// its stragglers, each with where in its bytes every trace id sits, so
+// that each round goes out under fresh trace ids without building and
+// encoding its spans again (in the race-built test held to a tenth of a
+// core, that was most of the soak's time).
+type soakRound struct {
+	bodies  []soakBody
+	regular int   // bodies[:regular] are the requests, the rest stragglers
+	counts  []int // the spans of each trace, by its index
+	spans   int
 }
 
-// holdBack takes out of req, for about one trace in twenty of it, that
-// trace's spans, to be sent at request at: stragglers, which come after
-// their trace may have been evicted (then they are late) or settled (then
-// it was assessed without them: late too). soakStragglerDelay requests
-// later, fewer traces have been assessed since than the connector
-// remembers (2 × max_traces), so a straggler is never a new trace.
-func holdBack(rng *rand.Rand, req ptrace.Traces, at int) []straggler {
-	var ids []pcommon.TraceID
-	for _, rs := range req.ResourceSpans().All() {
-		for _, ss := range rs.ScopeSpans().All() {
-			for _, sp := range ss.Spans().All() {
-				if !slices.Contains(ids, sp.TraceID()) {
-					ids = append(ids, sp.TraceID())
-				}
-			}
-		}
-	}
-	var out []straggler
-	for _, id := range ids {
-		if rng.IntN(20) != 0 {
-			continue
-		}
-		part := ptrace.NewTraces()
-		req.ResourceSpans().RemoveIf(func(rs ptrace.ResourceSpans) bool {
-			mine := false
-			for _, ss := range rs.ScopeSpans().All() {
-				for _, sp := range ss.Spans().All() {
-					mine = mine || sp.TraceID() == id
-				}
-			}
-			if mine {
-				rs.CopyTo(part.ResourceSpans().AppendEmpty())
-			}
-			return mine
-		})
-		out = append(out, straggler{at: at, part: part})
+type soakBody struct {
+	raw   []byte
+	ids   []idAt
+	spans int
+	// after (a straggler): sent after the round's request of this index,
+	// which may be past the round's end (then in the next round).
+	after int
+}
+
+// idAt is a trace id in a body: where, and which trace.
+type idAt struct{ off, trace int }
+
+// with returns the body's bytes with every trace id k replaced by ids[k].
+func (b soakBody) with(ids []pcommon.TraceID) []byte {
+	out := slices.Clone(b.raw)
+	for _, at := range b.ids {
+		copy(out[at.off:], ids[at.trace][:])
 	}
 	return out
+}
+
+// newSoakRound lays traces out as interleave does and holds back, for
+// about one trace in twenty of a request, that trace's spans of the
+// request, to be sent soakStragglerDelay requests later: stragglers, which
+// often come after their trace was evicted (then they are late) or settled
+// (assessed without them: late too). By then fewer traces have been
+// assessed than the 2 × max_traces ids the connector remembers, so a
+// straggler is never a new trace.
+func newSoakRound(t *testing.T, rng *rand.Rand, traces []tierTrace) soakRound {
+	t.Helper()
+	rng.Shuffle(len(traces), func(i, j int) { traces[i], traces[j] = traces[j], traces[i] })
+	index := map[pcommon.TraceID]int{}
+	r := soakRound{counts: make([]int, len(traces))}
+	for k, tr := range traces {
+		index[tr.id] = k
+		r.counts[k] = tr.count
+		r.spans += tr.count
+	}
+	reqs, _ := interleave(rng, traces, 40, 200)
+	type held struct {
+		after int
+		part  ptrace.Traces
+	}
+	var later []held
+	for i, req := range reqs {
+		var inReq []pcommon.TraceID
+		forEachSpan(req, func(sp ptrace.Span) {
+			if !slices.Contains(inReq, sp.TraceID()) {
+				inReq = append(inReq, sp.TraceID())
+			}
+		})
+		for _, id := range inReq {
+			if rng.IntN(20) != 0 {
+				continue
+			}
+			part := ptrace.NewTraces()
+			req.ResourceSpans().RemoveIf(func(rs ptrace.ResourceSpans) bool {
+				mine := false
+				for _, ss := range rs.ScopeSpans().All() {
+					for _, sp := range ss.Spans().All() {
+						mine = mine || sp.TraceID() == id
+					}
+				}
+				if mine {
+					rs.CopyTo(part.ResourceSpans().AppendEmpty())
+				}
+				return mine
+			})
+			later = append(later, held{after: i + soakStragglerDelay, part: part})
+		}
+	}
+	encode := func(td ptrace.Traces, after int) soakBody {
+		raw, err := ptraceotlp.NewExportRequestFromTraces(td).MarshalProto()
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := soakBody{raw: raw, spans: td.SpanCount(), after: after}
+		// Every trace id of the round in the bytes: the spans' and their
+		// links' (which name traces of the same copy). Ids are random 16
+		// bytes: they occur nowhere else.
+		for id, k := range index {
+			for from := 0; ; {
+				at := bytes.Index(raw[from:], id[:])
+				if at < 0 {
+					break
+				}
+				b.ids = append(b.ids, idAt{off: from + at, trace: k})
+				from += at + len(id)
+			}
+		}
+		return b
+	}
+	for _, req := range reqs {
+		if req.SpanCount() > 0 {
+			r.bodies = append(r.bodies, encode(req, 0))
+		}
+	}
+	r.regular = len(r.bodies)
+	for _, h := range later {
+		r.bodies = append(r.bodies, encode(h.part, min(h.after, r.regular+soakStragglerDelay)))
+	}
+	return r
 }
 
 // soakLook is what one look between requests saw.
@@ -381,16 +465,18 @@ func startSoakCollector(t *testing.T, bin, sink string) *soakCollector {
   coordbench:
     max_traces: %d
     max_spans: %d
+    max_spans_per_trace: %d
 exporters:
   otlp_http/test:
     endpoint: %s
+    compression: none
 service:
   pipelines:
     metrics/coordbench:
       exporters: [otlp_http/test]
     logs/coordbench:
       exporters: [otlp_http/test]
-`, soakMaxTraces, soakMaxSpans, sink)), 0o644); err != nil {
+`, soakMaxTraces, soakMaxSpans, soakMaxSpans, sink)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	c := &soakCollector{http: "http://127.0.0.1:" + strconv.Itoa(freePort(t))}
@@ -431,6 +517,13 @@ type soakRecord struct {
 func newSoakSink() *soakSink { return &soakSink{records: map[pcommon.TraceID]soakRecord{}} }
 
 func (s *soakSink) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == "/v1/traces" { // the spans passed on: dropped unread
+		_, _ = io.Copy(io.Discard, r.Body)
+		out, _ := ptraceotlp.NewExportResponse().MarshalProto()
+		w.Header().Set("Content-Type", "application/x-protobuf")
+		_, _ = w.Write(out)
+		return
+	}
 	var body io.Reader = r.Body
 	if r.Header.Get("Content-Encoding") == "gzip" {
 		zr, err := gzip.NewReader(r.Body)
@@ -447,15 +540,11 @@ func (s *soakSink) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	var resp interface{ MarshalProto() ([]byte, error) }
 	switch r.URL.Path {
-	case "/v1/traces":
-		resp = ptraceotlp.NewExportResponse()
 	case "/v1/logs":
-		req := plogotlp.NewExportRequest()
-		if err := req.UnmarshalProto(raw); err != nil {
+		if err := s.addRecords(raw); err != nil {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
-		s.addRecords(req)
 		resp = plogotlp.NewExportResponse()
 	case "/v1/metrics":
 		req := pmetricotlp.NewExportRequest()
@@ -474,25 +563,132 @@ func (s *soakSink) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(out)
 }
 
-func (s *soakSink) addRecords(req plogotlp.ExportRequest) {
+// addRecords tallies the log records of an OTLP logs request: their
+// trace ids and their coordbench.trace.spans and .completion attributes,
+// read from the protobuf without decoding the rest (the bodies, 5 to 20 KB
+// of task JSON each, which pdata would copy: in the race-built test that
+// was much of the soak's time). TestSoakSinkReadsRecords holds it to
+// pdata's decoding.
+func (s *soakSink) addRecords(raw []byte) error {
+	var recs []soakLogRecord
+	err := eachField(raw, func(num protowire.Number, v []byte) error { // ExportLogsServiceRequest
+		if num != 1 {
+			return nil
+		}
+		return eachField(v, func(num protowire.Number, v []byte) error { // ResourceLogs
+			if num != 2 {
+				return nil
+			}
+			return eachField(v, func(num protowire.Number, v []byte) error { // ScopeLogs
+				if num != 2 {
+					return nil
+				}
+				rec, err := readLogRecord(v)
+				recs = append(recs, rec)
+				return err
+			})
+		})
+	})
+	if err != nil {
+		return fmt.Errorf("logs request: %w", err)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, rl := range req.Logs().ResourceLogs().All() {
-		for _, sl := range rl.ScopeLogs().All() {
-			for _, lr := range sl.LogRecords().All() {
-				rec := s.records[lr.TraceID()]
-				rec.count++
-				if v, ok := lr.Attributes().Get("coordbench.trace.spans"); ok {
-					rec.spans = int(v.Int())
-				}
-				if v, ok := lr.Attributes().Get("coordbench.trace.completion"); ok {
-					rec.completion = v.Str()
-				}
-				s.records[lr.TraceID()] = rec
-				s.n++
+	for _, r := range recs {
+		rec := s.records[r.trace]
+		rec.count++
+		rec.spans, rec.completion = r.spans, r.completion
+		s.records[r.trace] = rec
+		s.n++
+	}
+	return nil
+}
+
+type soakLogRecord struct {
+	trace      pcommon.TraceID
+	spans      int
+	completion string
+}
+
+// readLogRecord reads a LogRecord's trace id (field 9) and, among its
+// attributes (field 6, KeyValue: key 1, value 2, an AnyValue: string 1,
+// int 3), coordbench.trace.spans and coordbench.trace.completion.
+func readLogRecord(raw []byte) (soakLogRecord, error) {
+	var r soakLogRecord
+	err := eachField(raw, func(num protowire.Number, v []byte) error {
+		switch num {
+		case 9:
+			if len(v) != len(r.trace) {
+				return fmt.Errorf("trace id of %d bytes", len(v))
 			}
+			copy(r.trace[:], v)
+		case 6:
+			var key string
+			var str []byte
+			var n uint64
+			err := eachField(v, func(num protowire.Number, v []byte) error {
+				switch num {
+				case 1:
+					key = string(v)
+				case 2:
+					return eachField(v, func(num protowire.Number, v []byte) error {
+						switch num {
+						case 1:
+							str = v
+						case 3:
+							var k int
+							if n, k = protowire.ConsumeVarint(v); k < 0 {
+								return protowire.ParseError(k)
+							}
+						}
+						return nil
+					})
+				}
+				return nil
+			})
+			switch key {
+			case "coordbench.trace.spans":
+				r.spans = int(n)
+			case "coordbench.trace.completion":
+				r.completion = string(str)
+			}
+			return err
+		}
+		return nil
+	})
+	return r, err
+}
+
+// eachField calls fn with each field of a protobuf message: its number and
+// its bytes (a length-delimited field's contents; a varint's encoding).
+func eachField(raw []byte, fn func(num protowire.Number, v []byte) error) error {
+	for len(raw) > 0 {
+		num, typ, n := protowire.ConsumeTag(raw)
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		raw = raw[n:]
+		var v []byte
+		switch typ {
+		case protowire.BytesType:
+			b, m := protowire.ConsumeBytes(raw)
+			if m < 0 {
+				return protowire.ParseError(m)
+			}
+			v, n = b, m
+		default:
+			n = protowire.ConsumeFieldValue(num, typ, raw)
+			if n < 0 {
+				return protowire.ParseError(n)
+			}
+			v = raw[:n]
+		}
+		raw = raw[n:]
+		if err := fn(num, v); err != nil {
+			return err
 		}
 	}
+	return nil
 }
 
 // addMetrics keeps the coordbench.traces total of the latest export that
@@ -536,4 +732,62 @@ func (s *soakSink) snapshot() map[pcommon.TraceID]soakRecord {
 		out[k] = v
 	}
 	return out
+}
+
+// TestSoakSinkReadsRecords: the soak's sink reads from a logs request the
+// trace ids, spans and completions pdata decodes, from records shaped as
+// the connector's (a large body, attributes of several types, the ones it
+// reads among them, in any order) and from records without them.
+func TestSoakSinkReadsRecords(t *testing.T) {
+	ld := plog.NewLogs()
+	want := map[pcommon.TraceID]soakRecord{}
+	for r := range 3 {
+		rl := ld.ResourceLogs().AppendEmpty()
+		rl.Resource().Attributes().PutStr("service.name", "coordbench")
+		rl.Resource().Attributes().PutInt("coordbench.trace.spans", 999) // not a record's
+		for s := range 2 {
+			sl := rl.ScopeLogs().AppendEmpty()
+			sl.Scope().SetName("scope")
+			for k := range 4 {
+				rec := sl.LogRecords().AppendEmpty()
+				id := pcommon.TraceID{byte(r), byte(s), byte(k), 0xab}
+				rec.SetTraceID(id)
+				rec.SetSpanID(pcommon.SpanID{1})
+				rec.SetTimestamp(pcommon.Timestamp(1_700_000_000_000_000_000 + k))
+				rec.Body().SetStr(strings.Repeat(`{"steps":[]}`, 1000*k))
+				a := rec.Attributes()
+				if k == 3 {
+					a.PutStr("other", "no spans or completion")
+					want[id] = soakRecord{count: 1}
+					continue
+				}
+				completion := []string{"settled", "evicted", "max_wait"}[k]
+				if k%2 == 0 {
+					a.PutStr("coordbench.trace.completion", completion)
+				}
+				a.PutStr("coordbench.schema", "coordbench.result/v2")
+				a.PutDouble("a.double", 0.5)
+				a.PutEmptySlice("a.slice").AppendEmpty().SetInt(7)
+				a.PutInt("coordbench.trace.spans", int64(10*k+r+1))
+				if k%2 == 1 {
+					a.PutStr("coordbench.trace.completion", completion)
+				}
+				want[id] = soakRecord{count: 1, spans: 10*k + r + 1, completion: completion}
+			}
+		}
+	}
+	raw, err := plogotlp.NewExportRequestFromLogs(ld).MarshalProto()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newSoakSink()
+	if err := s.addRecords(raw); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.snapshot(); !maps.Equal(got, want) || s.recordCount() != len(want) {
+		t.Errorf("the sink read %v (%d records), want %v", got, s.recordCount(), want)
+	}
+	if err := s.addRecords(raw[:len(raw)-3]); err == nil {
+		t.Errorf("a cut request read without an error")
+	}
 }
