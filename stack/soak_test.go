@@ -78,7 +78,7 @@ func soakDuration() time.Duration {
 	switch {
 	case *soakFor > 0:
 		return *soakFor
-	case os.Getenv("CI") == "true":
+	case testenv.CI():
 		return 10 * time.Minute
 	}
 	return 3 * time.Minute
