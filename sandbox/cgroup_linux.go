@@ -27,6 +27,14 @@ import (
 //     from cpu.stat (usage_usec), which needs no controller;
 //   - cgroup v1: memory.limit_in_bytes (and memsw), pids.max, cpuacct.usage.
 //
+// Where the cpu controller is there too (v2: enabled below our cgroup; v1:
+// mounted), each run's cgroup also gets its own CPU share, the same for
+// every run (cpu.weight 100, cpu.shares 1024): the scheduler divides the
+// processors among runs before it divides a run's share among its
+// processes and threads, so a run of 56 spinning children gets what a run
+// of one process gets, and cannot starve the others. Without the cpu
+// controller every process competes alone and Info.CPUShare says so.
+//
 // The child is placed in the cgroup before any code of the run's runs: the
 // boot script waits on a gate pipe (gateFD) until the runner has written
 // the child's pid into the cgroup, and only then goes on. Memory over the
@@ -51,10 +59,14 @@ const cgroupPoll = 100 * time.Millisecond
 // (v1) or one directory (v2), each our own process's cgroup.
 type cgroupHost struct {
 	version int
-	// v2 is the parent directory with v2; v1 maps "memory", "pids" and
-	// "cpuacct" to theirs.
+	// v2 is the parent directory with v2; v1 maps "memory", "pids",
+	// "cpuacct" and, where it is mounted, "cpu" to theirs.
 	v2 string
 	v1 map[string]string
+	// cpu: runs' cgroups get the cpu controller and an equal share each;
+	// cpuWhy says why not.
+	cpu    bool
+	cpuWhy string
 }
 
 // findCgroups finds a hierarchy where runs' cgroups can be made, v2 first.
@@ -67,7 +79,11 @@ func findCgroups() (*cgroupHost, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read /proc/self/mountinfo: %w", err)
 	}
-	return planCgroups(string(own), string(mounts), usableV2)
+	h, err := planCgroups(string(own), string(mounts), usableV2)
+	if err == nil && h.version == 2 {
+		h.cpu, h.cpuWhy = enableV2CPU(h.v2)
+	}
+	return h, err
 }
 
 // cgroupMount is a cgroup file system's mount: where it is, which part of
@@ -140,7 +156,8 @@ func (m cgroupMount) dirOf(path string) string {
 
 // planCgroups chooses the hierarchy: v2 where usable says its directory can
 // hold runs' cgroups with the memory and pids controllers, else v1 where
-// memory, pids and cpuacct each are mounted.
+// memory, pids and cpuacct each are mounted (with cpu where it is). Whether
+// v2's cpu controller can be had is enableV2CPU's to say.
 func planCgroups(ownCgroup, mountinfo string, usable func(dir string) error) (*cgroupHost, error) {
 	mounts := parseCgroupMounts(mountinfo)
 	paths := map[string]string{} // controller ("" for v2) → own path
@@ -177,7 +194,7 @@ func planCgroups(ownCgroup, mountinfo string, usable func(dir string) error) (*c
 		}
 	}
 	v1 := map[string]string{}
-	for _, c := range []string{"memory", "pids", "cpuacct"} {
+	for _, c := range []string{"memory", "pids", "cpuacct", "cpu"} {
 		p, ok := paths[c]
 		if !ok {
 			continue
@@ -191,9 +208,15 @@ func planCgroups(ownCgroup, mountinfo string, usable func(dir string) error) (*c
 			}
 		}
 	}
-	if len(v1) == 3 {
-		return &cgroupHost{version: 1, v1: v1}, nil
+	_, cpu := v1["cpu"]
+	if cpu && len(v1) == 4 || !cpu && len(v1) == 3 {
+		h := &cgroupHost{version: 1, v1: v1, cpu: cpu}
+		if !cpu {
+			h.cpuWhy = "cgroup v1: no cpu controller is mounted"
+		}
+		return h, nil
 	}
+	delete(v1, "cpu")
 	if len(v1) > 0 {
 		why = append(why, fmt.Sprintf("cgroup v1: only %d of the memory, pids and cpuacct controllers are mounted", len(v1)))
 	}
@@ -238,7 +261,36 @@ func usableV2(dir string) error {
 	return nil
 }
 
-// runCgroup is one run's cgroup (v1: one per controller).
+// enableV2CPU enables the cpu controller for the cgroups below dir, where
+// it is offered; why not otherwise.
+func enableV2CPU(dir string) (bool, string) {
+	ctrl, err := os.ReadFile(filepath.Join(dir, "cgroup.controllers"))
+	if err != nil {
+		return false, "cgroup v2: " + err.Error()
+	}
+	if !containsString(strings.Fields(string(ctrl)), "cpu") {
+		return false, fmt.Sprintf("cgroup v2: %s offers no cpu controller", dir)
+	}
+	if sub, err := os.ReadFile(filepath.Join(dir, "cgroup.subtree_control")); err == nil &&
+		containsString(strings.Fields(string(sub)), "cpu") {
+		return true, ""
+	}
+	// The kernel refuses this where a real-time process runs outside the
+	// root cgroup, among others.
+	if err := os.WriteFile(filepath.Join(dir, "cgroup.subtree_control"), []byte("+cpu"), 0); err != nil {
+		return false, fmt.Sprintf("cgroup v2: enable cpu below %s: %v", dir, err)
+	}
+	return true, ""
+}
+
+// Every run's CPU share: the default weight of a cgroup, written so that
+// nothing inherited or configured elsewhere changes it.
+const (
+	cpuWeightV2 = "100"
+	cpuSharesV1 = "1024"
+)
+
+// runCgroup is one run's cgroup (v1: one per hierarchy).
 type runCgroup struct {
 	version int
 	dirs    map[string]string // v2: ""; v1: the controller
@@ -256,15 +308,24 @@ func (h *cgroupHost) create(lim cgroupLimits) (*runCgroup, error) {
 	_, _ = rand.Read(buf[:])
 	name := "coordbench-sandbox-" + hex.EncodeToString(buf[:])
 	g := &runCgroup{version: h.version, dirs: map[string]string{}}
-	parents := h.v1
+	parents := map[string]string{}
+	for c, dir := range h.v1 {
+		if c != "cpu" || h.cpu {
+			parents[c] = dir
+		}
+	}
 	if h.version == 2 {
 		parents = map[string]string{"": h.v2}
 	}
+	made := map[string]bool{} // co-mounted controllers (cpu,cpuacct) share a directory
 	for c, parent := range parents {
 		dir := filepath.Join(parent, name)
-		if err := os.Mkdir(dir, 0o755); err != nil {
-			g.remove()
-			return nil, fmt.Errorf("sandbox: make the run's cgroup: %w", err)
+		if !made[dir] {
+			if err := os.Mkdir(dir, 0o755); err != nil {
+				g.remove()
+				return nil, fmt.Errorf("sandbox: make the run's cgroup: %w", err)
+			}
+			made[dir] = true
 		}
 		g.dirs[c] = dir
 	}
@@ -275,8 +336,14 @@ func (h *cgroupHost) create(lim cgroupLimits) (*runCgroup, error) {
 	if h.version == 2 {
 		writes = [][2]string{{g.dirs[""] + "/memory.max", mem}, {g.dirs[""] + "/pids.max", pids}}
 		optional = [][2]string{{g.dirs[""] + "/memory.swap.max", "0"}, {g.dirs[""] + "/memory.oom.group", "1"}}
+		if h.cpu {
+			writes = append(writes, [2]string{g.dirs[""] + "/cpu.weight", cpuWeightV2})
+		}
 	} else {
 		writes = [][2]string{{g.dirs["memory"] + "/memory.limit_in_bytes", mem}, {g.dirs["pids"] + "/pids.max", pids}}
+		if h.cpu {
+			writes = append(writes, [2]string{g.dirs["cpu"] + "/cpu.shares", cpuSharesV1})
+		}
 		// memsw (memory and swap together) must not be below the memory
 		// limit, so it comes after it; kernels without swap accounting
 		// lack it.

@@ -3,7 +3,9 @@
 // It protects the machine from the code (a process group, resource limits,
 // an unprivileged identity, a scrubbed environment, a private directory, an
 // output cap and, where the kernel allows them, user, mount, network, PID,
-// IPC and UTS namespaces with a read-only file system); it knows nothing of
+// IPC and UTS namespaces with a read-only file system), and runs that go on
+// at the same time from each other (an equal CPU share and an identity of
+// its own per run, none of the machine's counters in sight); it knows nothing of
 // what the code is for, and decides no verdict beyond "exited", "crashed",
 // "timeout" and "limit". The SciCode scenario (scenario/scicode) uses it.
 //

@@ -23,6 +23,9 @@ func (r *Runner) ensureProbe(ctx context.Context) (*probe, error) {
 		return r.probe, r.probeErr
 	}
 	p, err := r.runProbe(ctx)
+	if err == nil {
+		p.counters, err = r.probeCounters(ctx, p)
+	}
 	if err != nil && ctx.Err() != nil {
 		// A probe the caller cut short says nothing about the machine.
 		return nil, err
@@ -95,11 +98,11 @@ func (r *Runner) runProbe(ctx context.Context) (*probe, error) {
 		res, err := r.execute(ctx, p, mode, Request{Name: "probe", Script: r.modeCheck(mode), Timeout: probeTimeout})
 		if err == nil && res.Exited() {
 			p.mode = mode
-			if mode == modeRoot {
+			switch {
+			case strings.Contains(res.Output, "proc: own"):
+				p.proc = "own PID namespace"
+			case mode == modeRoot:
 				p.proc = "none"
-				if strings.Contains(res.Output, "proc: own") {
-					p.proc = "own PID namespace"
-				}
 			}
 			break
 		}
@@ -133,11 +136,24 @@ func (r *Runner) probeCgroups(p *probe) {
 		return
 	}
 	host, err := findCgroups()
-	if err == nil {
-		var g *runCgroup
-		if g, err = host.create(cgroupLimits{memory: r.opts.MemoryBytes, pids: r.opts.MaxProcesses}); err == nil {
-			err = g.remove()
+	try := func() error {
+		g, err := host.create(cgroupLimits{memory: r.opts.MemoryBytes, pids: r.opts.MaxProcesses})
+		if err != nil {
+			return err
 		}
+		return g.remove()
+	}
+	if err == nil {
+		if err = try(); err != nil && host.cpu {
+			// Without the cpu controller the other limits may still hold.
+			host.cpu, host.cpuWhy = false, oneLine(err.Error())
+			err = try()
+		}
+	}
+	if err == nil && !host.cpu {
+		note := "no CPU share per run, every process competes alone: " + host.cpuWhy
+		p.notes = append(p.notes, note)
+		r.opts.Logger.Warn("sandbox: " + note)
 	}
 	if err != nil {
 		note := "no cgroup for runs, limits per process: " + oneLine(err.Error())
@@ -146,6 +162,38 @@ func (r *Runner) probeCgroups(p *probe) {
 		return
 	}
 	p.cgroups = host
+}
+
+// countersScript prints what the code can read of the machine's own
+// counters, after "visible:".
+const countersScript = `import ctypes, os
+seen = [p for p in ("/proc/stat", "/proc/loadavg", "/proc/meminfo", "/proc/pressure", "/proc/uptime",
+                    "/proc/vmstat", "/proc/sys", "/sys/fs/cgroup") if os.path.exists(p)]
+libc = ctypes.CDLL(None, use_errno=True)
+buf = ctypes.create_string_buffer(512)
+if libc.sysinfo(buf) == 0:
+    seen.append("sysinfo(2)")
+if libc.klogctl(3, buf, len(buf)) >= 0:
+    seen.append("syslog(2)")
+print("visible:", " ".join(seen))
+`
+
+// probeCounters asks a run in the chosen mode what it can read of the
+// machine's counters (Info.HostCounters).
+func (r *Runner) probeCounters(ctx context.Context, p *probe) (string, error) {
+	res, err := r.execute(ctx, p, p.mode, Request{Name: "probe", Script: countersScript, Timeout: probeTimeout})
+	if err != nil {
+		return "", fmt.Errorf("sandbox: probe the host's counters: %w", err)
+	}
+	out := strings.TrimSpace(lastLine(res.Output))
+	seen, ok := strings.CutPrefix(out, "visible:")
+	if !res.Exited() || !ok {
+		return "unknown: " + clipText(oneLine(res.FailureLine()), 300), nil
+	}
+	if seen = strings.TrimSpace(seen); seen != "" {
+		return "visible: " + seen, nil
+	}
+	return "hidden: /proc shows the run's own processes and nothing of the machine, /sys is not there, sysinfo(2) and syslog(2) are refused", nil
 }
 
 // planRoot asks the interpreter what it needs and lays out the minimal root.
@@ -183,11 +231,14 @@ func (r *Runner) modeCheck(mode string) string {
 		hidden, _ := json.Marshal(append([]string{}, r.opts.Hidden...))
 		fmt.Fprintf(&b, "for h in %s:\n    if os.path.exists(h):\n        raise SystemExit('%%s is visible' %% h)\n", hidden)
 		b.WriteString("try:\n    open('/escape.txt', 'w')\nexcept OSError:\n    pass\nelse:\n    raise SystemExit('the root is writable')\n")
-		b.WriteString("if os.path.exists('/proc/self/stat'):\n" +
-			"    pids = [d for d in os.listdir('/proc') if d.isdigit()]\n" +
-			"    if '1' not in pids or open('/proc/1/cmdline').read().split('\\0')[0] != sys.executable:\n" +
-			"        raise SystemExit('/proc is not the sandbox\\'s own')\n" +
-			"    print('proc: own')\n")
+	}
+	// The minimal root's /proc must be the run's own; the lockdown's may
+	// be (where the kernel let the boot script mount one).
+	b.WriteString("pids = [d for d in os.listdir('/proc') if d.isdigit()] if os.path.exists('/proc/self/stat') else None\n" +
+		"own = pids is not None and '1' in pids and open('/proc/1/cmdline').read().split('\\0')[0] == sys.executable\n" +
+		"if own:\n    print('proc: own')\n")
+	if mode == modeRoot {
+		b.WriteString("if pids is not None and not own:\n    raise SystemExit('/proc is not the sandbox\\'s own')\n")
 	}
 	b.WriteString("print('locked')\n")
 	return b.String()
@@ -222,6 +273,8 @@ func (r *Runner) info(p *probe, timeout time.Duration) *Info {
 			"fsize=" + byteSize(o.MaxFileBytes),
 			fmt.Sprintf("nofile=%d", o.MaxOpenFiles),
 			"core=0",
+			"rtprio=0",
+			"nice=0",
 		},
 		ScrubbedEnv:    true,
 		PrivateTmp:     true,
@@ -269,12 +322,26 @@ func (r *Runner) info(p *probe, timeout time.Duration) *Info {
 		info.Filesystem = "the host's, read-only except the work directory (tmpfs of " + byteSize(o.ScratchBytes) + ")"
 	}
 	switch {
+	case p.dropUser && o.IDs > 1:
+		info.User = fmt.Sprintf("a uid and gid of its own for each run, from %d and %d (%d of them; the caller runs as root)", o.UID, o.GID, o.IDs)
+		info.UserPerRun = true
 	case p.dropUser:
-		info.User = fmt.Sprintf("uid %d gid %d (the caller runs as root)", o.UID, o.GID)
+		info.User = fmt.Sprintf("uid %d gid %d, shared by every run (the caller runs as root)", o.UID, o.GID)
 	case p.root:
-		info.User = "root (KeepUser)"
+		info.User = "root (KeepUser), shared by every run"
 	default:
-		info.User = fmt.Sprintf("uid %d, the caller's own", os.Geteuid())
+		info.User = fmt.Sprintf("uid %d, the caller's own, shared by every run", os.Geteuid())
 	}
+	switch {
+	case p.cgroups == nil:
+		info.CPUShare = "none: no cgroup for runs, every process competes alone"
+	case !p.cgroups.cpu:
+		info.CPUShare = "none: every process competes alone (" + p.cgroups.cpuWhy + ")"
+	case p.cgroups.version == 2:
+		info.CPUShare = "equal per run: cgroup v2 cpu.weight " + cpuWeightV2 + " for each run's processes together"
+	default:
+		info.CPUShare = "equal per run: cgroup v1 cpu.shares " + cpuSharesV1 + " for each run's processes together"
+	}
+	info.HostCounters = p.counters
 	return info
 }

@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -37,8 +36,9 @@ import (
 //     re-exec'd Go helper would need util-linux, or a hidden subcommand in
 //     every binary that embeds the runner).
 //   - Identity: RLIMIT_NPROC does not bind root, so when the caller runs
-//     as root the script runs as an unprivileged uid (65534, nobody, by
-//     default), which also keeps it out of root's files.
+//     as root the script runs as an unprivileged uid, which also keeps it
+//     out of root's files; each running run has its own (ids.go), so that
+//     the kernel's per-user counts and permissions keep runs apart.
 //   - Namespaces, where the kernel allows them (probed once): new user,
 //     mount, network, PID, IPC and UTS namespaces. The network namespace has
 //     only a loopback interface that is down, so nothing can be connected
@@ -74,6 +74,9 @@ var bootFS embed.FS
 // each run in a private directory of its own.
 type Runner struct {
 	opts Options
+	// ids are the identities of running runs (used where the caller is
+	// root).
+	ids *idPool
 
 	mu       sync.Mutex
 	probed   bool
@@ -101,8 +104,12 @@ type probe struct {
 	proc string
 	// cgroups is where runs' cgroups are made; nil: per-process limits.
 	cgroups *cgroupHost
-	// dropUser: the caller is root and scripts run as UID:GID.
+	// dropUser: the caller is root and scripts run as identities of the
+	// range UID:GID + IDs.
 	dropUser bool
+	// counters is Info.HostCounters: what the code can read of the
+	// machine's counters, seen from inside a run.
+	counters string
 	root     bool
 	notes    []string
 }
@@ -116,7 +123,7 @@ func New(opts Options) (*Runner, error) {
 	if err := opts.validate(); err != nil {
 		return nil, err
 	}
-	return &Runner{opts: opts}, nil
+	return &Runner{opts: opts, ids: newIDPool(opts.IDs)}, nil
 }
 
 // Check probes the interpreter and the isolation (once) and returns what
@@ -174,6 +181,13 @@ func (r *Runner) execute(ctx context.Context, p *probe, mode string, req Request
 	if timeout <= 0 {
 		timeout = r.opts.Timeout
 	}
+	id, err := r.takeIdentity(p)
+	if err != nil {
+		return nil, err
+	}
+	// Deferred first, so given back last: once the cgroup is gone and
+	// with it every process of the run.
+	defer id.release()
 	dir, err := os.MkdirTemp(r.opts.TempDir, "coordbench-sandbox-")
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: private directory: %w", err)
@@ -186,7 +200,7 @@ func (r *Runner) execute(ctx context.Context, p *probe, mode string, req Request
 			}
 		}
 	}()
-	lib, work, script, err := r.prepareDir(dir, p, req)
+	lib, work, script, err := r.prepareDir(dir, p, id, req)
 	if err != nil {
 		return nil, err
 	}
@@ -248,7 +262,7 @@ func (r *Runner) execute(ctx context.Context, p *probe, mode string, req Request
 	cmd.Dir = work
 	cmd.Stdout, cmd.Stderr = outW, outW
 	cmd.ExtraFiles = []*os.File{recW, setW, gateR} // RecordFD (3), setupFD (4), gateFD (5)
-	cmd.SysProcAttr = r.procAttr(p, mode)
+	cmd.SysProcAttr = r.procAttr(p, mode, id)
 
 	started := time.Now()
 	if err := cmd.Start(); err != nil {
@@ -396,6 +410,10 @@ func (r *Runner) bootConfig(p *probe, mode, dir, lib, work, script string, timeo
 		"fsize":  r.opts.MaxFileBytes,
 		"nofile": int64(r.opts.MaxOpenFiles),
 		"core":   0,
+		// No real-time scheduling, no nice value below the default: a
+		// run cannot take the processors ahead of the others.
+		"rtprio": 0,
+		"nice":   0,
 	}
 	cfg := map[string]any{
 		"mode": mode, "work": work, "cwd": work, "scratch_bytes": r.opts.ScratchBytes, "limits": limits,
@@ -428,135 +446,13 @@ func (r *Runner) bootConfig(p *probe, mode, dir, lib, work, script string, timeo
 	return b, nil
 }
 
-// rootSlack is the minimal root's tmpfs beyond the run's files: directories
-// and symlinks.
-const rootSlack = 2 << 20
-
-// treeBytes is the size of the files under dir, each rounded up to a page.
-func treeBytes(dir string) (int64, error) {
-	var n int64
-	err := filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.Type().IsRegular() {
-			fi, err := d.Info()
-			if err != nil {
-				return err
-			}
-			n += (fi.Size() + 4095) &^ 4095
-		}
-		return nil
-	})
-	return n, err
-}
-
-func scriptBytes(path string) int64 {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return 0
-	}
-	return (fi.Size() + 4095) &^ 4095
-}
-
-// stripPaths takes the private directory and the minimal root's own paths
-// off the output, so that what the code printed reads the same in every
-// mode and names no host directory.
-func stripPaths(out, dir string) string {
-	out = strings.ReplaceAll(out, dir+string(filepath.Separator), "")
-	return strings.ReplaceAll(out, insideDir+"/", "")
-}
-
-// prepareDir writes the boot script, the library and the script into the
-// private directory and makes the work directory and the minimal root's
-// mount point, with the ownership and modes the sandboxed identity needs:
-// it may read the library and the script and write the work directory
-// only.
-func (r *Runner) prepareDir(dir string, p *probe, req Request) (lib, work, script string, err error) {
-	// 0711: the sandboxed identity may enter, not list.
-	if err := os.Chmod(dir, 0o711); err != nil {
-		return "", "", "", fmt.Errorf("sandbox: %w", err)
-	}
-	if err := copyTree(filepath.Join(dir, "boot"), mustSub(bootFS, "py")); err != nil {
-		return "", "", "", fmt.Errorf("sandbox: write the boot script: %w", err)
-	}
-	lib = filepath.Join(dir, "lib")
-	for _, d := range []string{lib, filepath.Join(dir, "root")} {
-		if err := os.Mkdir(d, 0o755); err != nil {
-			return "", "", "", fmt.Errorf("sandbox: %w", err)
-		}
-		if err := os.Chmod(d, 0o755); err != nil {
-			return "", "", "", fmt.Errorf("sandbox: %w", err)
-		}
-	}
-	if r.opts.Lib != nil {
-		if err := copyTree(lib, r.opts.Lib); err != nil {
-			return "", "", "", fmt.Errorf("sandbox: write the library: %w", err)
-		}
-	}
-	script = filepath.Join(dir, ScriptFile(req.Name))
-	if err := writeReadable(script, []byte(req.Script)); err != nil {
-		return "", "", "", fmt.Errorf("sandbox: write the script: %w", err)
-	}
-	work = filepath.Join(dir, "work")
-	if err := os.Mkdir(work, 0o700); err != nil {
-		return "", "", "", fmt.Errorf("sandbox: %w", err)
-	}
-	if p.dropUser {
-		if err := os.Chown(work, int(r.opts.UID), int(r.opts.GID)); err != nil {
-			return "", "", "", fmt.Errorf("sandbox: %w", err)
-		}
-	}
-	return lib, work, script, nil
-}
-
-func mustSub(f fs.FS, dir string) fs.FS {
-	sub, err := fs.Sub(f, dir)
-	if err != nil {
-		panic(err) // an embedded directory that is not there: a build error
-	}
-	return sub
-}
-
-// copyTree writes the tree of src under dst, readable by everyone whatever
-// the umask.
-func copyTree(dst string, src fs.FS) error {
-	return fs.WalkDir(src, ".", func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		target := filepath.Join(dst, filepath.FromSlash(path))
-		if d.IsDir() {
-			if err := os.MkdirAll(target, 0o755); err != nil {
-				return err
-			}
-			return os.Chmod(target, 0o755)
-		}
-		b, err := fs.ReadFile(src, path)
-		if err != nil {
-			return err
-		}
-		return writeReadable(target, b)
-	})
-}
-
-func writeReadable(path string, b []byte) error {
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		return err
-	}
-	return os.Chmod(path, 0o644)
-}
-
 // procAttr starts the child in its own process group, killed should the
 // caller die, as the sandboxed identity and, in the namespace modes, in new
 // namespaces in which it is root (the boot script needs that to build the
 // minimal root; it gives the identity up before the script runs).
-func (r *Runner) procAttr(p *probe, mode string) *syscall.SysProcAttr {
+func (r *Runner) procAttr(p *probe, mode string, id identity) *syscall.SysProcAttr {
 	attr := &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	uid, gid := os.Geteuid(), os.Getegid()
-	if p.dropUser {
-		uid, gid = int(r.opts.UID), int(r.opts.GID)
-	}
+	uid, gid := id.uid, id.gid
 	if !namespaces(mode) {
 		if p.dropUser {
 			attr.Credential = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), Groups: []uint32{}}
@@ -574,6 +470,25 @@ func (r *Runner) procAttr(p *probe, mode string) *syscall.SysProcAttr {
 		attr.Credential = &syscall.Credential{Uid: 0, Gid: 0, Groups: []uint32{}}
 	}
 	return attr
+}
+
+// identity is the host uid and gid a run's code runs as.
+type identity struct {
+	uid, gid int
+	release  func()
+}
+
+// takeIdentity gives the run an identity: one of the range no running run
+// holds where the caller is root and drops it, else the caller's own.
+func (r *Runner) takeIdentity(p *probe) (identity, error) {
+	if !p.dropUser {
+		return identity{uid: os.Geteuid(), gid: os.Getegid(), release: func() {}}, nil
+	}
+	i, err := r.ids.take()
+	if err != nil {
+		return identity{}, err
+	}
+	return identity{uid: int(r.opts.UID) + i, gid: int(r.opts.GID) + i, release: func() { r.ids.put(i) }}, nil
 }
 
 // waitExitedNoReap blocks until the process has exited, leaving it a
@@ -603,21 +518,6 @@ func (r *Runner) killGroup(pgid int) {
 	if err := syscall.Kill(-pgid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
 		r.opts.Logger.Warn("sandbox: kill process group", "pgid", pgid, "err", err)
 	}
-}
-
-// removeDir removes a private directory even where the code made a
-// subdirectory unreadable.
-func removeDir(dir string) error {
-	if err := os.RemoveAll(dir); err == nil {
-		return nil
-	}
-	_ = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if d != nil && d.IsDir() {
-			_ = os.Chmod(path, 0o700)
-		}
-		return nil
-	})
-	return os.RemoveAll(dir)
 }
 
 func signalName(s syscall.Signal) string {

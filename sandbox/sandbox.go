@@ -8,9 +8,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"math"
-	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -27,9 +25,6 @@ const (
 	DefaultOutputCap    = 256 << 10
 	DefaultScratchBytes = 256 << 20
 	DefaultRecordCap    = 64 << 20
-	// DefaultUID is the identity code runs as when the caller is root:
-	// nobody.
-	DefaultUID = 65534
 )
 
 // ErrNoPython is wrapped by the error of a probe that found no interpreter
@@ -159,10 +154,13 @@ type Options struct {
 	// Isolation is IsolationAuto (default), IsolationNamespace or
 	// IsolationNone.
 	Isolation string
-	// UID and GID are the identity code runs as when the caller runs as
-	// root (default 65534, nobody). KeepUser runs it as root instead, which
-	// leaves RLIMIT_NPROC without effect.
+	// UID and GID are the first of IDs identities (uid UID+i, gid GID+i)
+	// that code runs as when the caller runs as root: each running run has
+	// one no other running run has (defaults DefaultUID for both and
+	// DefaultIDs; IDs 1 makes every run share UID and GID). KeepUser runs
+	// the code as root instead, which leaves RLIMIT_NPROC without effect.
 	UID, GID uint32
+	IDs      int
 	KeepUser bool
 	// TempDir is where private directories are made (default os.TempDir()).
 	TempDir string
@@ -205,7 +203,10 @@ func (o Options) withDefaults() Options {
 		o.UID = DefaultUID
 	}
 	if o.GID == 0 {
-		o.GID = DefaultUID
+		o.GID = o.UID
+	}
+	if o.IDs <= 0 {
+		o.IDs = DefaultIDs
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -222,7 +223,10 @@ func (o Options) validate() error {
 	if o.Cgroups != CgroupsAuto && o.Cgroups != CgroupsOff {
 		return fmt.Errorf("sandbox: cgroups %q: want %q or %q", o.Cgroups, CgroupsAuto, CgroupsOff)
 	}
-	return nil
+	if err := validIDs("uid", o.UID, o.IDs); err != nil {
+		return err
+	}
+	return validIDs("gid", o.GID, o.IDs)
 }
 
 // perProcess are the resource limits of each process of a run whose CPU
@@ -273,8 +277,20 @@ type Info struct {
 	// starts, so the code cannot pass its failure off as the runner's.
 	SetupChannel bool `json:"setup_channel"`
 	PIDNamespace bool `json:"pid_namespace"`
-	// User is who the code runs as.
-	User string `json:"user"`
+	// User is who the code runs as; UserPerRun says whether each running
+	// run has a uid of its own (so that no run can signal, trace or read
+	// /proc of another, nor use up a per-user kernel limit of another).
+	User       string `json:"user"`
+	UserPerRun bool   `json:"user_per_run"`
+	// CPUShare says how runs share the processors: "equal per run (…)"
+	// where each run's cgroup has the cpu controller and the same weight,
+	// so that the processes of one run together get what one process of
+	// another does; "none: …" where every process competes alone.
+	CPUShare string `json:"cpu_share"`
+	// HostCounters says whether the code can read the machine's own
+	// counters (load, CPU and memory use, pressure): "hidden: …", or
+	// "visible: " and what is.
+	HostCounters string `json:"host_counters"`
 	// LimitMode says how the run as a whole is bounded: "cgroup v2" or
 	// "cgroup v1" (a cgroup per run bounds the memory, CPU time and
 	// process count of all its processes together) or "per-process"
@@ -465,76 +481,6 @@ func ExceptionLimit(exc string) string {
 		return LimitScratch
 	case strings.Contains(exc, "Too many open files"):
 		return LimitOpenFiles
-	}
-	return ""
-}
-
-// tracebackFrame matches a frame line of a Python traceback.
-var tracebackFrame = regexp.MustCompile(`^\s*File "([^"]+)", line (\d+)`)
-
-// parseTraceback returns the exception line of the last traceback in out
-// (or of a syntax error) and the lines of the script file named in it,
-// outermost first. A last traceback cut short before its exception line
-// (processes that share the output and are killed while they write, as in
-// a fork bomb) gives way to the one before it.
-func parseTraceback(out, scriptFile string) (exc string, lines []int) {
-	const marker = "Traceback (most recent call last):"
-	last := strings.LastIndex(out, marker)
-	if last < 0 {
-		return parseOneTraceback(out, scriptFile)
-	}
-	exc, lines = parseOneTraceback(out[last:], scriptFile)
-	for end := last; exc == ""; {
-		i := strings.LastIndex(out[:end], marker)
-		if i < 0 {
-			break // none is whole: the last one's frames
-		}
-		if e, l := parseOneTraceback(out[i:end], scriptFile); e != "" {
-			return e, l
-		}
-		end = i
-	}
-	return exc, lines
-}
-
-// parseOneTraceback is parseTraceback for text that holds at most one
-// traceback, at its start.
-func parseOneTraceback(text, scriptFile string) (exc string, lines []int) {
-	all := strings.Split(strings.TrimRight(text, "\n"), "\n")
-	for _, l := range all {
-		if m := tracebackFrame.FindStringSubmatch(l); m != nil && filepath.Base(m[1]) == scriptFile {
-			if n, err := strconv.Atoi(m[2]); err == nil {
-				lines = append(lines, n)
-			}
-		}
-	}
-	// The exception is the last line that starts in column 0 and looks
-	// like "Name: message" or "Name"; without a traceback, only a name
-	// that reads as an exception counts.
-	traced := len(lines) > 0 || strings.HasPrefix(text, "Traceback")
-	for i := len(all) - 1; i >= 0; i-- {
-		l := all[i]
-		if l == "" || l[0] == ' ' || l[0] == '\t' || l[0] == '^' {
-			continue
-		}
-		if (traced && pythonRaised.MatchString(l)) || pythonException.MatchString(l) {
-			return clipText(strings.TrimSpace(l), 300), lines
-		}
-		break
-	}
-	return "", lines
-}
-
-var (
-	pythonRaised    = regexp.MustCompile(`^[A-Za-z_][\w.]*(: .*|:)?$`)
-	pythonException = regexp.MustCompile(`^[A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt|Warning|Iteration)\b`)
-)
-
-func sectionOf(sections []Section, line int) string {
-	for _, s := range sections {
-		if line >= s.From && line <= s.To {
-			return s.Name
-		}
 	}
 	return ""
 }

@@ -226,6 +226,10 @@ func loadLiveTruth(t *testing.T, dir string) *liveTruth {
 // versions the captures were made with, not the ones someone remembers.
 func checkLivePackages(t *testing.T, dir string, truth *liveTruth) {
 	t.Helper()
+	if _, err := os.Stat(filepath.Join(dir, "requirements.txt")); err == nil {
+		checkLivePythonPackages(t, dir, truth)
+		return
+	}
 	raw, err := os.ReadFile(filepath.Join(dir, "package-lock.json"))
 	if err != nil {
 		t.Fatalf("a program pins its packages with package-lock.json: %v", err)
@@ -248,6 +252,43 @@ func checkLivePackages(t *testing.T, dir string, truth *liveTruth) {
 			t.Errorf("truth says %s@%s, package-lock.json installs %s", name, want.Version, got.Version)
 		}
 	}
+}
+
+// checkLivePythonPackages holds a Python program's truth to its hashed
+// requirements.txt (uv pip compile --generate-hashes): every package the
+// truth names is pinned there at the truth's version. Names compare as
+// PEP 503 normalizes them.
+func checkLivePythonPackages(t *testing.T, dir string, truth *liveTruth) {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(dir, "requirements.txt"))
+	if err != nil {
+		t.Fatalf("requirements.txt: %v", err)
+	}
+	pinned := map[string]string{}
+	for line := range strings.Lines(string(raw)) {
+		name, version, ok := strings.Cut(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(line), `\`)), "==")
+		if !ok || strings.HasPrefix(name, "#") || strings.HasPrefix(name, "--") {
+			continue
+		}
+		pinned[pep503Name(name)] = strings.TrimSpace(version)
+	}
+	for _, name := range slices.Sorted(maps.Keys(truth.Packages)) {
+		want := truth.Packages[name]
+		got, ok := pinned[pep503Name(name)]
+		switch {
+		case !ok:
+			t.Errorf("truth names package %s, which requirements.txt does not pin", name)
+		case got != want.Version:
+			t.Errorf("truth says %s==%s, requirements.txt pins %s", name, want.Version, got)
+		}
+	}
+}
+
+var pep503Run = regexp.MustCompile(`[-_.]+`)
+
+// pep503Name is a Python distribution's name as PEP 503 compares them.
+func pep503Name(name string) string {
+	return pep503Run.ReplaceAllString(strings.ToLower(strings.TrimSpace(name)), "-")
 }
 
 var liveRunName = regexp.MustCompile(`^run-[0-9]+$`)

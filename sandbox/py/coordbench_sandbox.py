@@ -13,23 +13,30 @@ process left open. Then, by the configuration's mode:
   "sandbox" (no host cgroup path or hostname shows), builds a minimal root
   on a tmpfs (the interpreter, its standard library, the packages and shared
   libraries it loads, bind-mounted from the host; a few device nodes; a
-  fresh /proc of the PID namespace; the run's library and script copied
+  fresh /proc of the PID namespace showing its processes and nothing else
+  (subset=pid: none of the machine's counters, /proc/stat, loadavg,
+  meminfo, pressure, sys); the run's library and script copied
   under /sandbox, read-only, so that no mount names their host path; a
   size-limited tmpfs as the
   work directory /sandbox/work), pivot_roots into it and detaches the host's
   tree, and makes every mount read-only except the work directory. Nothing
   else of the host (its files, its other processes) is reachable.
-* "lockdown": mounts a size-limited tmpfs over the work directory and makes
-  every other mount of the host's tree read-only.
+* "lockdown": mounts a size-limited tmpfs over the work directory, where the
+  kernel allows it a /proc of the PID namespace (subset=pid) over the host's
+  and an empty tmpfs over /sys, and makes every other mount of the host's
+  tree read-only.
 * "namespaces", "plain": no file system changes.
 
 In every mode it then sets the resource limits, soft = hard (CPU seconds
-get one second of grace between SIGXCPU and SIGKILL), so the code cannot
-raise them; with "root" or "lockdown" enters a further user and mount
-namespace in which it holds no mapped identity, which locks the read-only
-mounts and leaves it no capability over any file; sets no_new_privs; changes
-to the work directory; and replaces itself (execve) with a fresh interpreter
-running the script.
+get one second of grace between SIGXCPU and SIGKILL; no real-time priority,
+no nice value below the default), so the code cannot raise them; with
+"root" or "lockdown" enters a further user and mount namespace in which it
+holds no mapped identity, which locks the read-only mounts and leaves it no
+capability over any file; sets no_new_privs; installs a seccomp filter that
+refuses sysinfo(2) and syslog(2) (the machine's load, memory and process
+count, the kernel's log) and every system call of another ABI (where the
+architecture is one it knows); changes to the work directory; and replaces
+itself (execve) with a fresh interpreter running the script.
 
 The setup channel is file descriptor setup_fd, the write end of a pipe the
 runner reads: "ready" is written just before execve, and the descriptor is
@@ -40,13 +47,15 @@ own failure off as the runner's.
 
 The configuration is one JSON argument: mode, argv, env, cwd, work (the
 host's work directory), scratch_bytes, limits ({"cpu": s, "as": bytes,
-"nproc": n, "fsize": bytes, "nofile": n, "core": 0}), setup_fd, gate_fd,
-record_fd, sys_pivot_root, and with mode "root" root: {dir, bytes (the root
-tmpfs's size), binds: [[path, is_dir]], symlinks: [[path, target]],
-devices: [path], files: [[host, inside, is_dir]] (copied), work}.
+"nproc": n, "fsize": bytes, "nofile": n, "core": 0, "rtprio": 0, "nice": 0}),
+setup_fd, gate_fd, record_fd, sys_pivot_root, and with mode "root" root:
+{dir, bytes (the root tmpfs's size), binds: [[path, is_dir]], symlinks:
+[[path, target]], devices: [path], files: [[host, inside, is_dir]] (copied),
+work}.
 """
 
 import ctypes
+import errno
 import json
 import os
 import resource
@@ -74,6 +83,21 @@ CLONE_NEWNS = 0x00020000
 CLONE_NEWCGROUP = 0x02000000
 CLONE_NEWUSER = 0x10000000
 PR_SET_NO_NEW_PRIVS = 38
+# <linux/seccomp.h>, <linux/filter.h>, <linux/audit.h>
+PR_SET_SECCOMP = 22
+SECCOMP_MODE_FILTER = 2
+SECCOMP_RET_ALLOW = 0x7FFF0000
+SECCOMP_RET_ERRNO = 0x00050000
+BPF_LD_W_ABS = 0x20
+BPF_JEQ_K = 0x15
+BPF_JGE_K = 0x35
+BPF_RET_K = 0x06
+# machine: (AUDIT_ARCH_*, the numbers of sysinfo and syslog, the first
+# number of another ABI sharing the architecture (x32), or None)
+DENIED_SYSCALLS = {
+    "x86_64": (0xC000003E, (99, 103), 0x40000000),
+    "aarch64": (0xC00000B7, (179, 116), None),
+}
 
 _libc = ctypes.CDLL(None, use_errno=True)
 _libc.syscall.restype = ctypes.c_long
@@ -107,6 +131,14 @@ def _mount_setattr(path, flags, attr_set, attr_clr):
            "mount_setattr " + path)
 
 
+class _SockFilter(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint16), ("jt", ctypes.c_uint8), ("jf", ctypes.c_uint8), ("k", ctypes.c_uint32)]
+
+
+class _SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(_SockFilter))]
+
+
 def _mkfile(path):
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path, "a"):
@@ -133,10 +165,14 @@ def build_root(root, scratch_bytes, sys_pivot_root):
         _mkfile(new + dev)
         _mount(dev, new + dev, None, MS_BIND)
     os.makedirs(new + "/proc", exist_ok=True)
-    try:
-        _mount("proc", new + "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
-    except OSError:
-        pass  # a kernel or container that refuses it: no /proc at all
+    for options in ("subset=pid", None):
+        try:
+            _mount("proc", new + "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, options)
+            break
+        except OSError:
+            # a kernel before 5.8 knows no subset (the probe reports the
+            # counters visible); one that refuses proc: no /proc at all
+            pass
     work = new + root["work"]
     os.makedirs(work, exist_ok=True)
     _mount("tmpfs", work, "tmpfs", MS_NOSUID | MS_NODEV, "size=%d,mode=0700" % scratch_bytes)
@@ -162,12 +198,56 @@ def build_root(root, scratch_bytes, sys_pivot_root):
 
 def lockdown(work, scratch_bytes):
     _mount("tmpfs", work, "tmpfs", MS_NOSUID | MS_NODEV, "size=%d,mode=0700" % scratch_bytes)
+    # The machine's counters and other processes out of sight where the
+    # kernel allows it (it refuses a new /proc where the host's has parts
+    # masked, as in containers); the probe reports what stays visible.
+    try:
+        _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, "subset=pid")
+    except OSError:
+        pass
+    try:
+        _mount("tmpfs", "/sys", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=4k,mode=0555")
+    except OSError:
+        pass
     _mount_setattr("/", AT_RECURSIVE, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID, 0)
     _mount_setattr(work, 0, 0, MOUNT_ATTR_RDONLY)
 
 
 def seal():
     _check(_libc.unshare(CLONE_NEWUSER | CLONE_NEWNS), "unshare user and mount namespaces")
+
+
+def deny_host_counters():
+    """Installs the seccomp filter (see the module doc); where the machine
+    is not one it knows, or the kernel has no seccomp, nothing: the probe
+    reports what the code can read."""
+    known = DENIED_SYSCALLS.get(os.uname().machine)
+    if known is None:
+        return
+    arch, denied, foreign = known
+    prog = [(BPF_LD_W_ABS, 0, 0, 4),  # seccomp_data.arch
+            (BPF_JEQ_K, 1, 0, arch),
+            "deny",
+            (BPF_LD_W_ABS, 0, 0, 0)]  # seccomp_data.nr
+    if foreign is not None:
+        prog.append((BPF_JGE_K, "deny", 0, foreign))
+    for nr in denied:
+        prog.append((BPF_JEQ_K, "deny", 0, nr))
+    prog.append((BPF_RET_K, 0, 0, SECCOMP_RET_ALLOW))
+    prog.append((BPF_RET_K, 0, 0, SECCOMP_RET_ERRNO | errno.EPERM))
+    last = len(prog) - 1
+    insns = []
+    for i, ins in enumerate(prog):
+        if ins == "deny":
+            ins = (BPF_RET_K, 0, 0, SECCOMP_RET_ERRNO | errno.EPERM)
+        code, jt, jf, k = ins
+        if jt == "deny":
+            jt = last - i - 1
+        insns.append(_SockFilter(code, jt, jf, k))
+    filt = (_SockFilter * len(insns))(*insns)
+    fprog = _SockFprog(len(insns), filt)
+    _check(_libc.prctl(ctypes.c_int(PR_SET_SECCOMP), ctypes.c_ulong(SECCOMP_MODE_FILTER),
+                       ctypes.byref(fprog), ctypes.c_ulong(0), ctypes.c_ulong(0)), "seccomp")
 
 
 def wait_gate(fd):
@@ -206,6 +286,8 @@ LIMITS = {
     "fsize": resource.RLIMIT_FSIZE,
     "nofile": resource.RLIMIT_NOFILE,
     "core": resource.RLIMIT_CORE,
+    "rtprio": resource.RLIMIT_RTPRIO,
+    "nice": resource.RLIMIT_NICE,
 }
 
 
@@ -240,6 +322,10 @@ def main():
         if mode in ("root", "lockdown"):
             seal()
         _check(_libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "prctl no_new_privs")
+        try:
+            deny_host_counters()
+        except OSError:
+            pass  # the probe reports sysinfo(2) readable
         os.chdir(cfg["cwd"])
         sys.stdout.flush()
         os.set_inheritable(fd, False)

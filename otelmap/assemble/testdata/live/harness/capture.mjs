@@ -3,15 +3,19 @@
 // kept, compacted to one line, so the capture file is JSON Lines of
 // ExportTraceServiceRequest documents: what `green assess` reads.
 //
-// Protobuf bodies are refused (415) with a message: a program must use the
-// OTLP/HTTP JSON exporter (@opentelemetry/exporter-trace-otlp-http), whose
-// bytes are kept as sent.
+// JSON bodies are kept as sent. Protobuf bodies (OpenTelemetry Python's
+// OTLP/HTTP exporter speaks nothing else) are turned into the OTLP/JSON of
+// the same request by the Go command in otlpjson/ (the Collector's pdata),
+// named by LIVE_OTLPJSON (pylive.mjs builds it); without it they are
+// refused (415) with a message, so a Node program must use the OTLP/HTTP
+// JSON exporter (@opentelemetry/exporter-trace-otlp-http).
 
 import http from "node:http";
 import { once } from "node:events";
 import { gunzipSync, inflateSync } from "node:zlib";
 import { writeFile, mkdir } from "node:fs/promises";
 import { dirname } from "node:path";
+import { execFileSync } from "node:child_process";
 
 export async function startCapture() {
   /** @type {string[]} */
@@ -34,7 +38,10 @@ export async function startCapture() {
       if (enc === "gzip") body = gunzipSync(body);
       else if (enc === "deflate") body = inflateSync(body);
       const type = String(req.headers["content-type"] ?? "");
-      if (!type.includes("json")) {
+      const converter = process.env.LIVE_OTLPJSON;
+      if (type.includes("protobuf") && converter) {
+        body = execFileSync(converter, { input: body, maxBuffer: 1 << 30 });
+      } else if (!type.includes("json")) {
         problems.push(`refused a ${type || "untyped"} body: use the OTLP/HTTP JSON exporter`);
         res.writeHead(415, { "content-type": "application/json" });
         res.end(JSON.stringify({ code: 3, message: "this receiver keeps OTLP/JSON only" }));

@@ -118,3 +118,52 @@ test("capture keeps OTLP/JSON bodies, gzip too, and refuses protobuf", async () 
     await c.close();
   }
 });
+
+// A protobuf body (what OpenTelemetry Python's OTLP/HTTP exporter sends) is
+// kept as the OTLP/JSON of the same request, through the otlpjson command
+// (the Collector's pdata); without the command it is refused.
+test("capture: protobuf bodies become OTLP/JSON through otlpjson", async () => {
+  const { execFileSync } = await import("node:child_process");
+  const { dirname } = await import("node:path");
+  const { fileURLToPath } = await import("node:url");
+  const here = dirname(fileURLToPath(import.meta.url));
+  const bin = join(await mkdtemp(join(tmpdir(), "otlpjson-")), "otlpjson");
+  execFileSync("go", ["build", "-o", bin, "./otlpjson"], { cwd: here });
+  // ExportTraceServiceRequest{resource_spans: [{scope_spans: [{spans: [
+  // {trace_id, span_id, name: "chat", kind: CLIENT}]}]}]}, encoded by hand.
+  const len = (field, bytes) => Buffer.concat([Buffer.from([(field << 3) | 2, bytes.length]), bytes]);
+  const traceId = Buffer.from("0102030405060708090a0b0c0d0e0f10", "hex");
+  const spanId = Buffer.from("a1a2a3a4a5a6a7a8", "hex");
+  const span = Buffer.concat([len(1, traceId), len(2, spanId), len(5, Buffer.from("chat")), Buffer.from([6 << 3, 3])]);
+  const body = len(1, len(2, len(2, span)));
+  const send = (capture) => fetch(capture.tracesURL, { method: "POST", headers: { "content-type": "application/x-protobuf" }, body });
+
+  const saved = process.env.LIVE_OTLPJSON;
+  delete process.env.LIVE_OTLPJSON;
+  const refusing = await startCapture();
+  try {
+    assert.equal((await send(refusing)).status, 415);
+    assert.equal(refusing.problems.length, 1);
+  } finally {
+    await refusing.close();
+  }
+  process.env.LIVE_OTLPJSON = bin;
+  const c = await startCapture();
+  try {
+    assert.equal((await send(c)).status, 200);
+    assert.deepEqual(c.problems, []);
+    assert.equal(c.spanCount(), 1);
+    const out = join(await mkdtemp(join(tmpdir(), "capture-")), "run.otlp.json");
+    await c.write(out);
+    const doc = JSON.parse((await readFile(out, "utf8")).trim());
+    const got = doc.resourceSpans[0].scopeSpans[0].spans[0];
+    assert.equal(got.traceId, "0102030405060708090a0b0c0d0e0f10");
+    assert.equal(got.spanId, "a1a2a3a4a5a6a7a8");
+    assert.equal(got.name, "chat");
+    assert.equal(got.kind, 3);
+  } finally {
+    await c.close();
+    if (saved === undefined) delete process.env.LIVE_OTLPJSON;
+    else process.env.LIVE_OTLPJSON = saved;
+  }
+});
