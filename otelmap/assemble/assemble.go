@@ -107,6 +107,7 @@ const (
 	fToolServer                       // the tool server's side of a tool call (toolservers.go)
 	fServiceAgent                     // a trace root whose work outside agent spans is its service's unnamed agent (outside.go)
 	fServiceCall                      // an agent span that unnamed agent called (outside.go)
+	fClientMethod                     // a client library's method span inside a call (recognize.Verdict.ClientMethod)
 )
 
 // node is assembly's working record of one span. Indexes are node indexes,

@@ -42,6 +42,7 @@ func (r *Reading) readA2AName(name string) {
 	if rest := name[4:]; strings.HasPrefix(rest, "client.") || strings.HasPrefix(rest, "server.") || strings.HasPrefix(rest, "utils.") {
 		r.claimCore(claimA2A)
 		r.s.notCall = true // not a side of a call: read as INTERNAL
+		r.s.clientSDK = strings.HasPrefix(rest, "client.")
 	}
 }
 
