@@ -1,46 +1,59 @@
 // Package llamaindex is the convention family of LlamaIndex's
-// AgentWorkflow (llama-index-core) as OpenInference's LlamaIndex
-// instrumentation records it (openinference-instrumentation-llama-index
-// 4.6.1, checked on the live corpus's llamaindex-agentworkflow-py program,
-// llama-index-core 0.14.25). It claims no span: the spans are
-// OpenInference's, counted there.
+// AgentWorkflow (llama-index-core), read the same way whichever
+// instrumentation recorded it: OpenInference's
+// (openinference-instrumentation-llama-index 4.6.1) and OpenLLMetry's
+// (opentelemetry-instrumentation-llamaindex 0.62.4, with traceloop-sdk),
+// checked on the live corpus's llamaindex-agentworkflow-py and
+// llamaindex-agentworkflow-openllmetry-py programs (llama-index-core
+// 0.14.25). It claims no span: the spans are those instrumentations',
+// counted there.
 //
-// The instrumentation makes no AGENT span for an AgentWorkflow's
-// FunctionAgents and no attribute names one. The workflow's run is a CHAIN
-// span "<Workflow>.run" and each of its steps a CHAIN span
-// "<Workflow>.<step>" directly under it (init_run, setup_agent,
-// run_agent_step, parse_agent_output, call_tool, aggregate_tool_results),
-// in the order they ran. Which agent runs is the workflow's state, shown
-// only in the repr of the events its steps take and give: setup_agent
-// takes an AgentInput and gives an AgentSetup, both ending
-// ", current_agent_name='<agent>')". So:
+// Neither makes an agent span for an AgentWorkflow's FunctionAgents, and
+// no attribute names one. The workflow's run is one span and each of its
+// steps (init_run, setup_agent, run_agent_step, parse_agent_output,
+// call_tool, aggregate_tool_results) a span directly under it, in the
+// order they ran: OpenInference's CHAIN spans "<Workflow>.run" and
+// "<Workflow>.<step>"; OpenLLMetry's workflow span "<Workflow>.workflow"
+// and task spans (named "<Workflow>.task" or "<step>.task": its
+// dispatcher_wrapper.py new_span). Which agent runs is the workflow's
+// state, shown only in the events the steps take and give (AgentInput,
+// AgentSetup: their field current_agent_name). OpenInference writes an
+// event as its Python repr, in input.value (the JSON of the step's
+// arguments: its "ev") and output.value; OpenLLMetry as the event's
+// model_dump JSON, in traceloop.entity.input and traceloop.entity.output.
+// One reading of both:
 //
-//   - the agent of a setup_agent step is the current_agent_name that ends
-//     its input's AgentInput repr (input.value, the JSON of the step's
-//     arguments: its "ev"), else its output's AgentSetup repr
-//     (output.value). Only the field that ends the repr is read: a message
-//     inside the event that spells current_agent_name='...' is text, not
-//     the field. A repr OpenInference cut short names no agent: the step
-//     is then an agent its framework ran with no name recorded (unread,
-//     counted), and its steps are nobody's;
-//   - each run of steps from a setup_agent to the next setup_agent of
-//     another agent is that agent's run: the first setup_agent span of the
-//     run becomes the agent's span, and the run's other steps are read as
-//     run by it (recognize.Tree.RunBy), so its model and tool calls are its
-//     work;
-//   - a tool call named handoff (LlamaIndex's FunctionTool "handoff",
-//     OpenInference TOOL span "FunctionTool.acall" or "FunctionTool.call")
-//     is a handoff to the agent its arguments name: input.value
-//     {"kwargs": {"to_agent": "<agent>", ...}}. The edge is made by the
-//     handoff rule every family shares (otelmap/assemble/calls_evidence.go):
-//     to the first agent span after it named as its target, from the agent
-//     doing its work.
+//   - a step names the current agent when its input's event, else its
+//     output's, is an AgentInput or AgentSetup whose repr ends with the
+//     field ", current_agent_name='<agent>')", or is a JSON object whose
+//     own member current_agent_name is the agent. Only the field that ends
+//     the repr, or the object's own member, is read: a message inside the
+//     event that spells the field is text, not the field. A repr
+//     OpenInference cut short ("...") names nobody;
+//   - the run of an agent starts at the first step of the workflow's run
+//     that names it while another agent (or none) was current: that step's
+//     span becomes the agent's span, and every step after it until the
+//     next agent's run is read as run by it (recognize.Tree.RunBy), so its
+//     model and tool calls are its work. A setup_agent step (OpenInference
+//     names it) that names no agent is an agent its framework ran with no
+//     name recorded (unread, counted), and its steps are nobody's; so is a
+//     workflow run none of whose steps names an agent;
+//   - the handoff tool hands off to the agent its arguments name: the
+//     FunctionTool "handoff" call (OpenInference's TOOL span
+//     "FunctionTool.acall"/".call", input.value {"kwargs": {"to_agent":
+//     ...}}), or OpenLLMetry's call_tool step, the task span on which it
+//     writes the ToolCall event's tool.name and tool.arguments ({"to_agent":
+//     ...}), which this family reads as the tool call it is. The edge is
+//     made by the handoff rule every family shares
+//     (otelmap/assemble/calls_evidence.go): to the first agent span after
+//     it named as its target, from the agent doing its work.
 //
-// The workflow's run span, "<Workflow>.run" whose input (its initial
-// state's config) lists the setup_agent and run_agent_step steps, is an
-// orchestration: agents no handoff wires under it are reported unwired.
-// Steps are read only in the process of the span they run under: a span of
-// another process parented on it names no agent of the workflow.
+// The workflow's run span is an orchestration (OpenLLMetry's word already;
+// OpenInference's "<Workflow>.run" whose input, the workflow's initial
+// state, lists the setup_agent and run_agent_step steps): agents no handoff
+// wires under it are reported unwired. Steps are read only in the process
+// of the run span they are directly under: a span of another process
+// parented on it names no agent of the workflow.
 package llamaindex
 
 import (
@@ -62,10 +75,12 @@ type family struct{}
 
 // Keys.
 const (
-	keyKind   uint8 = iota // openinference.span.kind
-	keyTool                // tool.name
-	keyInput               // input.value
-	keyOutput              // output.value
+	keyKind     uint8 = iota // openinference.span.kind
+	keyTLKind                // traceloop.span.kind
+	keyTool                  // tool.name
+	keyToolArgs              // tool.arguments (OpenLLMetry's call_tool step)
+	keyInput                 // input.value, traceloop.entity.input
+	keyOutput                // output.value, traceloop.entity.output
 )
 
 func (family) Spec() recognize.Spec {
@@ -73,9 +88,13 @@ func (family) Spec() recognize.Spec {
 		Name: "llamaindex",
 		Keys: []recognize.Key{
 			recognize.Exact("openinference.span.kind", keyKind),
+			recognize.Exact("traceloop.span.kind", keyTLKind),
 			recognize.Exact("tool.name", keyTool),
+			recognize.Exact("tool.arguments", keyToolArgs),
 			recognize.Exact("input.value", keyInput),
+			recognize.Exact("traceloop.entity.input", keyInput),
 			recognize.Exact("output.value", keyOutput),
+			recognize.Exact("traceloop.entity.output", keyOutput),
 		},
 		Identities: []recognize.Identity{{Label: "current_agent_name", Tier: recognize.NameAttribute}},
 		// No Unnamed text: the unnamed-agent warning lists every family's,
@@ -87,31 +106,40 @@ func (family) Spec() recognize.Spec {
 func (family) NewReader() recognize.SpanReader { return &reader{} }
 
 // reader is what one span says of an AgentWorkflow, and across an
-// assembly the steps its pass looks at.
+// assembly the spans its pass looks at.
 type reader struct {
 	kind          string // openinference.span.kind
+	tlKind        string // traceloop.span.kind
 	tool          string // tool.name
-	input, output string // input.value, output.value
+	toolArgs      string // tool.arguments
+	input, output string // the step's input and output, whichever instrumentation's
 
+	runs  map[int32]string // workflow run spans: the workflow's class
 	steps []step
 }
 
-// step is a CHAIN span of an AgentWorkflow step.
+// step is a span that may be a step of a workflow's run.
 type step struct {
 	span  int32
-	class string // what precedes ".<step>" in the span's name: the workflow's class
-	setup bool   // a setup_agent step
-	agent string // a setup_agent step's agent, "" when not shown
+	class string // the workflow's class its name gives, "" when it gives none
+	setup bool   // an OpenInference setup_agent step
+	agent string // the agent its events name, "" when none
 }
 
-func (o *reader) Reset() { o.kind, o.tool, o.input, o.output = "", "", "", "" }
+func (o *reader) Reset() {
+	o.kind, o.tlKind, o.tool, o.toolArgs, o.input, o.output = "", "", "", "", "", ""
+}
 
 func (o *reader) Attr(_ *recognize.Reading, kv *attribute.KeyValue, id uint8) {
 	switch id {
 	case keyKind:
 		o.kind = recognize.Quiet(kv)
+	case keyTLKind:
+		o.tlKind = recognize.Quiet(kv)
 	case keyTool:
 		o.tool = recognize.Quiet(kv)
+	case keyToolArgs:
+		o.toolArgs = recognize.Quiet(kv)
 	case keyInput:
 		o.input = recognize.Quiet(kv)
 	case keyOutput:
@@ -119,29 +147,49 @@ func (o *reader) Attr(_ *recognize.Reading, kv *attribute.KeyValue, id uint8) {
 	}
 }
 
-// Decide reads an AgentWorkflow's run span and a handoff tool call's
-// target.
+// Decide reads an AgentWorkflow's run span, OpenLLMetry's call_tool step,
+// and a handoff tool call's target.
 func (o *reader) Decide(r *recognize.Reading, sp *otelmap.Span) {
-	if isWorkflowRun(o.kind, sp.Name, o.input) {
+	switch {
+	case isWorkflowRun(o.kind, sp.Name, o.input):
 		r.Say(recognize.TierInstrumentation, recognize.Word{Workflow: true, Understood: true})
-		return
-	}
-	if o.tool != "handoff" || !strings.EqualFold(o.kind, "TOOL") ||
-		(sp.Name != "FunctionTool.acall" && sp.Name != "FunctionTool.call") {
-		return
-	}
-	var args struct {
-		Kwargs struct {
-			ToAgent string `json:"to_agent"`
-		} `json:"kwargs"`
-	}
-	if json.Unmarshal([]byte(o.input), &args) == nil && args.Kwargs.ToAgent != "" {
-		r.HandoffNamed(args.Kwargs.ToAgent)
+	case o.tlKind == "task" && o.tool != "" && o.toolArgs != "" && strings.HasSuffix(sp.Name, ".task"):
+		// OpenLLMetry's call_tool step: the ToolCall event's tool and
+		// arguments, a tool call, where OpenLLMetry's kind says a task.
+		r.Say(recognize.TierFramework, recognize.Word{Op: recognize.OpTool, Understood: true})
+		r.ToolName(o.tool)
+		if o.tool == "handoff" {
+			if to := toAgent(o.toolArgs); to != "" {
+				r.HandoffNamed(to)
+			}
+		}
+	case o.tool == "handoff" && strings.EqualFold(o.kind, "TOOL") &&
+		(sp.Name == "FunctionTool.acall" || sp.Name == "FunctionTool.call"):
+		var args struct {
+			Kwargs json.RawMessage `json:"kwargs"`
+		}
+		if json.Unmarshal([]byte(o.input), &args) == nil {
+			if to := toAgent(string(args.Kwargs)); to != "" {
+				r.HandoffNamed(to)
+			}
+		}
 	}
 }
 
-// isWorkflowRun: a CHAIN span "<Workflow>.run" whose input (the
-// workflow's initial state, its config listing its steps) holds the
+// toAgent reads the handoff tool's to_agent argument from its JSON
+// arguments.
+func toAgent(args string) string {
+	var a struct {
+		ToAgent string `json:"to_agent"`
+	}
+	if json.Unmarshal([]byte(args), &a) != nil {
+		return ""
+	}
+	return a.ToAgent
+}
+
+// isWorkflowRun: an OpenInference CHAIN span "<Workflow>.run" whose input
+// (the workflow's initial state, its config listing its steps) holds the
 // AgentWorkflow's agent steps is an orchestration. The agents run beside
 // each other under it: agents no handoff wires are reported as unwired,
 // not read as a complete graph without edges.
@@ -153,46 +201,72 @@ func isWorkflowRun(kind, name, input string) bool {
 // workflowSteps are the step names of an AgentWorkflow's run.
 var workflowSteps = [...]string{"init_run", "setup_agent", "run_agent_step", "parse_agent_output", "call_tool", "aggregate_tool_results"}
 
-func (o *reader) Begin() { o.steps = o.steps[:0] }
+func (o *reader) Begin() {
+	clear(o.runs)
+	o.steps = o.steps[:0]
+}
 
+// Keep keeps the workflow run spans and the spans that may be their steps.
 func (o *reader) Keep(_ *recognize.Reading, sp *otelmap.Span, i int32) {
-	if !strings.EqualFold(o.kind, "CHAIN") {
-		return
-	}
 	dot := strings.LastIndexByte(sp.Name, '.')
-	if dot <= 0 || !slices.Contains(workflowSteps[:], sp.Name[dot+1:]) {
+	if dot <= 0 {
 		return
 	}
-	s := step{span: i, class: sp.Name[:dot], setup: sp.Name[dot+1:] == "setup_agent"}
-	if s.setup {
-		s.agent = eventAgent(o.input, "AgentInput(")
-		if s.agent == "" {
-			s.agent = currentAgent(o.output, "AgentSetup(")
+	class, method := sp.Name[:dot], sp.Name[dot+1:]
+	switch {
+	case strings.EqualFold(o.kind, "CHAIN") && method == "run" && isWorkflowRun(o.kind, sp.Name, o.input),
+		o.tlKind == "workflow" && method == "workflow":
+		if o.runs == nil {
+			o.runs = make(map[int32]string)
 		}
+		o.runs[i] = class
+	case strings.EqualFold(o.kind, "CHAIN") && slices.Contains(workflowSteps[:], method):
+		o.steps = append(o.steps, step{span: i, class: class, setup: method == "setup_agent", agent: o.stepAgent()})
+	case o.tlKind == "task" && method == "task":
+		o.steps = append(o.steps, step{span: i, agent: o.stepAgent()})
 	}
-	o.steps = append(o.steps, s)
 }
 
-// eventAgent reads the agent of the event a step took: input.value is
-// the JSON of the step's arguments, the event its "ev" repr.
-func eventAgent(input, event string) string {
-	if !strings.Contains(input, event) {
-		return ""
+// stepAgent is the agent a step's events name: its input's, else its
+// output's.
+func (o *reader) stepAgent() string {
+	if a := eventAgent(o.input); a != "" {
+		return a
 	}
-	var args struct {
-		Ev string `json:"ev"`
-	}
-	if json.Unmarshal([]byte(input), &args) != nil {
-		return ""
-	}
-	return currentAgent(args.Ev, event)
+	return eventAgent(o.output)
 }
 
-// currentAgent returns the agent an event's repr names in the field that
-// ends it, "<event>..., current_agent_name='<agent>')", or "".
-func currentAgent(repr, event string) string {
+// eventAgent reads the current agent an event names: OpenInference's
+// arguments JSON ({"ev": "<repr>"}) or bare repr, or OpenLLMetry's JSON of
+// the event (its own member current_agent_name).
+func eventAgent(v string) string {
+	if !strings.Contains(v, "current_agent_name") {
+		return ""
+	}
+	if strings.HasPrefix(v, "{") {
+		var ev struct {
+			Ev      *string `json:"ev"`
+			Current *string `json:"current_agent_name"`
+		}
+		if json.Unmarshal([]byte(v), &ev) != nil {
+			return ""
+		}
+		switch {
+		case ev.Ev != nil:
+			return reprAgent(*ev.Ev)
+		case ev.Current != nil && *ev.Current != "":
+			return *ev.Current
+		}
+		return ""
+	}
+	return reprAgent(v)
+}
+
+// reprAgent returns the agent an AgentInput or AgentSetup repr names in
+// the field that ends it, "...(..., current_agent_name='<agent>')", or "".
+func reprAgent(repr string) string {
 	const field = ", current_agent_name='"
-	if !strings.HasPrefix(repr, event) || !strings.HasSuffix(repr, "')") {
+	if !strings.HasPrefix(repr, "AgentInput(") && !strings.HasPrefix(repr, "AgentSetup(") || !strings.HasSuffix(repr, "')") {
 		return ""
 	}
 	body := repr[:len(repr)-len("')")]
@@ -200,52 +274,49 @@ func currentAgent(repr, event string) string {
 	if i < 0 {
 		return ""
 	}
-	name := body[i+len(field):]
-	if name == "" || strings.ContainsAny(name, "'\\") {
-		return ""
+	if name := body[i+len(field):]; validName(name) {
+		return name
 	}
-	return name
+	return ""
 }
+
+// validName: a name Python's repr writes between single quotes whole.
+func validName(name string) bool { return name != "" && !strings.ContainsAny(name, "'\\") }
 
 // Resolve makes each agent's run of steps an agent span and its steps.
 func (o *reader) Resolve(t recognize.Tree) {
-	if len(o.steps) == 0 {
+	if len(o.runs) == 0 || len(o.steps) == 0 {
 		return
 	}
-	type group struct {
-		parent int32
-		class  string
-	}
-	runs := make(map[group][]step)
-	var order []group
+	byRun := make(map[int32][]step)
+	var order []int32
 	for _, s := range o.steps {
 		p := t.Parent(s.span)
-		if p < 0 || t.Process(p) != t.Process(s.span) {
+		class, ok := o.runs[p]
+		if !ok || t.Process(p) != t.Process(s.span) || s.class != "" && s.class != class {
 			continue
 		}
-		g := group{p, s.class}
-		if _, ok := runs[g]; !ok {
-			order = append(order, g)
+		if _, seen := byRun[p]; !seen {
+			order = append(order, p)
 		}
-		runs[g] = append(runs[g], s)
+		byRun[p] = append(byRun[p], s)
 	}
-	for _, g := range order {
-		steps := runs[g]
-		if !slices.ContainsFunc(steps, func(s step) bool { return s.setup }) {
-			continue
-		}
+	for _, p := range order {
+		steps := byRun[p]
 		slices.SortFunc(steps, func(x, y step) int {
 			return cmp.Or(t.Span(x.span).Start.Compare(t.Span(y.span).Start), cmp.Compare(x.span, y.span))
 		})
+		if !slices.ContainsFunc(steps, func(s step) bool { return s.agent != "" }) {
+			t.MarkUnnamed(steps[0].span)
+			continue
+		}
 		cur, name := int32(-1), ""
 		for _, s := range steps {
 			switch {
 			case s.setup && s.agent == "":
 				t.MarkUnnamed(s.span)
 				cur, name = -1, ""
-			case s.setup && s.agent == name:
-				t.RunBy(s.span, cur)
-			case s.setup:
+			case s.agent != "" && s.agent != name:
 				if t.Agent(s.span) {
 					cur, name = -1, "" // another family's word on it stands
 					continue
