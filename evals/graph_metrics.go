@@ -87,6 +87,9 @@ func newDigraph(names []string, edges []wedge) *digraph {
 func (g *digraph) succ(v int32) []int32 { return g.out[g.outStart[v]:g.outStart[v+1]] }
 func (g *digraph) pred(v int32) []int32 { return g.in[g.inStart[v]:g.inStart[v+1]] }
 
+func (g *digraph) outDegree(v int32) int { return int(g.outStart[v+1] - g.outStart[v]) }
+func (g *digraph) inDegree(v int32) int  { return int(g.inStart[v+1] - g.inStart[v]) }
+
 // degree is networkx's DiGraph degree: in + out, a self-loop counting twice.
 func (g *digraph) degree(v int32) int {
 	return int(g.outStart[v+1]-g.outStart[v]) + int(g.inStart[v+1]-g.inStart[v])
