@@ -2,23 +2,21 @@ package evals
 
 // The graph metrics, each computed to equal what networkx (the oracle of
 // graph_oracle_test.go) returns with default arguments on the same
-// nx.DiGraph. gonum supplies the graph type and the component algorithms,
-// whose semantics are networkx's. Where gonum's semantics differ
+// nx.DiGraph, over a compact adjacency (CSR). gonum has most of these
+// algorithms, but its semantics differ from networkx's in several
 // (normalisation, incoming-distance closeness, Fagiolo clustering, the A+I
-// power iteration of eigenvector centrality, PageRank's dangling-node rule)
-// or where its map-based Brandes is too slow for the 10,000-node benchmark,
-// the computation is written here over a compact adjacency (CSR) and follows
-// networkx's code step by step, down to the order floating-point sums are
-// taken in where that is cheap, so results agree to a few ulps.
+// power iteration of eigenvector centrality, PageRank's dangling-node rule),
+// and its map-based graph and Brandes are too slow for the benchmarks (the
+// components: graph_components.go); the tests hold the computations here to
+// networkx (graph_oracle_test.go) and, for betweenness and the components,
+// to gonum. Each follows networkx's code step by step, down to the order
+// floating-point sums are taken in where that is cheap, so results agree
+// to a few ulps.
 
 import (
 	"context"
 	"math"
 	"slices"
-
-	"gonum.org/v1/gonum/graph"
-	"gonum.org/v1/gonum/graph/simple"
-	"gonum.org/v1/gonum/graph/topo"
 )
 
 // networkx's defaults for the iterative metrics.
@@ -95,23 +93,6 @@ func (g *digraph) degree(v int32) int {
 	return int(g.outStart[v+1]-g.outStart[v]) + int(g.inStart[v+1]-g.inStart[v])
 }
 
-// gonum returns g as a gonum graph, self-loops left out (simple graphs have
-// none, and no component depends on them).
-func (g *digraph) gonum() *simple.WeightedDirectedGraph {
-	dg := simple.NewWeightedDirectedGraph(0, math.Inf(1))
-	for i := range g.names {
-		dg.AddNode(simple.Node(int64(i)))
-	}
-	for u := range g.names {
-		for k := g.outStart[u]; k < g.outStart[u+1]; k++ {
-			if v := g.out[k]; int(v) != u {
-				dg.SetWeightedEdge(dg.NewWeightedEdge(simple.Node(int64(u)), simple.Node(int64(v)), float64(g.outCount[k])))
-			}
-		}
-	}
-	return dg
-}
-
 // computeGraphMetrics computes the metrics cfg enables.
 func computeGraphMetrics(ctx context.Context, g *digraph, cfg Config) (GraphMetrics, error) {
 	var m GraphMetrics
@@ -161,15 +142,15 @@ func computeGraphMetrics(ctx context.Context, g *digraph, cfg Config) (GraphMetr
 	}
 
 	wantPaths := on(MetricAverageShortestPathLength) || on(MetricDiameter)
-	var sccs [][]int32
-	if on(MetricNumberWeaklyConnectedComponents) || on(MetricNumberStronglyConnectedComponents) || wantPaths {
-		dg := g.gonum()
-		if on(MetricNumberWeaklyConnectedComponents) {
-			m.NumberWeaklyConnectedComponents = scalar(float64(len(topo.ConnectedComponents(graph.Undirect{G: dg}))))
-		}
-		sccs = componentIndices(topo.TarjanSCC(dg))
+	if on(MetricNumberWeaklyConnectedComponents) {
+		m.NumberWeaklyConnectedComponents = scalar(float64(g.weakComponents()))
+	}
+	var scc []int32
+	var sccCount int
+	if on(MetricNumberStronglyConnectedComponents) || wantPaths {
+		scc, sccCount = g.strongComponents()
 		if on(MetricNumberStronglyConnectedComponents) {
-			m.NumberStronglyConnectedComponents = scalar(float64(len(sccs)))
+			m.NumberStronglyConnectedComponents = scalar(float64(sccCount))
 		}
 	}
 
@@ -201,7 +182,7 @@ func computeGraphMetrics(ctx context.Context, g *digraph, cfg Config) (GraphMetr
 	var inLSCC []bool
 	var lscc []int32
 	if wantPaths {
-		lscc = largestComponent(sccs)
+		lscc = largestComponent(scc, sccCount)
 		inLSCC = make([]bool, n)
 		for _, v := range lscc {
 			inLSCC[v] = true
@@ -270,36 +251,6 @@ func (g *digraph) optionalMap(vals []float64, ok bool) map[string]*float64 {
 		}
 	}
 	return out
-}
-
-// componentIndices turns gonum's components into sorted index lists.
-func componentIndices(comps [][]graph.Node) [][]int32 {
-	out := make([][]int32, len(comps))
-	for i, c := range comps {
-		idx := make([]int32, len(c))
-		for j, v := range c {
-			idx[j] = int32(v.ID())
-		}
-		slices.Sort(idx)
-		out[i] = idx
-	}
-	return out
-}
-
-// largestComponent returns the largest component; among equally large ones
-// the one whose smallest node index (so smallest name) is least, so the
-// choice does not depend on the order Tarjan's algorithm found them in.
-func largestComponent(comps [][]int32) []int32 {
-	var best []int32
-	for _, c := range comps {
-		if len(c) == 0 {
-			continue
-		}
-		if best == nil || len(c) > len(best) || (len(c) == len(best) && c[0] < best[0]) {
-			best = c
-		}
-	}
-	return best
 }
 
 // degreeCentrality is nx.degree_centrality: degree × 1/(n-1), and 1 for
