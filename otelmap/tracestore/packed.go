@@ -43,6 +43,14 @@ import (
 //	          and bytes, slices uvarint count and their elements so.
 //
 // The trace id is the trace's own; the span and parent ids are in the head.
+//
+// A batch's records are first written to a buffer of the store's (its
+// scratch), one after the other whichever trace they belong to, and moved
+// into their traces' bytes when the batch is done (place): a trace's
+// bytes then grow once per batch, by exactly what the batch brought it,
+// rather than by append, which copies and zeroes a large slice some four
+// times over as it grows it by a quarter at a time, and leaves up to a
+// quarter of it unused.
 const (
 	flagError     = 1 << 0
 	flagStartZero = 1 << 1
@@ -81,9 +89,14 @@ type packedSpans struct {
 	lastRes   *otelmap.Resource
 	lastIndex int
 	// expect is how many spans the trace's first batch brings (set when
-	// the trace is made), so that the first record can size data and
-	// heads for them all rather than grow them by doubling.
+	// the trace is made), so that heads can be sized for them all.
 	expect int
+	// The records of the batch being added are in the store's scratch
+	// until place moves them here: those of heads[firstPending:], and of
+	// the heads listed in replaced; pending is their length in all.
+	firstPending int
+	replaced     []int32
+	pending      int
 }
 
 func (p *packedSpans) len() int { return len(p.heads) }
@@ -111,64 +124,69 @@ func (p *packedSpans) index(id trace.SpanID) int {
 	return -1
 }
 
-// sourceOf returns the source code of span i.
-func (p *packedSpans) sourceOf(i int) int {
-	return int(p.data[p.heads[i].off]&sourceMask) >> sourceShift
+// sourceOf returns the source code of span i; scratch holds the records
+// of the batch being added.
+func (p *packedSpans) sourceOf(i int, scratch []byte) int {
+	data := p.data
+	if p.isPending(i) {
+		data = scratch
+	}
+	return int(data[p.heads[i].off]&sourceMask) >> sourceShift
+}
+
+// isPending tells whether span i's record is still in the store's scratch.
+func (p *packedSpans) isPending(i int) bool {
+	return i >= p.firstPending || slices.Contains(p.replaced, int32(i))
 }
 
 // maxPackedBytes is the most a trace's packed spans may take: records
 // are found by 32-bit offsets (and an int must hold it).
 const maxPackedBytes = min(math.MaxUint32, math.MaxInt)
 
-// maxReserve bounds the room a trace's first record reserves for the
-// spans its batch brings after it: a batch whose first span is large must
-// not make the store reserve that size a thousand times over.
-const maxReserve = 4 << 20
-
-// add appends sp, whose resource is res (a copy the store owns), unless
-// its record would take the trace's packed bytes past maxBytes; it
-// reports whether it did.
-func (p *packedSpans) add(sp *otelmap.Span, res *otelmap.Resource, maxBytes int) bool {
-	off, ok := p.packWithin(sp, res, maxBytes)
+// add appends sp, whose resource is res (a copy the store owns), its
+// record written to scratch, unless the record would take the trace's
+// packed bytes past maxBytes; it reports whether it did.
+func (p *packedSpans) add(sp *otelmap.Span, res *otelmap.Resource, maxBytes int, scratch *[]byte) bool {
+	off, ok := p.packWithin(sp, res, maxBytes, scratch)
 	if !ok {
 		return false
 	}
-	if off == 0 && p.expect > 1 {
-		// Room for the batch's other spans of this trace, if they are
-		// the size of the first.
-		data := make([]byte, len(p.data), max(len(p.data), min(len(p.data)*p.expect, maxReserve)))
-		copy(data, p.data)
-		p.data = data
+	if len(p.heads) == 0 && p.expect > 1 {
 		p.heads = make([]spanHead, 0, p.expect)
-		p.expect = 0
 	}
-	p.heads = append(p.heads, spanHead{id: sp.SpanID, parent: sp.ParentSpanID, off: uint32(off), n: uint32(len(p.data) - off)})
+	p.expect = 0
+	p.heads = append(p.heads, spanHead{id: sp.SpanID, parent: sp.ParentSpanID, off: uint32(off), n: uint32(len(*scratch) - off)})
 	return true
 }
 
-// replace puts sp in place of span i, unless its record would take the
-// trace's packed bytes past maxBytes; it reports whether it did. The old
-// record stays in data, unused: records are never rewritten, because spans
-// read before point into them.
-func (p *packedSpans) replace(i int, sp *otelmap.Span, res *otelmap.Resource, maxBytes int) bool {
-	off, ok := p.packWithin(sp, res, maxBytes)
+// replace puts sp in place of span i, its record written to scratch,
+// unless the record would take the trace's packed bytes past maxBytes; it
+// reports whether it did. The old record stays in data, unused: records
+// are never rewritten, because spans read before point into them.
+func (p *packedSpans) replace(i int, sp *otelmap.Span, res *otelmap.Resource, maxBytes int, scratch *[]byte) bool {
+	off, ok := p.packWithin(sp, res, maxBytes, scratch)
 	if !ok {
 		return false
 	}
-	p.heads[i] = spanHead{id: sp.SpanID, parent: sp.ParentSpanID, off: uint32(off), n: uint32(len(p.data) - off)}
+	if p.isPending(i) {
+		p.pending -= int(p.heads[i].n) // that record will not be placed
+	} else {
+		p.replaced = append(p.replaced, int32(i))
+	}
+	p.heads[i] = spanHead{id: sp.SpanID, parent: sp.ParentSpanID, off: uint32(off), n: uint32(len(*scratch) - off)}
 	return true
 }
 
-// packWithin appends sp's record to data and returns where it starts, or,
-// if data would then pass maxBytes, leaves data (and the resources and
-// details) as they were and returns false. Bytes written past data's
-// length before the undo are never part of a record: nothing reads them.
-func (p *packedSpans) packWithin(sp *otelmap.Span, res *otelmap.Resource, maxBytes int) (int, bool) {
-	off, resources, details := len(p.data), len(p.resources), len(p.details)
+// packWithin appends sp's record to scratch and returns where it starts,
+// or, if the trace's bytes would then pass maxBytes, leaves scratch (and
+// the resources and details) as they were and returns false.
+func (p *packedSpans) packWithin(sp *otelmap.Span, res *otelmap.Resource, maxBytes int, scratch *[]byte) (int, bool) {
+	off, resources, details := len(*scratch), len(p.resources), len(p.details)
 	lastRes, lastIndex := p.lastRes, p.lastIndex
-	p.data = p.pack(p.data, sp, res)
-	if len(p.data) > maxBytes {
-		p.data = p.data[:off]
+	*scratch = p.pack(*scratch, sp, res)
+	n := len(*scratch) - off
+	if len(p.data)+p.pending+n > maxBytes {
+		*scratch = (*scratch)[:off]
 		clear(p.resources[resources:])
 		p.resources = p.resources[:resources]
 		clear(p.details[details:])
@@ -176,7 +194,38 @@ func (p *packedSpans) packWithin(sp *otelmap.Span, res *otelmap.Resource, maxByt
 		p.lastRes, p.lastIndex = lastRes, lastIndex
 		return off, false
 	}
+	p.pending += n
 	return off, true
+}
+
+// place moves the records of the batch being added from scratch into
+// data, growing it once by their length (by at least a quarter, if the
+// trace held records before, so that a trace arriving a few spans at a
+// time is copied a bounded number of times, as by append).
+func (p *packedSpans) place(scratch []byte) {
+	if p.pending > 0 {
+		grow := p.pending
+		if len(p.data) > 0 {
+			grow = max(grow, len(p.data)/4)
+		}
+		if grow > cap(p.data)-len(p.data) {
+			data := make([]byte, len(p.data), len(p.data)+grow)
+			copy(data, p.data)
+			p.data = data
+		}
+		move := func(h *spanHead) {
+			off := len(p.data)
+			p.data = append(p.data, scratch[h.off:h.off+h.n]...)
+			h.off = uint32(off)
+		}
+		for i := p.firstPending; i < len(p.heads); i++ {
+			move(&p.heads[i])
+		}
+		for _, i := range p.replaced {
+			move(&p.heads[i])
+		}
+	}
+	p.firstPending, p.replaced, p.pending = len(p.heads), p.replaced[:0], 0
 }
 
 // resourceIndex returns the index of res in p.resources, adding it if

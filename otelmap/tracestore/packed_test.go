@@ -1,8 +1,11 @@
 package tracestore
 
 import (
+	"fmt"
 	"math"
+	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -76,5 +79,98 @@ func TestPackedRoundTrip(t *testing.T) {
 	}
 	if got[1].Resource != otelmap.EmptyResource() {
 		t.Errorf("a span without a resource has %+v, want the empty resource", got[1].Resource)
+	}
+}
+
+// TestStorePlacesBatchRecords: a batch's records go to their traces
+// whole and in arrival order however the batch's traces interleave; a
+// trace's bytes are its records and, while each batch brings it at least
+// a quarter more, no byte more; an extension span replaced in a later
+// batch, and one replaced in its own, are placed like the others; a batch
+// whose records pass the scratch's bound is placed in parts, and the
+// store does not keep a scratch that large.
+func TestStorePlacesBatchRecords(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	span := func(tr, i int, source string) otelmap.Span {
+		sp := otelmap.Span{TraceID: trace.TraceID{byte(tr)}, SpanID: trace.SpanID{byte(i), byte(i >> 8), 1},
+			Name: fmt.Sprintf("span %d of %d", i, tr), Source: source, Start: time.Unix(int64(i), 0), End: time.Unix(int64(i), 5)}
+		for k := range r.IntN(6) {
+			sp.Attrs = append(sp.Attrs, attribute.String(fmt.Sprint("k", k), strings.Repeat("v", r.IntN(100))))
+		}
+		sp.Attrs = slices.Clip(sp.Attrs)
+		if r.IntN(5) == 0 {
+			sp.Detail = &otelmap.SpanDetail{Events: []otelmap.Event{{Name: "e"}}}
+		}
+		return sp
+	}
+	st := NewStore(Limits{})
+	want := map[trace.TraceID][]otelmap.Span{}
+	check := func(what string, exact bool) {
+		t.Helper()
+		for id, tr := range st.traces {
+			used := 0
+			for _, h := range tr.spans.heads {
+				used += int(h.n)
+			}
+			if used > len(tr.spans.data) || (exact && cap(tr.spans.data) != used) {
+				t.Fatalf("%s, trace %v: records take %d bytes, data holds %d in %d", what, id, used, len(tr.spans.data), cap(tr.spans.data))
+			}
+			wantSpans := slices.Clone(want[id])
+			for i := range wantSpans {
+				wantSpans[i].Resource = otelmap.EmptyResource()
+			}
+			if got, w := otlptest.SpansTextOf(st.Spans(id), false), otlptest.SpansTextOf(wantSpans, false); got != w {
+				t.Fatalf("%s, trace %v: the store gave back\n%s\nwant\n%s", what, id, got, w)
+			}
+		}
+	}
+	for b := range 6 {
+		var batch []otelmap.Span
+		for i := range 150 {
+			tr := 1 + (i+b)%3
+			source := otelmap.SourceOTLP
+			if b == 2 && i < 30 {
+				source = otelmap.SourceExtension // replaced in batch 3
+			}
+			sp := span(tr, b*150+i, source)
+			batch = append(batch, sp)
+			want[sp.TraceID] = append(want[sp.TraceID], sp)
+		}
+		if b == 3 {
+			// The extension spans of batch 2, as recorded; and an extension
+			// span of this batch replaced in it.
+			for i := range 30 {
+				sp := span(1+(i+2)%3, 2*150+i, otelmap.SourceOTLP)
+				batch = append(batch, sp)
+				list := want[sp.TraceID]
+				list[slices.IndexFunc(list, func(w otelmap.Span) bool { return w.SpanID == sp.SpanID })] = sp
+			}
+			ext, real := span(1, 999, otelmap.SourceExtension), span(1, 999, otelmap.SourceOTLP)
+			real.Name = "real"
+			batch = append(batch, ext, span(2, 998, otelmap.SourceOTLP), real)
+			want[ext.TraceID] = append(want[ext.TraceID], real)
+			want[trace.TraceID{2}] = append(want[trace.TraceID{2}], batch[len(batch)-2])
+		}
+		if res := st.Add(batch); res.Rejected != 0 {
+			t.Fatalf("batch %d: %+v", b, res)
+		}
+		check(fmt.Sprint("batch ", b), b < 2)
+	}
+
+	// Records past the scratch's bound.
+	big := strings.Repeat("x", 1<<20)
+	var batch []otelmap.Span
+	for i := range maxScratch>>20 + 8 {
+		sp := span(4+i%3, i, otelmap.SourceOTLP)
+		sp.Attrs = slices.Clip(append(sp.Attrs, attribute.String("big", big)))
+		batch = append(batch, sp)
+		want[sp.TraceID] = append(want[sp.TraceID], sp)
+	}
+	if res := st.Add(batch); res.Accepted != len(batch) {
+		t.Fatalf("large batch: %+v", res)
+	}
+	check("large batch", false)
+	if st.scratch != nil {
+		t.Fatalf("the store keeps a scratch of %d bytes after a large batch", cap(st.scratch))
 	}
 }

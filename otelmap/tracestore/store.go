@@ -75,6 +75,9 @@ type Store struct {
 
 	// adm is span admission's state (admission.go), guarded by mu.
 	adm admission
+	// scratch holds the records of the batch being added until they are
+	// placed in their traces (packed.go); guarded by mu.
+	scratch []byte
 
 	accepted        atomic.Uint64
 	duplicates      atomic.Uint64
@@ -163,6 +166,13 @@ func (s *Store) add(source string, spans []otelmap.Span, resources batchResource
 			t.notify = true
 			touched = append(touched, t)
 		}
+		if len(s.scratch) > maxScratch {
+			s.placeLocked(touched)
+		}
+	}
+	s.placeLocked(touched)
+	if cap(s.scratch) > maxScratch {
+		s.scratch = nil // a rare large batch's
 	}
 	s.accepted.Add(uint64(res.Accepted))
 	for _, t := range touched {
@@ -171,6 +181,21 @@ func (s *Store) add(source string, spans []otelmap.Span, resources batchResource
 		t.changed = make(chan struct{})
 	}
 	return res
+}
+
+// maxScratch bounds the records the store holds in its scratch before
+// it places them in their traces (packed.go): a batch's records, up to a
+// few tens of megabytes (and the 32-bit offsets of its records), and what
+// it keeps between batches.
+const maxScratch = 32 << 20
+
+// placeLocked moves the records of the batch being added from the scratch
+// into their traces, touched.
+func (s *Store) placeLocked(touched []*storedTrace) {
+	for _, t := range touched {
+		t.spans.place(s.scratch)
+	}
+	s.scratch = s.scratch[:0]
 }
 
 // addLocked stores sp, of trace t (nil when the store holds no such trace
@@ -217,8 +242,8 @@ func (s *Store) addLocked(t *storedTrace, sp *otelmap.Span, source string, now t
 		// A span rebuilt from the Traceability Extension gives way to the
 		// same span as its own process recorded it, which says more.
 		if sp.Source != otelmap.SourceExtension {
-			if i := t.spans.index(sp.SpanID); i >= 0 && t.spans.sourceOf(i) == sourceExtension {
-				if !t.spans.replace(i, sp, resources.copyOf(sp.Resource), s.limits.MaxBytesPerTrace) {
+			if i := t.spans.index(sp.SpanID); i >= 0 && t.spans.sourceOf(i, s.scratch) == sourceExtension {
+				if !t.spans.replace(i, sp, resources.copyOf(sp.Resource), s.limits.MaxBytesPerTrace, &s.scratch) {
 					s.rejectFullLocked(sp, s.bytesLimitReason(), reject)
 					return t, false
 				}
@@ -232,7 +257,7 @@ func (s *Store) addLocked(t *storedTrace, sp *otelmap.Span, source string, now t
 		s.rejectFullLocked(sp, fmt.Sprintf("span limit per trace reached (%d spans)", s.limits.MaxSpansPerTrace), reject)
 		return t, false
 	}
-	if !t.spans.add(sp, resources.copyOf(sp.Resource), s.limits.MaxBytesPerTrace) {
+	if !t.spans.add(sp, resources.copyOf(sp.Resource), s.limits.MaxBytesPerTrace, &s.scratch) {
 		s.rejectFullLocked(sp, s.bytesLimitReason(), reject)
 		return t, false
 	}
