@@ -114,16 +114,6 @@ func (p *packedSpans) view() packedSpans {
 	}
 }
 
-// index returns the position of the span with id, or -1.
-func (p *packedSpans) index(id trace.SpanID) int {
-	for i := range p.heads {
-		if p.heads[i].id == id {
-			return i
-		}
-	}
-	return -1
-}
-
 // sourceOf returns the source code of span i; scratch holds the records
 // of the batch being added.
 func (p *packedSpans) sourceOf(i int, scratch []byte) int {

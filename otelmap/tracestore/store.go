@@ -3,6 +3,7 @@ package tracestore
 import (
 	"bytes"
 	"fmt"
+	"hash/maphash"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -75,6 +76,8 @@ type Store struct {
 
 	// adm is span admission's state (admission.go), guarded by mu.
 	adm admission
+	// seed is the hash seed of the traces' span indexes (spanindex.go).
+	seed maphash.Seed
 	// scratch holds the records of the batch being added until they are
 	// placed in their traces (packed.go); guarded by mu.
 	scratch []byte
@@ -90,8 +93,9 @@ type Store struct {
 
 type storedTrace struct {
 	// spans are the trace's spans, packed (packed.go).
-	spans       packedSpans
-	ids         map[trace.SpanID]struct{}
+	spans packedSpans
+	// index finds spans by id (spanindex.go).
+	index       spanIndex
 	lastArrival time.Time
 	// lastForeign is when the last span of another road than the
 	// in-process one arrived: the assessor's own spans are recorded as they
@@ -113,6 +117,7 @@ func NewStore(limits Limits) *Store {
 		traces:   make(map[trace.TraceID]*storedTrace),
 		assessed: make(map[trace.TraceID]*assessedTrace),
 		adm:      newAdmission(limits),
+		seed:     maphash.MakeSeed(),
 	}
 }
 
@@ -236,13 +241,13 @@ func (s *Store) addLocked(t *storedTrace, sp *otelmap.Span, source string, now t
 			return nil, false
 		}
 	}
-	if _, dup := t.ids[sp.SpanID]; dup {
+	if i := t.index.find(s.seed, t.spans.heads, sp.SpanID); i >= 0 {
 		res.Duplicates++
 		s.duplicates.Add(1)
 		// A span rebuilt from the Traceability Extension gives way to the
 		// same span as its own process recorded it, which says more.
 		if sp.Source != otelmap.SourceExtension {
-			if i := t.spans.index(sp.SpanID); i >= 0 && t.spans.sourceOf(i, s.scratch) == sourceExtension {
+			if t.spans.sourceOf(i, s.scratch) == sourceExtension {
 				if !t.spans.replace(i, sp, resources.copyOf(sp.Resource), s.limits.MaxBytesPerTrace, &s.scratch) {
 					s.rejectFullLocked(sp, s.bytesLimitReason(), reject)
 					return t, false
@@ -261,7 +266,7 @@ func (s *Store) addLocked(t *storedTrace, sp *otelmap.Span, source string, now t
 		s.rejectFullLocked(sp, s.bytesLimitReason(), reject)
 		return t, false
 	}
-	t.ids[sp.SpanID] = struct{}{}
+	t.index.add(s.seed, t.spans.heads, t.spans.len()-1)
 	t.arrived(now, sp.Source)
 	res.Accepted++
 	return t, true
@@ -320,7 +325,8 @@ func (s *Store) newTraceLocked(id trace.TraceID, source string, now time.Time, s
 	if ok, reason, counter := s.admitNewLocked(id, source, now, swept); !ok {
 		return nil, reason, counter
 	}
-	t := &storedTrace{ids: make(map[trace.SpanID]struct{}, min(sizeHint, initialIDs)), changed: make(chan struct{})}
+	t := &storedTrace{changed: make(chan struct{})}
+	t.index.reserve(s.seed, nil, min(sizeHint, initialIDs))
 	t.spans.expect = min(sizeHint, initialIDs)
 	s.traces[id] = t
 	return t, "", nil
