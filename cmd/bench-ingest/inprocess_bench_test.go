@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"runtime"
 	"syscall"
 	"testing"
@@ -16,9 +17,10 @@ import (
 // HTTP: what green serve's CPU per span would be if the server added
 // nothing around decoding and Store.AddFrom; and, with the store still
 // held after a collection, the live heap per span held. "receiver" decodes
-// as the OTLP receiver does (one Decoder reused from request to request,
-// its spans pointing into the body), "fresh" with SpansFromProto (memory
-// of its own per request). Run it once per process (a cold heap, as a
+// and stores as the OTLP receiver does (one Decoder reused from request to
+// request, its spans pointing into the body, their attributes packed:
+// DecodePacked, ConsumePackedSpans), "fresh" with SpansFromProto (memory
+// of its own per request) and AddFrom. Run it once per process (a cold heap, as a
 // fresh server has):
 //
 //	go test ./cmd/bench-ingest -run '^$' -bench 'DecodeStorePayload/receiver' -benchtime 1x
@@ -29,16 +31,19 @@ func BenchmarkDecodeStorePayload(b *testing.B) {
 	}
 	dec := otlpdecode.NewDecoder()
 	for _, road := range []struct {
-		name   string
-		decode func(body []byte) ([]otelmap.Span, error)
+		name  string
+		store func(st *tracestore.Store, body []byte) (otelmap.AddResult, int, error)
 	}{
-		{"receiver", func(body []byte) ([]otelmap.Span, error) {
-			spans, _, err := dec.Decode(body, otlpdecode.FormatProtobuf)
-			return spans, err
+		{"receiver", func(st *tracestore.Store, body []byte) (otelmap.AddResult, int, error) {
+			spans, attrs, _, err := dec.DecodePacked(body)
+			if err != nil {
+				return otelmap.AddResult{}, 0, err
+			}
+			return st.ConsumePackedSpans(context.Background(), "bench", "", spans, attrs), len(spans), nil
 		}},
-		{"fresh", func(body []byte) ([]otelmap.Span, error) {
+		{"fresh", func(st *tracestore.Store, body []byte) (otelmap.AddResult, int, error) {
 			spans, _, err := otlpdecode.SpansFromProto(body, otelmap.SourceOTLP)
-			return spans, err
+			return st.AddFrom("bench", spans), len(spans), err
 		}},
 	} {
 		b.Run(road.name, func(b *testing.B) {
@@ -54,11 +59,11 @@ func BenchmarkDecodeStorePayload(b *testing.B) {
 				st = tracestore.NewStore(tracestore.Limits{MaxSpansPerTrace: p.shape.spansPerTrace, MaxTraces: p.shape.traces(), MaxAge: time.Hour,
 					Admission: tracestore.AdmissionLimits{MaxTracesPerSource: p.shape.traces()}})
 				for _, body := range p.bodies {
-					spans, err := road.decode(body)
+					res, n, err := road.store(st, body)
 					if err != nil {
 						b.Fatal(err)
 					}
-					if res := st.AddFrom("bench", spans); res.Accepted != len(spans) {
+					if res.Accepted != n {
 						b.Fatalf("store: %+v", res)
 					}
 				}

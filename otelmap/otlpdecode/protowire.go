@@ -49,6 +49,9 @@ func (d *wireDecoder) decodeCounted(body []byte, n int, source string, pdataGrou
 	d.warnings, d.badIDs, d.lastKey, d.lastIsStr = nil, 0, nil, false
 	d.attrs, d.strs, d.attrNext, d.strNext = nil, nil, 0, 0
 	d.values = 0
+	if d.packAttrs {
+		d.packed.Buf, d.packed.Spans = d.packed.Buf[:0], d.packed.Spans[:0]
+	}
 	// The intern table grows with the request, so a one-span export does
 	// not pay for a large one's table. A reused table is cleared: its
 	// strings point into arenas about to be written over.
@@ -108,6 +111,10 @@ type wireDecoder struct {
 	// is its first such key's value if that is a string.
 	lastKey   []byte
 	lastIsStr bool
+	// packAttrs: spans' attributes are written to packed in otelmap's
+	// packed encoding, not built as KeyValues (Decoder.DecodePacked).
+	packAttrs bool
+	packed    otelmap.PackedAttrs
 }
 
 // skip skips the value of unknown field num of type typ at pos.
@@ -174,8 +181,10 @@ func (d *wireDecoder) resourceSpans(b []byte) error {
 			// Deprecated spans beside current ones: pdata drops them,
 			// but only after decoding them.
 			spans, warnings, badIDs := len(d.spans), len(d.warnings), d.badIDs
+			packedSpans, packedBuf := len(d.packed.Spans), len(d.packed.Buf)
 			err = d.scopeSpans(b[start:end], res)
 			d.spans, d.warnings, d.badIDs = d.spans[:spans], d.warnings[:warnings], badIDs
+			d.packed.Spans, d.packed.Buf = d.packed.Spans[:packedSpans], d.packed.Buf[:packedBuf]
 		}
 		if err != nil {
 			return fmt.Errorf("scope_spans: %w", err)
@@ -298,6 +307,7 @@ func (d *wireDecoder) span(b []byte, res *otelmap.Resource) error {
 		name, statusMessage []byte
 	)
 	first := len(d.attrs)
+	pk := packState{start: len(d.packed.Buf)}
 	// The fields are walked here rather than through fields' callback:
 	// this loop runs once per field of every span received.
 	for pos := 0; pos < len(b); {
@@ -325,7 +335,11 @@ func (d *wireDecoder) span(b []byte, res *otelmap.Resource) error {
 		case 8:
 			end = x
 		case 9:
-			err = d.attr(v, &first)
+			if d.packAttrs {
+				err = d.packAttr(v, &pk)
+			} else {
+				err = d.attr(v, &first)
+			}
 		case 11:
 			nEvents++
 		case 13:
@@ -344,7 +358,11 @@ func (d *wireDecoder) span(b []byte, res *otelmap.Resource) error {
 			return fmt.Errorf("span: %w", err)
 		}
 	}
-	sp.Attrs = d.carve(first)
+	if d.packAttrs {
+		d.packed.Spans = append(d.packed.Spans, otelmap.PackedSpanAttrs{Start: uint32(pk.start), End: uint32(len(d.packed.Buf)), Count: pk.count})
+	} else {
+		sp.Attrs = d.carve(first)
+	}
 	sp.Name = d.key(name)
 	sp.Kind = pdataKindNumber(int32(kind))
 	sp.Start, sp.End = wireTime(start), wireTime(end)
@@ -357,7 +375,11 @@ func (d *wireDecoder) span(b []byte, res *otelmap.Resource) error {
 			return fmt.Errorf("span: %w", err)
 		}
 	}
-	if v, ok := sp.Attr(otelmap.AttrSource); ok && v.Type() == attribute.STRING && v.AsString() == otelmap.SourceExtension {
+	if d.packAttrs {
+		if pk.extension {
+			sp.Source = otelmap.SourceExtension
+		}
+	} else if v, ok := sp.Attr(otelmap.AttrSource); ok && v.Type() == attribute.STRING && v.AsString() == otelmap.SourceExtension {
 		sp.Source = otelmap.SourceExtension
 	}
 	if !sp.TraceID.IsValid() || !sp.SpanID.IsValid() {
@@ -467,6 +489,60 @@ func (d *wireDecoder) attr(b []byte, first *int) error {
 		kv.Value = attribute.Float64Value(math.Float64frombits(num))
 	}
 	return nil
+}
+
+// packState is what packAttr keeps of a span's attributes: where they
+// start in the packed buffer, how many were kept, and whether the first
+// kept coordbench.source (otelmap.AttrSource, which Span.Attr would find)
+// says the span was rebuilt from the Traceability Extension.
+type packState struct {
+	start                 int
+	count                 uint32
+	sourceSeen, extension bool
+}
+
+// packAttr is attr for a decoder that packs spans' attributes
+// (packAttrs): the KeyValue is appended to packed in otelmap's packed
+// encoding, unless its value is empty, as attr would have built it.
+func (d *wireDecoder) packAttr(b []byte, pk *packState) error {
+	key, str, kind, num, ok := keyValueCommon(b)
+	if !ok {
+		first := len(d.attrs)
+		kv, keep, err := d.keyValue(b, &first)
+		if err != nil || !keep {
+			return err
+		}
+		d.packed.Buf = otelmap.AppendPackedAttr(d.packed.Buf, kv)
+		pk.kept(string(kv.Key), kv.Value.Type() == attribute.STRING && kv.Value.AsString() == otelmap.SourceExtension)
+		return nil
+	}
+	if err := d.countValue(); err != nil {
+		return err
+	}
+	d.lastKey, d.lastIsStr = key, kind == 1
+	switch kind {
+	case 0:
+		return nil // an empty value, dropped
+	case 1:
+		d.packed.Buf = otelmap.AppendPackedString(d.packed.Buf, key, str)
+	case 2:
+		d.packed.Buf = otelmap.AppendPackedBool(d.packed.Buf, key, num != 0)
+	case 3:
+		d.packed.Buf = otelmap.AppendPackedInt(d.packed.Buf, key, int64(num))
+	default:
+		d.packed.Buf = otelmap.AppendPackedFloat(d.packed.Buf, key, math.Float64frombits(num))
+	}
+	pk.kept(string(key), kind == 1 && string(str) == otelmap.SourceExtension)
+	return nil
+}
+
+// kept counts one more attribute kept, key, whose value is the string
+// "extension" if extension.
+func (pk *packState) kept(key string, extension bool) {
+	pk.count++
+	if !pk.sourceSeen && key == string(otelmap.AttrSource) {
+		pk.sourceSeen, pk.extension = true, extension
+	}
 }
 
 // keyValue decodes one KeyValue. keep is false for an empty value, which

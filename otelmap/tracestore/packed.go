@@ -37,10 +37,8 @@ import (
 //	name      uvarint length, bytes
 //	status    uvarint length, bytes (the status message)
 //	source    uvarint length, bytes (only for sourceOther)
-//	attrs     uvarint count, then per attribute: uvarint key length, key
-//	          bytes, type byte (attribute.Type), value: bool 1 byte,
-//	          int64 zigzag varint, float64 8 bytes, string uvarint length
-//	          and bytes, slices uvarint count and their elements so.
+//	attrs     uvarint count, then the attributes in otelmap's packed
+//	          attribute encoding (otelmap.AppendPackedAttr).
 //
 // The trace id is the trace's own; the span and parent ids are in the head.
 //
@@ -136,8 +134,8 @@ const maxPackedBytes = min(math.MaxUint32, math.MaxInt)
 // add appends sp, whose resource is res (a copy the store owns), its
 // record written to scratch, unless the record would take the trace's
 // packed bytes past maxBytes; it reports whether it did.
-func (p *packedSpans) add(sp *otelmap.Span, res *otelmap.Resource, maxBytes int, scratch *[]byte) bool {
-	off, ok := p.packWithin(sp, res, maxBytes, scratch)
+func (p *packedSpans) add(sp *otelmap.Span, attrs spanAttrs, res *otelmap.Resource, maxBytes int, scratch *[]byte) bool {
+	off, ok := p.packWithin(sp, attrs, res, maxBytes, scratch)
 	if !ok {
 		return false
 	}
@@ -153,8 +151,8 @@ func (p *packedSpans) add(sp *otelmap.Span, res *otelmap.Resource, maxBytes int,
 // unless the record would take the trace's packed bytes past maxBytes; it
 // reports whether it did. The old record stays in data, unused: records
 // are never rewritten, because spans read before point into them.
-func (p *packedSpans) replace(i int, sp *otelmap.Span, res *otelmap.Resource, maxBytes int, scratch *[]byte) bool {
-	off, ok := p.packWithin(sp, res, maxBytes, scratch)
+func (p *packedSpans) replace(i int, sp *otelmap.Span, attrs spanAttrs, res *otelmap.Resource, maxBytes int, scratch *[]byte) bool {
+	off, ok := p.packWithin(sp, attrs, res, maxBytes, scratch)
 	if !ok {
 		return false
 	}
@@ -170,10 +168,10 @@ func (p *packedSpans) replace(i int, sp *otelmap.Span, res *otelmap.Resource, ma
 // packWithin appends sp's record to scratch and returns where it starts,
 // or, if the trace's bytes would then pass maxBytes, leaves scratch (and
 // the resources and details) as they were and returns false.
-func (p *packedSpans) packWithin(sp *otelmap.Span, res *otelmap.Resource, maxBytes int, scratch *[]byte) (int, bool) {
+func (p *packedSpans) packWithin(sp *otelmap.Span, attrs spanAttrs, res *otelmap.Resource, maxBytes int, scratch *[]byte) (int, bool) {
 	off, resources, details := len(*scratch), len(p.resources), len(p.details)
 	lastRes, lastIndex := p.lastRes, p.lastIndex
-	*scratch = p.pack(*scratch, sp, res)
+	*scratch = p.pack(*scratch, sp, attrs, res)
 	n := len(*scratch) - off
 	if len(p.data)+p.pending+n > maxBytes {
 		*scratch = (*scratch)[:off]
@@ -241,7 +239,16 @@ func (p *packedSpans) findResource(res *otelmap.Resource) int {
 	return len(p.resources) - 1
 }
 
-func (p *packedSpans) pack(b []byte, sp *otelmap.Span, res *otelmap.Resource) []byte {
+// spanAttrs are a span's attributes already packed (otelmap.PackedAttrs),
+// when the decoder packed them: ok, count of them in packed. Otherwise the
+// span's Attrs are packed.
+type spanAttrs struct {
+	packed []byte
+	count  int
+	ok     bool
+}
+
+func (p *packedSpans) pack(b []byte, sp *otelmap.Span, attrs spanAttrs, res *otelmap.Resource) []byte {
 	flags := byte(0)
 	if sp.StatusError {
 		flags |= flagError
@@ -275,9 +282,13 @@ func (p *packedSpans) pack(b []byte, sp *otelmap.Span, res *otelmap.Resource) []
 	if code == sourceOther {
 		b = appendString(b, sp.Source)
 	}
+	if attrs.ok {
+		b = binary.AppendUvarint(b, uint64(attrs.count))
+		return append(b, attrs.packed...)
+	}
 	b = binary.AppendUvarint(b, uint64(len(sp.Attrs)))
 	for _, kv := range sp.Attrs {
-		b = appendAttr(b, kv)
+		b = otelmap.AppendPackedAttr(b, kv)
 	}
 	return b
 }
@@ -304,54 +315,6 @@ func appendTime(b []byte, t time.Time) []byte {
 func appendString(b []byte, s string) []byte {
 	b = binary.AppendUvarint(b, uint64(len(s)))
 	return append(b, s...)
-}
-
-func appendAttr(b []byte, kv attribute.KeyValue) []byte {
-	b = appendString(b, string(kv.Key))
-	t := kv.Value.Type()
-	b = append(b, byte(t))
-	switch t {
-	case attribute.BOOL:
-		return append(b, boolByte(kv.Value.AsBool()))
-	case attribute.INT64:
-		return binary.AppendVarint(b, kv.Value.AsInt64())
-	case attribute.FLOAT64:
-		return binary.LittleEndian.AppendUint64(b, math.Float64bits(kv.Value.AsFloat64()))
-	case attribute.STRING:
-		return appendString(b, kv.Value.AsString())
-	case attribute.BOOLSLICE:
-		vs := kv.Value.AsBoolSlice()
-		b = binary.AppendUvarint(b, uint64(len(vs)))
-		for _, v := range vs {
-			b = append(b, boolByte(v))
-		}
-	case attribute.INT64SLICE:
-		vs := kv.Value.AsInt64Slice()
-		b = binary.AppendUvarint(b, uint64(len(vs)))
-		for _, v := range vs {
-			b = binary.AppendVarint(b, v)
-		}
-	case attribute.FLOAT64SLICE:
-		vs := kv.Value.AsFloat64Slice()
-		b = binary.AppendUvarint(b, uint64(len(vs)))
-		for _, v := range vs {
-			b = binary.LittleEndian.AppendUint64(b, math.Float64bits(v))
-		}
-	case attribute.STRINGSLICE:
-		vs := kv.Value.AsStringSlice()
-		b = binary.AppendUvarint(b, uint64(len(vs)))
-		for _, v := range vs {
-			b = appendString(b, v)
-		}
-	}
-	return b
-}
-
-func boolByte(v bool) byte {
-	if v {
-		return 1
-	}
-	return 0
 }
 
 // unpackAll returns the trace's spans, in arrival order. Their strings
@@ -477,54 +440,10 @@ func (r *reader) string() string {
 	return s
 }
 
-func (r *reader) float() float64 {
-	v := math.Float64frombits(binary.LittleEndian.Uint64(r.b[r.pos:]))
-	r.pos += 8
-	return v
-}
-
 func (r *reader) attr() attribute.KeyValue {
-	key := attribute.Key(r.string())
-	t := attribute.Type(r.b[r.pos])
-	r.pos++
-	switch t {
-	case attribute.BOOL:
-		v := r.b[r.pos] != 0
-		r.pos++
-		return key.Bool(v)
-	case attribute.INT64:
-		return key.Int64(r.varint())
-	case attribute.FLOAT64:
-		return key.Float64(r.float())
-	case attribute.STRING:
-		return key.String(r.string())
-	case attribute.BOOLSLICE:
-		vs := make([]bool, r.uvarint())
-		for i := range vs {
-			vs[i] = r.b[r.pos] != 0
-			r.pos++
-		}
-		return key.BoolSlice(vs)
-	case attribute.INT64SLICE:
-		vs := make([]int64, r.uvarint())
-		for i := range vs {
-			vs[i] = r.varint()
-		}
-		return key.Int64Slice(vs)
-	case attribute.FLOAT64SLICE:
-		vs := make([]float64, r.uvarint())
-		for i := range vs {
-			vs[i] = r.float()
-		}
-		return key.Float64Slice(vs)
-	case attribute.STRINGSLICE:
-		vs := make([]string, r.uvarint())
-		for i := range vs {
-			vs[i] = r.string()
-		}
-		return key.StringSlice(vs)
-	}
-	return attribute.KeyValue{Key: key}
+	kv, n := otelmap.ReadPackedAttr(r.b[r.pos:])
+	r.pos += n
+	return kv
 }
 
 // cloneResource returns a deep copy of res: the store keeps resources
@@ -564,7 +483,7 @@ func cloneAttrs(attrs []attribute.KeyValue) []attribute.KeyValue {
 	}
 	var b []byte
 	for _, kv := range attrs {
-		b = appendAttr(b, kv)
+		b = otelmap.AppendPackedAttr(b, kv)
 	}
 	r := reader{b: b}
 	out := make([]attribute.KeyValue, len(attrs))

@@ -1,6 +1,7 @@
 package tracestore
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -172,5 +173,67 @@ func TestStorePlacesBatchRecords(t *testing.T) {
 	check("large batch", false)
 	if st.scratch != nil {
 		t.Fatalf("the store keeps a scratch of %d bytes after a large batch", cap(st.scratch))
+	}
+}
+
+// TestConsumePackedSpans: spans whose attributes come packed (the OTLP
+// receiver's road, otlpdecode.Decoder.DecodePacked) are admitted, refused
+// and stored as ConsumeSpans stores the same spans with their attributes:
+// without an ingest token, with a token that refuses other traces' spans
+// in the middle of the batch (the packed attributes stay with their
+// spans), and under strict ingest.
+func TestConsumePackedSpans(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	var spans []otelmap.Span
+	for i := range 60 {
+		sp := otelmap.Span{TraceID: trace.TraceID{byte(1 + i%3)}, SpanID: trace.SpanID{byte(i + 1)}, Name: fmt.Sprint("span ", i),
+			Source: otelmap.SourceOTLP, Start: time.Unix(int64(i), 0)}
+		for k := range r.IntN(5) {
+			sp.Attrs = append(sp.Attrs, attribute.String(fmt.Sprint("k", k), fmt.Sprint(i, "-", k)), attribute.Int(fmt.Sprint("n", k), i))
+		}
+		spans = append(spans, sp)
+	}
+	attrs := &otelmap.PackedAttrs{}
+	bare := slices.Clone(spans)
+	for i := range bare {
+		start := len(attrs.Buf)
+		for _, kv := range bare[i].Attrs {
+			attrs.Buf = otelmap.AppendPackedAttr(attrs.Buf, kv)
+		}
+		attrs.Spans = append(attrs.Spans, otelmap.PackedSpanAttrs{Start: uint32(start), End: uint32(len(attrs.Buf)), Count: uint32(len(bare[i].Attrs))})
+		bare[i].Attrs = nil
+	}
+	for _, c := range []struct {
+		name, token string
+		strict      bool
+	}{{"no token", "", false}, {"token", "tok", false}, {"strict", "", true}} {
+		t.Run(c.name, func(t *testing.T) {
+			stores := [2]*Store{}
+			results := [2]otelmap.AddResult{}
+			for k := range stores {
+				st := NewStore(Limits{Admission: AdmissionLimits{StrictIngest: c.strict}})
+				if err := st.Reserve(trace.TraceID{2}, "tok"); err != nil {
+					t.Fatal(err)
+				}
+				if k == 0 {
+					results[k] = st.ConsumeSpans(context.Background(), "src", c.token, spans)
+				} else {
+					results[k] = st.ConsumePackedSpans(context.Background(), "src", c.token, bare, attrs)
+				}
+				stores[k] = st
+			}
+			if results[0] != results[1] {
+				t.Fatalf("ConsumeSpans %+v, ConsumePackedSpans %+v", results[0], results[1])
+			}
+			if results[0].Rejected == 0 && c.name != "no token" {
+				t.Fatalf("nothing refused: %+v", results[0])
+			}
+			for tr := range byte(3) {
+				id := trace.TraceID{tr + 1}
+				if w, g := otlptest.SpansTextOf(stores[0].Spans(id), false), otlptest.SpansTextOf(stores[1].Spans(id), false); w != g {
+					t.Fatalf("trace %d: packed road gave\n%s\nwant\n%s", tr+1, g, w)
+				}
+			}
+		})
 	}
 }

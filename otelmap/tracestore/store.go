@@ -143,17 +143,19 @@ func (s *Store) Add(spans []otelmap.Span) otelmap.AddResult { return s.AddFrom("
 // Spans are taken in their order, each trace's in arrival order; Reason is
 // the first reason met.
 func (s *Store) AddFrom(source string, spans []otelmap.Span) otelmap.AddResult {
-	return s.add(source, spans, batchResources{})
+	return s.add(source, spans, nil, batchResources{})
 }
 
 // AddShared is Add for spans whose resources the caller never changes and
 // keeps valid (the Recorder's, converted once per tracer provider): the
 // store holds them as they are rather than copy them per batch.
 func (s *Store) AddShared(spans []otelmap.Span) otelmap.AddResult {
-	return s.add("", spans, batchResources{shared: true})
+	return s.add("", spans, nil, batchResources{shared: true})
 }
 
-func (s *Store) add(source string, spans []otelmap.Span, resources batchResources) otelmap.AddResult {
+// add stores spans; attrs, if not nil, are their attributes packed (the
+// spans have no Attrs of their own).
+func (s *Store) add(source string, spans []otelmap.Span, attrs *otelmap.PackedAttrs, resources batchResources) otelmap.AddResult {
 	var res otelmap.AddResult
 	now := s.now()
 	s.mu.Lock()
@@ -167,7 +169,12 @@ func (s *Store) add(source string, spans []otelmap.Span, resources batchResource
 			t = s.traces[sp.TraceID] // nil for a new trace, made by addLocked
 		}
 		var changed bool
-		if t, changed = s.addLocked(t, sp, source, now, &swept, &res, &resources, spans[i:]); changed && !t.notify {
+		var a spanAttrs
+		if attrs != nil {
+			a.packed, a.count = attrs.Of(i)
+			a.ok = true
+		}
+		if t, changed = s.addLocked(t, sp, a, source, now, &swept, &res, &resources, spans[i:]); changed && !t.notify {
 			t.notify = true
 			touched = append(touched, t)
 		}
@@ -206,7 +213,7 @@ func (s *Store) placeLocked(touched []*storedTrace) {
 // addLocked stores sp, of trace t (nil when the store holds no such trace
 // yet), and returns the trace it is now in, if any, and whether the trace
 // changed. rest is the batch from sp on.
-func (s *Store) addLocked(t *storedTrace, sp *otelmap.Span, source string, now time.Time, swept *bool, res *otelmap.AddResult,
+func (s *Store) addLocked(t *storedTrace, sp *otelmap.Span, attrs spanAttrs, source string, now time.Time, swept *bool, res *otelmap.AddResult,
 	resources *batchResources, rest []otelmap.Span) (*storedTrace, bool) {
 	reject := func(reason string, counter *atomic.Uint64) {
 		res.Rejected++
@@ -248,7 +255,7 @@ func (s *Store) addLocked(t *storedTrace, sp *otelmap.Span, source string, now t
 		// same span as its own process recorded it, which says more.
 		if sp.Source != otelmap.SourceExtension {
 			if t.spans.sourceOf(i, s.scratch) == sourceExtension {
-				if !t.spans.replace(i, sp, resources.copyOf(sp.Resource), s.limits.MaxBytesPerTrace, &s.scratch) {
+				if !t.spans.replace(i, sp, attrs, resources.copyOf(sp.Resource), s.limits.MaxBytesPerTrace, &s.scratch) {
 					s.rejectFullLocked(sp, s.bytesLimitReason(), reject)
 					return t, false
 				}
@@ -262,7 +269,7 @@ func (s *Store) addLocked(t *storedTrace, sp *otelmap.Span, source string, now t
 		s.rejectFullLocked(sp, fmt.Sprintf("span limit per trace reached (%d spans)", s.limits.MaxSpansPerTrace), reject)
 		return t, false
 	}
-	if !t.spans.add(sp, resources.copyOf(sp.Resource), s.limits.MaxBytesPerTrace, &s.scratch) {
+	if !t.spans.add(sp, attrs, resources.copyOf(sp.Resource), s.limits.MaxBytesPerTrace, &s.scratch) {
 		s.rejectFullLocked(sp, s.bytesLimitReason(), reject)
 		return t, false
 	}
