@@ -311,6 +311,51 @@ func (d *wireDecoder) span(b []byte, res *otelmap.Resource) error {
 	// The fields are walked here rather than through fields' callback:
 	// this loop runs once per field of every span received.
 	for pos := 0; pos < len(b); {
+		// The fields every span has, with a one-byte tag and length (or
+		// value), are read inline; any other field, or one of these in
+		// another shape, by field, which reads them the same way.
+		if pos+1 < len(b) && b[pos+1] < 0x80 {
+			var err error
+			switch l := int(b[pos+1]); b[pos] {
+			case 0x4a: // attributes, the most frequent
+				if e := pos + 2 + l; e <= len(b) {
+					if d.packAttrs {
+						err = d.packAttr(b[pos+2:e], &pk)
+					} else {
+						err = d.attr(b[pos+2:e], &first)
+					}
+					if err != nil {
+						return fmt.Errorf("span: %w", err)
+					}
+					pos = e
+					continue
+				}
+			case 0x0a, 0x12, 0x22: // trace_id, span_id, parent_span_id
+				if e := pos + 2 + l; e <= len(b) {
+					dst, what := sp.TraceID[:], "trace_id"
+					if b[pos] == 0x12 {
+						dst, what = sp.SpanID[:], "span_id"
+					} else if b[pos] == 0x22 {
+						dst, what = sp.ParentSpanID[:], "parent_span_id"
+					}
+					if err = wireID(dst, b[pos+2:e], what); err != nil {
+						return fmt.Errorf("span: %w", err)
+					}
+					pos = e
+					continue
+				}
+			case 0x2a: // name
+				if e := pos + 2 + l; e <= len(b) {
+					name = b[pos+2 : e]
+					pos = e
+					continue
+				}
+			case 0x30: // kind
+				kind = uint64(l)
+				pos += 2
+				continue
+			}
+		}
 		num, v, x, next, known, err := d.field(b, pos, "Span", spanFieldTypes)
 		if err != nil {
 			return fmt.Errorf("span: %w", err)
@@ -513,7 +558,7 @@ func (d *wireDecoder) packAttr(b []byte, pk *packState) error {
 			return err
 		}
 		d.packed.Buf = otelmap.AppendPackedAttr(d.packed.Buf, kv)
-		pk.kept(string(kv.Key), kv.Value.Type() == attribute.STRING && kv.Value.AsString() == otelmap.SourceExtension)
+		pk.kept(kv.Key == otelmap.AttrSource, kv.Value.Type() == attribute.STRING && kv.Value.AsString() == otelmap.SourceExtension)
 		return nil
 	}
 	if err := d.countValue(); err != nil {
@@ -532,15 +577,16 @@ func (d *wireDecoder) packAttr(b []byte, pk *packState) error {
 	default:
 		d.packed.Buf = otelmap.AppendPackedFloat(d.packed.Buf, key, math.Float64frombits(num))
 	}
-	pk.kept(string(key), kind == 1 && string(str) == otelmap.SourceExtension)
+	pk.kept(string(key) == string(otelmap.AttrSource), kind == 1 && string(str) == otelmap.SourceExtension)
 	return nil
 }
 
-// kept counts one more attribute kept, key, whose value is the string
-// "extension" if extension.
-func (pk *packState) kept(key string, extension bool) {
+// kept counts one more attribute kept; source tells whether its key is
+// coordbench.source, extension whether its value is the string
+// "extension".
+func (pk *packState) kept(source, extension bool) {
 	pk.count++
-	if !pk.sourceSeen && key == string(otelmap.AttrSource) {
+	if source && !pk.sourceSeen {
 		pk.sourceSeen, pk.extension = true, extension
 	}
 }
@@ -616,9 +662,17 @@ func keyValueCommon(b []byte) (key, str []byte, kind int32, num uint64, ok bool)
 		if tag != 0x0a && tag != 0x12 { // field 1 or 2, length-delimited
 			return
 		}
-		s, e, err := wireLen(b, pos+1)
-		if err != nil {
-			return
+		var s, e int
+		if pos+1 < len(b) && b[pos+1] < 0x80 { // a one-byte length, read inline
+			s, e = pos+2, pos+2+int(b[pos+1])
+			if e > len(b) {
+				return
+			}
+		} else {
+			var err error
+			if s, e, err = wireLen(b, pos+1); err != nil {
+				return
+			}
 		}
 		if tag == 0x0a {
 			if haveKey {
@@ -641,6 +695,12 @@ func keyValueCommon(b []byte) (key, str []byte, kind int32, num uint64, ok bool)
 	}
 	switch v[0] {
 	case 0x0a: // string_value
+		if len(v) > 1 && v[1] < 0x80 { // a one-byte length, read inline
+			if 2+int(v[1]) != len(v) {
+				return
+			}
+			return key, v[2:], 1, 0, true
+		}
 		s, e, err := wireLen(v, 1)
 		if err != nil || e != len(v) {
 			return
