@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"math"
 	"slices"
+	"sort"
 	"strings"
 	"time"
 	"unsafe"
@@ -44,11 +45,15 @@ import (
 //
 // A batch's records are first written to a buffer of the store's (its
 // scratch), one after the other whichever trace they belong to, and moved
-// into their traces' bytes when the batch is done (place): a trace's
-// bytes then grow once per batch, by exactly what the batch brought it,
-// rather than by append, which copies and zeroes a large slice some four
-// times over as it grows it by a quarter at a time, and leaves up to a
-// quarter of it unused.
+// into their traces' bytes when the batch is done (place). A trace's
+// bytes are chunks: the records a batch brings go to the last chunk if it
+// has room for them all, else to a new one made for them (and for a
+// quarter of the trace more, if the batch brought less, so that a trace
+// arriving a few spans at a time has few chunks); a chunk is never moved
+// or grown past its capacity. Grown by append one record at a time, a
+// trace's bytes were copied and zeroed some four times over, held up to a
+// quarter unused, and left the copies as garbage, whose fresh pages were
+// a sixth of a server's CPU while it ingested (docs/performance.md).
 const (
 	flagError     = 1 << 0
 	flagStartZero = 1 << 1
@@ -70,13 +75,24 @@ const (
 // spanHead is what the store looks up without unpacking a span.
 type spanHead struct {
 	id, parent trace.SpanID
-	off, n     uint32 // the record: data[off : off+n]
+	// off and n locate the record: n bytes from the trace's byte off,
+	// counting the chunks' bytes one after the other (chunk.start).
+	off, n uint32
+}
+
+// chunk is a run of a trace's records: bytes start to start+len(b) of
+// the trace's.
+type chunk struct {
+	start uint32
+	b     []byte
 }
 
 // packedSpans are one trace's spans, in arrival order.
 type packedSpans struct {
 	heads []spanHead
-	data  []byte
+	// chunks hold the records; size is the bytes they hold in all.
+	chunks []chunk
+	size   int
 	// resources and details are what records point at by index: few per
 	// trace (a resource per batch and agent; details only for spans with
 	// links or events). They are deep copies owned by the store.
@@ -106,20 +122,37 @@ func (p *packedSpans) len() int { return len(p.heads) }
 func (p *packedSpans) view() packedSpans {
 	return packedSpans{
 		heads:     slices.Clone(p.heads),
-		data:      p.data[:len(p.data):len(p.data)],
+		chunks:    slices.Clone(p.chunks), // place appends to the last chunk's b
+		size:      p.size,
 		resources: p.resources[:len(p.resources):len(p.resources)],
 		details:   p.details[:len(p.details):len(p.details)],
 	}
 }
 
+// record returns the record of h, and the chunk it is in; from is a chunk
+// to look in first (the one the last record was in).
+func (p *packedSpans) record(h *spanHead, from int) ([]byte, int) {
+	c := from
+	if c >= len(p.chunks) || h.off < p.chunks[c].start || h.off >= p.chunks[c].start+uint32(len(p.chunks[c].b)) {
+		c = sort.Search(len(p.chunks), func(i int) bool { return p.chunks[i].start > h.off }) - 1
+	}
+	ch := &p.chunks[c]
+	off := h.off - ch.start
+	return ch.b[off : off+h.n], c
+}
+
 // sourceOf returns the source code of span i; scratch holds the records
 // of the batch being added.
 func (p *packedSpans) sourceOf(i int, scratch []byte) int {
-	data := p.data
+	h := &p.heads[i]
+	var flags byte
 	if p.isPending(i) {
-		data = scratch
+		flags = scratch[h.off]
+	} else {
+		rec, _ := p.record(h, len(p.chunks)-1)
+		flags = rec[0]
 	}
-	return int(data[p.heads[i].off]&sourceMask) >> sourceShift
+	return int(flags&sourceMask) >> sourceShift
 }
 
 // isPending tells whether span i's record is still in the store's scratch.
@@ -173,7 +206,7 @@ func (p *packedSpans) packWithin(sp *otelmap.Span, attrs spanAttrs, res *otelmap
 	lastRes, lastIndex := p.lastRes, p.lastIndex
 	*scratch = p.pack(*scratch, sp, attrs, res)
 	n := len(*scratch) - off
-	if len(p.data)+p.pending+n > maxBytes {
+	if p.size+p.pending+n > maxBytes {
 		*scratch = (*scratch)[:off]
 		clear(p.resources[resources:])
 		p.resources = p.resources[:resources]
@@ -186,25 +219,18 @@ func (p *packedSpans) packWithin(sp *otelmap.Span, attrs spanAttrs, res *otelmap
 	return off, true
 }
 
-// place moves the records of the batch being added from scratch into
-// data, growing it once by their length (by at least a quarter, if the
-// trace held records before, so that a trace arriving a few spans at a
-// time is copied a bounded number of times, as by append).
+// place moves the records of the batch being added from scratch into the
+// last chunk, or into a new one if it has no room for them all.
 func (p *packedSpans) place(scratch []byte) {
 	if p.pending > 0 {
-		grow := p.pending
-		if len(p.data) > 0 {
-			grow = max(grow, len(p.data)/4)
+		if n := len(p.chunks); n == 0 || cap(p.chunks[n-1].b)-len(p.chunks[n-1].b) < p.pending {
+			p.chunks = append(p.chunks, chunk{start: uint32(p.size), b: make([]byte, 0, max(p.pending, p.size/4))})
 		}
-		if grow > cap(p.data)-len(p.data) {
-			data := make([]byte, len(p.data), len(p.data)+grow)
-			copy(data, p.data)
-			p.data = data
-		}
+		last := &p.chunks[len(p.chunks)-1]
 		move := func(h *spanHead) {
-			off := len(p.data)
-			p.data = append(p.data, scratch[h.off:h.off+h.n]...)
-			h.off = uint32(off)
+			off := last.start + uint32(len(last.b))
+			last.b = append(last.b, scratch[h.off:h.off+h.n]...)
+			h.off = off
 		}
 		for i := p.firstPending; i < len(p.heads); i++ {
 			move(&p.heads[i])
@@ -212,6 +238,7 @@ func (p *packedSpans) place(scratch []byte) {
 		for _, i := range p.replaced {
 			move(&p.heads[i])
 		}
+		p.size += p.pending
 	}
 	p.firstPending, p.replaced, p.pending = len(p.heads), p.replaced[:0], 0
 }
@@ -318,14 +345,17 @@ func appendString(b []byte, s string) []byte {
 }
 
 // unpackAll returns the trace's spans, in arrival order. Their strings
-// point into p.data, which is only ever appended to; their attributes
-// share a few slices, each span's capacity cut to its length.
+// point into the chunks, which are only ever appended to; their
+// attributes share a few slices, each span's capacity cut to its length.
 func (p *packedSpans) unpackAll(id trace.TraceID) []otelmap.Span {
 	out := make([]otelmap.Span, len(p.heads))
 	var attrs []attribute.KeyValue
+	c := 0
 	for i := range p.heads {
 		h := &p.heads[i]
-		attrs = p.unpack(&out[i], p.data[h.off:h.off+h.n], attrs, len(p.heads)-i)
+		var rec []byte
+		rec, c = p.record(h, c)
+		attrs = p.unpack(&out[i], rec, attrs, len(p.heads)-i)
 		out[i].TraceID, out[i].SpanID, out[i].ParentSpanID = id, h.id, h.parent
 	}
 	return out

@@ -85,8 +85,8 @@ func TestPackedRoundTrip(t *testing.T) {
 
 // TestStorePlacesBatchRecords: a batch's records go to their traces
 // whole and in arrival order however the batch's traces interleave; a
-// trace's bytes are its records and, while each batch brings it at least
-// a quarter more, no byte more; an extension span replaced in a later
+// trace's chunks hold its records one after the other and, while each
+// batch brings it at least a quarter more, reserve no byte more; an extension span replaced in a later
 // batch, and one replaced in its own, are placed like the others; a batch
 // whose records pass the scratch's bound is placed in parts, and the
 // store does not keep a scratch that large.
@@ -113,8 +113,15 @@ func TestStorePlacesBatchRecords(t *testing.T) {
 			for _, h := range tr.spans.heads {
 				used += int(h.n)
 			}
-			if used > len(tr.spans.data) || (exact && cap(tr.spans.data) != used) {
-				t.Fatalf("%s, trace %v: records take %d bytes, data holds %d in %d", what, id, used, len(tr.spans.data), cap(tr.spans.data))
+			held, reserved := 0, 0
+			for _, c := range tr.spans.chunks {
+				if c.start != uint32(held) {
+					t.Fatalf("%s, trace %v: a chunk starts at %d after %d bytes", what, id, c.start, held)
+				}
+				held, reserved = held+len(c.b), reserved+cap(c.b)
+			}
+			if used > held || held != tr.spans.size || (exact && reserved != used) {
+				t.Fatalf("%s, trace %v: records take %d bytes, chunks hold %d (size %d) in %d", what, id, used, held, tr.spans.size, reserved)
 			}
 			wantSpans := slices.Clone(want[id])
 			for i := range wantSpans {
@@ -156,6 +163,19 @@ func TestStorePlacesBatchRecords(t *testing.T) {
 			t.Fatalf("batch %d: %+v", b, res)
 		}
 		check(fmt.Sprint("batch ", b), b < 2)
+	}
+
+	// A trace arriving a span at a time: a chunk for every quarter more.
+	for i := range 3000 {
+		sp := span(7, i, otelmap.SourceOTLP)
+		if res := st.Add([]otelmap.Span{sp}); res.Accepted != 1 {
+			t.Fatalf("span %d of trace 7: %+v", i, res)
+		}
+		want[sp.TraceID] = append(want[sp.TraceID], sp)
+	}
+	check("a span at a time", false)
+	if n := len(st.traces[trace.TraceID{7}].spans.chunks); n > 40 {
+		t.Fatalf("3000 spans added one at a time are in %d chunks", n)
 	}
 
 	// Records past the scratch's bound.
