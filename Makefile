@@ -11,7 +11,7 @@ STATICCHECK_VERSION := v0.8.2
 GOBIN     := $(shell $(GO) env GOPATH)/bin
 
 .PHONY: all build test test_all validate lint type_check ruff fmt-check vet race fuzz \
-	test-stack test-connector conformance live bench bench-graph bench-ingest bench-collector demo clean tools otelcol otelcol-router jaeger-build jaeger
+	test-stack test-connector conformance live mcp-clients python-participants bench bench-graph bench-ingest bench-collector demo clean tools otelcol otelcol-router jaeger-build jaeger
 
 all: build
 
@@ -64,6 +64,14 @@ test-stack:
 test-connector:
 	cd collector/coordbenchconnector && $(GO) vet ./... && $(GO) test -race -count=1 -timeout 20m ./...
 
+# The virtual environments of the AgentBeats Python test
+# (e2e.TestAgentBeatsPython, docs/python-participants.md): AgentBeats'
+# client and the Python participants, each from its hashed requirements
+# file with uv. .ci/run makes them before `make test`; without them the
+# test skips (under CI=true it fails).
+python-participants:
+	e2e/testdata/agentbeats-py/setup.sh
+
 # Runs each Fuzz* target for FUZZTIME (`go test -fuzz` takes one target per
 # package run). scripts/fuzz.sh fails on what fuzzing finds and retries the Go
 # fuzzer's own flakes (its header says which and why).
@@ -72,22 +80,41 @@ fuzz:
 
 # The live framework corpus (docs/trace-assembly.md, "The live corpus"):
 # the harness's own tests, then every program of
-# otelmap/assemble/testdata/live run again (`npm ci` from its lockfile,
-# LIVE_RUNS runs each, captures written under $(BIN)/live, the committed
+# otelmap/assemble/testdata/live run again (a Node program `npm ci` from
+# its lockfile, a Python program its own .venv synced by uv from its hashed
+# requirements.txt; LIVE_RUNS runs each, captures written under $(BIN)/live, the committed
 # ones left alone, a program's `variants` too) and assessed against its
 # truth by TestLiveCorpus, and by the recognizer attacks that read live
 # captures (TestVercelAI, TestGenkit, TestVoltAgent,
 # TestA2AServicesHostingSeveralAgents). Needs
-# Node.js, npm and the npm registry; `make test` assesses the committed
-# captures only.
+# Node.js, npm and the npm registry, Debian's python3 with python3-venv
+# and PyPI; `make test` assesses the committed captures only.
 LIVE_RUNS ?= 3
+# Programs run side by side, LIVE_JOBS at a time (run.sh -j): each run is
+# mostly one process's imports, so two keep this kind's two cores busy.
+LIVE_JOBS ?= 2
 live:
 	cd otelmap/assemble/testdata/live/harness && node --test
 	rm -rf $(BIN)/live
-	otelmap/assemble/testdata/live/run.sh -n $(LIVE_RUNS) -o $(BIN)/live
-	LIVE_CAPTURES=$(CURDIR)/$(BIN)/live $(GO) test -count=1 -timeout 20m -run '^(TestLiveCorpus|TestVercelAI|TestGenkit|TestVoltAgent|TestA2AServicesHostingSeveralAgents|TestOTelGenAIManualClientKind)$$' -v ./otelmap/assemble >$(BIN)/live.log 2>&1; \
+	otelmap/assemble/testdata/live/run.sh -n $(LIVE_RUNS) -j $(LIVE_JOBS) -o $(BIN)/live
+	LIVE_CAPTURES=$(CURDIR)/$(BIN)/live $(GO) test -count=1 -timeout 20m -run '^(TestLiveCorpus|TestVercelAI|TestGenkit|TestVoltAgent|TestA2AServicesHostingSeveralAgents|TestOTelGenAIManualClientKind)$$' -v ./otelmap/assemble/... >$(BIN)/live.log 2>&1; \
 	rc=$$?; grep -E -- '--- FAIL|^FAIL|^ok|live corpus:' $(BIN)/live.log; \
 	[ $$rc = 0 ] || echo "make live: TestLiveCorpus failed; the whole log is $(BIN)/live.log"; exit $$rc
+
+# The participants that work tasks through MCP with the official MCP SDKs,
+# unpatched (docs/mcp.md, "A participant's quick start"), which the e2e tests
+# run (TestOfficialMCPSDKs): the TypeScript one's npm lockfile, and the Python
+# one's hashed requirements in a virtual environment of its own, made by uv
+# (scripts/uv.sh) with Debian's Python. Needs Node.js, npm, python3-venv, the
+# npm registry and PyPI; without them installed the tests skip, under CI=true
+# they fail.
+MCP_JS := e2e/testdata/mcp-js
+MCP_PY := e2e/testdata/mcp-py
+mcp-clients:
+	cd $(MCP_JS) && npm ci --no-audit --no-fund
+	uv="$$(scripts/uv.sh)" && \
+	{ [ -x $(MCP_PY)/.venv/bin/python ] || "$$uv" venv --quiet --python /usr/bin/python3 $(MCP_PY)/.venv; } && \
+	"$$uv" pip sync --quiet --python $(MCP_PY)/.venv/bin/python --require-hashes $(MCP_PY)/requirements.txt
 
 # The official A2A conformance suites (the a2a-tck snapshots in
 # ../shared/conformance: 0.3.x mandatory, 1.0-dev must) against the green

@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/netip"
 	"net/url"
+	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
@@ -216,7 +218,16 @@ func (a *AllowList) dialContext(d *net.Dialer) func(ctx context.Context, network
 		}
 		return nil
 	}
-	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+	// net/http dials in a goroutine of its own (Transport.dialConnFor),
+	// where nothing recovers: a panic in the check below, which reads
+	// addresses a participant chose, would end the process.
+	return func(ctx context.Context, network, addr string) (conn net.Conn, err error) {
+		defer func() {
+			if r := recover(); r != nil {
+				slog.Error("the allow-list's dial check panicked", "addr", addr, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+				conn, err = nil, fmt.Errorf("dial %s: the allow-list check failed unexpectedly: %v", addr, r)
+			}
+		}()
 		host, _, err := net.SplitHostPort(addr)
 		if err != nil {
 			return nil, fmt.Errorf("dial %s: %w", addr, err)

@@ -111,16 +111,20 @@ func NewHandler(opts Options) (*http.ServeMux, error) {
 		return nil, fmt.Errorf("a2aserve: the card declares pushNotifications %t, but Options.Push is %s",
 			opts.Card.Capabilities.PushNotifications, map[bool]string{true: "set", false: "nil"}[opts.Push != nil])
 	}
+	// Everything of ours a2a-go calls goes through contain.go.
+	c := containment{log: opts.Logger}
 	handlerOpts := []a2asrv.RequestHandlerOption{
 		a2asrv.WithLogger(opts.Logger),
 		a2asrv.WithCapabilityChecks(&opts.Card.Capabilities),
-		a2asrv.WithTaskStore(opts.TaskStore),
+		a2asrv.WithTaskStore(containedStore{next: opts.TaskStore, c: c}),
+		a2asrv.WithExecutionPanicHandler(c.executionPanic),
 	}
 	if opts.Push != nil {
 		if err := opts.Push.attach(opts.TaskStore); err != nil {
 			return nil, err
 		}
-		handlerOpts = append(handlerOpts, a2asrv.WithPushNotifications(opts.Push, opts.Push))
+		p := containedPush{next: opts.Push, c: c}
+		handlerOpts = append(handlerOpts, a2asrv.WithPushNotifications(p, p))
 	}
 	// The 0.3 encoding of the card also holds the 1.0 fields, so one
 	// document serves both kinds of client.
@@ -132,11 +136,11 @@ func NewHandler(opts Options) (*http.ServeMux, error) {
 		return nil, fmt.Errorf("a2aserve: agent card: %w", err)
 	}
 	handler := &terminalAware{
-		RequestHandler: a2asrv.NewHandler(opts.Executor, handlerOpts...),
+		RequestHandler: a2asrv.NewHandler(containedExecutor{next: opts.Executor, c: c}, handlerOpts...),
 		store:          opts.TaskStore,
 		push:           opts.Push,
 	}
-	var transport []a2asrv.TransportOption
+	transport := []a2asrv.TransportOption{a2asrv.WithTransportPanicHandler(c.transportPanic)}
 	if opts.SSEKeepAlive > 0 {
 		transport = append(transport, a2asrv.WithTransportKeepAlive(opts.SSEKeepAlive))
 	}
@@ -249,7 +253,7 @@ func (d *dispatch) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if d.intercept != nil && d.intercept(w, r, body) {
 		return
 	}
-	body = withJSONNames(body) // push.go
+	body = withJSONNames(body) // rpc.go
 	var req envelope
 	// A body that is not a JSON-RPC request object goes on to a2a-go,
 	// which answers a parse error or an invalid request.

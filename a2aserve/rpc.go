@@ -1,9 +1,11 @@
 package a2aserve
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	legacy "github.com/a2aproject/a2a-go/a2a"
@@ -64,22 +66,26 @@ var streamingMethods = map[string]bool{
 // error", which JSON-RPC 2.0 reserves for "Invalid JSON was received by the
 // server". The body decoded, so these are -32602 Invalid params.
 var paramDecoders = map[string]func(json.RawMessage) error{
-	"SendMessage":                      decodeInto[a2a.SendMessageRequest],
-	"SendStreamingMessage":             decodeInto[a2a.SendMessageRequest],
-	"GetTask":                          decodeInto[a2a.GetTaskRequest],
-	"ListTasks":                        decodeInto[a2a.ListTasksRequest],
-	"CancelTask":                       decodeInto[a2a.CancelTaskRequest],
-	"SubscribeToTask":                  decodeInto[a2a.SubscribeToTaskRequest],
-	"GetTaskPushNotificationConfig":    decodeInto[a2a.GetTaskPushConfigRequest],
-	"CreateTaskPushNotificationConfig": decodeInto[a2a.PushConfig],
-	"ListTaskPushNotificationConfigs":  decodeInto[a2a.ListTaskPushConfigRequest],
-	"DeleteTaskPushNotificationConfig": decodeInto[a2a.DeleteTaskPushConfigRequest],
-	"GetExtendedAgentCard":             decodeInto[a2a.GetExtendedAgentCardRequest],
-	"message/send":                     decodeLegacySend,
-	"message/stream":                   decodeLegacySend,
-	"tasks/get":                        decodeInto[legacy.TaskQueryParams],
-	"tasks/cancel":                     decodeInto[legacy.TaskIDParams],
-	"tasks/resubscribe":                decodeInto[legacy.TaskIDParams],
+	"SendMessage":                         decodeInto[a2a.SendMessageRequest],
+	"SendStreamingMessage":                decodeInto[a2a.SendMessageRequest],
+	"GetTask":                             decodeInto[a2a.GetTaskRequest],
+	"ListTasks":                           decodeInto[a2a.ListTasksRequest],
+	"CancelTask":                          decodeInto[a2a.CancelTaskRequest],
+	"SubscribeToTask":                     decodeInto[a2a.SubscribeToTaskRequest],
+	"GetTaskPushNotificationConfig":       decodeInto[a2a.GetTaskPushConfigRequest],
+	"CreateTaskPushNotificationConfig":    decodeInto[a2a.PushConfig],
+	"ListTaskPushNotificationConfigs":     decodeInto[a2a.ListTaskPushConfigRequest],
+	"DeleteTaskPushNotificationConfig":    decodeInto[a2a.DeleteTaskPushConfigRequest],
+	"GetExtendedAgentCard":                decodeInto[a2a.GetExtendedAgentCardRequest],
+	"message/send":                        decodeLegacySend,
+	"message/stream":                      decodeLegacySend,
+	"tasks/get":                           decodeInto[legacy.TaskQueryParams],
+	"tasks/cancel":                        decodeInto[legacy.TaskIDParams],
+	"tasks/resubscribe":                   decodeInto[legacy.TaskIDParams],
+	"tasks/pushNotificationConfig/set":    decodeInto[legacy.TaskPushConfig],
+	"tasks/pushNotificationConfig/get":    decodeInto[legacy.GetTaskPushConfigParams],
+	"tasks/pushNotificationConfig/list":   decodeInto[legacy.ListTaskPushConfigParams],
+	"tasks/pushNotificationConfig/delete": decodeInto[legacy.DeleteTaskPushConfigParams],
 }
 
 func decodeInto[T any](raw json.RawMessage) error {
@@ -148,4 +154,58 @@ func (e *rpcError) write(w http.ResponseWriter, method string, id any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(append(b, '\n'))
+}
+
+// pushProtoNames are the multi-word fields of the 1.0 push config methods'
+// params, by their proto names and their JSON names.
+var pushProtoNames = map[string]string{"task_id": "taskId", "page_size": "pageSize", "page_token": "pageToken"}
+
+// withJSONNames gives the params of a 1.0 push config method their JSON
+// field names where a client used the proto ones ("task_id" for
+// "taskId"), as the A2A conformance suite's JSON-RPC client does. 1.0 §5.5
+// says serializations "MUST use camelCase" and that this "follows the
+// ProtoJSON specification", whose parsers "accept both the lowerCamelCase
+// name (or the one specified by the json_name option) and the original
+// proto field name" (protobuf.dev/programming-guides/json); a2a-go decodes
+// with encoding/json, which knows only the first, and read such a request
+// as one for task "". Only the top level of params is renamed: deeper keys
+// may be a client's own (metadata). Other bodies pass unchanged.
+func withJSONNames(body []byte) []byte {
+	if !bytes.Contains(body, []byte("PushNotificationConfig")) || !bytes.Contains(body, []byte("_")) {
+		return body // not decoded twice: most bodies are messages
+	}
+	var req map[string]json.RawMessage
+	if json.Unmarshal(body, &req) != nil {
+		return body
+	}
+	var method string
+	if json.Unmarshal(req["method"], &method) != nil || !strings.HasSuffix(method, "TaskPushNotificationConfig") && method != "ListTaskPushNotificationConfigs" {
+		return body
+	}
+	var params map[string]json.RawMessage
+	if json.Unmarshal(req["params"], &params) != nil {
+		return body
+	}
+	renamed := false
+	for proto, name := range pushProtoNames {
+		if v, ok := params[proto]; ok {
+			if _, both := params[name]; !both {
+				params[name] = v
+			}
+			delete(params, proto)
+			renamed = true
+		}
+	}
+	if !renamed {
+		return body
+	}
+	var err error
+	if req["params"], err = json.Marshal(params); err != nil {
+		return body
+	}
+	out, err := json.Marshal(req)
+	if err != nil {
+		return body
+	}
+	return out
 }

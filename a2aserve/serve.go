@@ -33,6 +33,9 @@ type ServeOptions struct {
 	// ShutdownTimeout bounds the graceful shutdown: the open requests and
 	// AfterShutdown together (default DefaultShutdownTimeout).
 	ShutdownTimeout time.Duration
+	// BodyReadTimeout bounds the reading of a request's body
+	// (BoundBodyRead; default DefaultBodyReadTimeout).
+	BodyReadTimeout time.Duration
 	// Tick, when set, runs every TickInterval while serving (a trace
 	// store's sweep); it is not running any more when the shutdown starts.
 	Tick         func()
@@ -45,7 +48,8 @@ type ServeOptions struct {
 	// shutdown's time: the place to flush telemetry.
 	AfterShutdown func(ctx context.Context) error
 	// Logger receives the HTTP servers' own errors (a failed TLS
-	// handshake, a panicking handler) at ErrorLevel; nil discards them.
+	// handshake) at ErrorLevel, and a panicking handler's panic and stack
+	// at error level (ContainHTTPPanics); nil discards them.
 	Logger     *slog.Logger
 	ErrorLevel slog.Level
 }
@@ -63,6 +67,9 @@ func Serve(ctx context.Context, ln net.Listener, h http.Handler, opts ServeOptio
 	if opts.ShutdownTimeout <= 0 {
 		opts.ShutdownTimeout = DefaultShutdownTimeout
 	}
+	if opts.BodyReadTimeout <= 0 {
+		opts.BodyReadTimeout = DefaultBodyReadTimeout
+	}
 	logger := opts.Logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
@@ -71,7 +78,8 @@ func Serve(ctx context.Context, ln net.Listener, h http.Handler, opts ServeOptio
 	servers := make([]*http.Server, len(endpoints))
 	served := make(chan error, len(endpoints))
 	for i, ep := range endpoints {
-		servers[i] = &http.Server{Handler: ep.Handler, ReadHeaderTimeout: readHeaderTimeout,
+		handler := ContainHTTPPanics(BoundBodyRead(ep.Handler, opts.BodyReadTimeout), logger)
+		servers[i] = &http.Server{Handler: handler, ReadHeaderTimeout: readHeaderTimeout,
 			ErrorLog: slog.NewLogLogger(logger.Handler(), opts.ErrorLevel)}
 		go func() { served <- servers[i].Serve(ep.Listener) }()
 	}

@@ -367,10 +367,12 @@ func decodeCursor(token string) (cursor, error) {
 // copyTask deep-copies a task the way a2a-go's stores do (gob; a2a
 // registers its part types with gob, taskstore the generic metadata
 // values), so that neither the caller nor the store changes what the other
-// holds.
+// holds; its values are first made ones gob copies faithfully, empty lists
+// included (emptylists.go).
 func copyTask(t *a2a.Task) (*a2a.Task, error) {
 	var buf bytes.Buffer
-	if err := gob.NewEncoder(&buf).Encode(t); err != nil {
+	kept, _ := taskValues(t)
+	if err := gob.NewEncoder(&buf).Encode(kept); err != nil {
 		return nil, fmt.Errorf("copy task %s: %w", t.ID, err)
 	}
 	var c a2a.Task

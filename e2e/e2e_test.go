@@ -105,7 +105,7 @@ func TestFaultsCostOneTask(t *testing.T) {
 	}
 	defer stopGreen(h, &opts)
 	base := purple.Options{Getenv: opts.Getenv, Logger: opts.Logger, LLM: &llmconfig.Config{},
-		OTLPEndpoint: h.URL(), NoExtension: true, PeerTimeout: 3 * time.Second, FlushOnResponse: true}
+		OTLPEndpoint: h.URL(), NoExtension: true, PeerTimeout: 15 * time.Second, FlushOnResponse: true}
 	spec := func(name, role string, f purple.Faults, peers ...string) purple.AgentSpec {
 		o := base
 		o.Name, o.Role, o.Faults = name, role, f
@@ -131,7 +131,12 @@ func TestFaultsCostOneTask(t *testing.T) {
 	res, err := assess(t.Context(), h, sys.URLs(), map[string]any{
 		"entry_role":           "coordinator",
 		"task_ids":             tasks,
-		"call_timeout_seconds": 30, // far above PeerTimeout: only the hung coordinator reaches it
+		// PeerTimeout is how the coordinator tells reviewer-1's hang:
+		// 15 s, so that an honest reviewer on a machine at a tenth of a
+		// core is never taken for a hung one (at 3 s, one was, at load
+		// 20); the call timeout is far above it plus the coordinator's own
+		// work, so only the hung coordinator reaches it.
+		"call_timeout_seconds": 60,
 		"settle_quiet_ms":      400,
 		"settle_max_wait_ms":   opts.SettleMaxWait.Milliseconds(), // reviewer-4 exports nothing
 		"evaluators":           map[string]bool{judge.Name: false},

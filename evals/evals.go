@@ -15,6 +15,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"runtime/debug"
 	"slices"
 	"sync"
 
@@ -183,6 +184,21 @@ type Report struct {
 	Errors map[string]string
 }
 
+// evaluate runs one evaluator: a panic in it (an evaluator is an extension
+// point; the trace it reads is the participants' doing) is that
+// evaluator's error, logged with the stack, and the others still run.
+func (r *Registry) evaluate(ctx context.Context, e Evaluator, trace *tracedata.TraceData, in Inputs) (res Result, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			if r.log != nil {
+				r.log.ErrorContext(ctx, "evaluator panicked", "evaluator", e.Name(), "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+			}
+			res, err = nil, fmt.Errorf("evaluator %s failed unexpectedly (a panic: %v)", e.Name(), p)
+		}
+	}()
+	return e.Evaluate(ctx, trace, in)
+}
+
 // Run runs the enabled evaluators of r on trace in tier order, each seeing
 // the results of those before it. An evaluator's error is recorded and the
 // rest still run.
@@ -205,7 +221,7 @@ func (r *Registry) Run(ctx context.Context, trace *tracedata.TraceData, in Input
 		if observe != nil {
 			runCtx, done = observe(ctx, e)
 		}
-		res, err := e.Evaluate(runCtx, trace, in)
+		res, err := r.evaluate(runCtx, e, trace, in)
 		done(res, err)
 		if err != nil {
 			if r.log != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"runtime/debug"
 	"sync"
 )
 
@@ -121,6 +122,14 @@ func (g *digraph) allPairsWith(ctx context.Context, inLSCC []bool, wantBC, botto
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			// The graph is the participants' doing: a panic here is this
+			// evaluation's error (Registry.evaluate logs it), not the
+			// process's end.
+			defer func() {
+				if r := recover(); r != nil {
+					errs[wi] = fmt.Errorf("centrality worker failed unexpectedly: %v\n%s", r, debug.Stack())
+				}
+			}()
 			for c := range next {
 				if err := ctx.Err(); err != nil {
 					errs[wi] = err

@@ -374,6 +374,14 @@ func (a *assessment) participantNames(ctx context.Context, m *a2acall.Messenger)
 	var wg sync.WaitGroup
 	for i, role := range roles {
 		wg.Go(func() {
+			// A card is a participant's doing: reading it must not end
+			// the server from this goroutine of ours.
+			defer func() {
+				if r := recover(); r != nil {
+					a.e.log.Error("reading a participant's card panicked", "role", role, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+					names[i], errs[i] = role, fmt.Errorf("reading the agent card failed unexpectedly: %v", r)
+				}
+			}()
 			info, err := m.Agent(ctx, a.req.Participants[role])
 			if err != nil || info.Name == "" {
 				names[i], errs[i] = role, err

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"runtime/debug"
 	"strings"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
@@ -57,6 +58,15 @@ func (e *Executor) Execute(ctx context.Context, execCtx *a2asrv.ExecutorContext)
 		finished := make(chan struct{})
 		defer close(finished)
 		go func() {
+			// The assessment's own code (assembly, evaluators, the report)
+			// runs here, in a goroutine of ours started from a2a-go's: a
+			// panic in it fails this task, not the server.
+			defer func() {
+				if r := recover(); r != nil {
+					e.log.Error("assessment panicked", "task", execCtx.TaskID, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+					done <- ending{nil, fmt.Errorf("internal error: the assessment failed unexpectedly (the green agent logged it): %v", r)}
+				}
+			}()
 			res, err := e.assess(runCtx, req, func(text string) {
 				select {
 				case updates <- text:

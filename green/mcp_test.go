@@ -13,7 +13,7 @@ import (
 // task's token and not the A2A token, and its URL is the card URL's.
 func TestMCPEndpointsMounted(t *testing.T) {
 	g := startGreen(t, ServerOptions{CardURL: "http://127.0.0.1:1/team/green/", A2AToken: "a2a-secret"})
-	ep, closeEp, err := g.srv.MCP().Open(mcp.NewServer(&mcp.Implementation{Name: "t", Version: "1"}, nil), nil)
+	ep, closeEp, err := g.srv.MCP().Open(t.Context(), mcp.NewServer(&mcp.Implementation{Name: "t", Version: "1"}, nil), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

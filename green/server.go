@@ -224,7 +224,7 @@ func (s *Server) build(ctx context.Context) error {
 		return fmt.Errorf("server: MCP URL: %w", err)
 	}
 	s.mcpURL = mcpURL
-	if s.mcp, err = mcpserve.New(mcpserve.Options{BaseURL: mcpURL, TracerProvider: providers.Tracer, Logger: s.log}); err != nil {
+	if s.mcp, err = mcpserve.New(mcpserve.Options{BaseURL: mcpURL, TracerProvider: providers.Tracer, OwnSpan: recorder.Started, Logger: s.log}); err != nil {
 		_ = providers.Shutdown(ctx)
 		return fmt.Errorf("server: %w", err)
 	}

@@ -207,8 +207,10 @@ func round(x float64, n int) float64 {
 type TaskTraceRecorder struct {
 	rec *sdkbridge.Recorder
 
-	mu     sync.RWMutex
-	active map[trace.TraceID]struct{}
+	mu sync.RWMutex
+	// active holds the traces being recorded, each with the CLIENT and
+	// PRODUCER spans the provider started in it (Started).
+	active map[trace.TraceID]map[trace.SpanID]struct{}
 }
 
 var _ sdktrace.SpanProcessor = (*TaskTraceRecorder)(nil)
@@ -216,7 +218,7 @@ var _ sdktrace.SpanProcessor = (*TaskTraceRecorder)(nil)
 // NewTaskTraceRecorder records into store. Register it on the green
 // agent's tracer provider, and give it to the executor (ExecutorOptions).
 func NewTaskTraceRecorder(store *tracestore.Store) *TaskTraceRecorder {
-	return &TaskTraceRecorder{rec: sdkbridge.NewRecorder(store), active: map[trace.TraceID]struct{}{}}
+	return &TaskTraceRecorder{rec: sdkbridge.NewRecorder(store), active: map[trace.TraceID]map[trace.SpanID]struct{}{}}
 }
 
 // track starts recording trace id; untrack stops it (a nil recorder does
@@ -227,7 +229,9 @@ func (r *TaskTraceRecorder) track(id trace.TraceID) {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.active[id] = struct{}{}
+	if r.active[id] == nil {
+		r.active[id] = map[trace.SpanID]struct{}{}
+	}
 }
 
 func (r *TaskTraceRecorder) untrack(id trace.TraceID) {
@@ -246,8 +250,37 @@ func (r *TaskTraceRecorder) Tracking() int {
 	return len(r.active)
 }
 
-// OnStart implements sdktrace.SpanProcessor; only ended spans are recorded.
-func (r *TaskTraceRecorder) OnStart(context.Context, sdktrace.ReadWriteSpan) {}
+// OnStart implements sdktrace.SpanProcessor: it notes the id of a CLIENT
+// or PRODUCER span when its trace is being collected (Started); only ended
+// spans are recorded. Those are the spans whose context the green agent
+// sends out (the traceparent of its A2A requests); the many SERVER spans
+// a participant's requests cause are not kept, so the set stays as small
+// as the green agent's own calls.
+func (r *TaskTraceRecorder) OnStart(_ context.Context, s sdktrace.ReadWriteSpan) {
+	if k := s.SpanKind(); k != trace.SpanKindClient && k != trace.SpanKindProducer {
+		return
+	}
+	sc := s.SpanContext()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if own, ok := r.active[sc.TraceID()]; ok {
+		own[sc.SpanID()] = struct{}{}
+	}
+}
+
+// Started reports whether the provider started CLIENT or PRODUCER span sc
+// in a trace being collected: the assessor's own span, whose context a
+// participant may have received. The MCP host asks it of a traceparent a
+// tool request carries (mcpserve.Options.OwnSpan).
+func (r *TaskTraceRecorder) Started(sc trace.SpanContext) bool {
+	if r == nil {
+		return false
+	}
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	_, ok := r.active[sc.TraceID()][sc.SpanID()]
+	return ok
+}
 
 // OnEnd records s when its trace is being collected.
 func (r *TaskTraceRecorder) OnEnd(s sdktrace.ReadOnlySpan) {

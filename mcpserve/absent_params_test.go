@@ -39,7 +39,7 @@ func rpc(t *testing.T, url, token, session, body string) (int, string, string) {
 // SDK's goroutine, ending the green agent).
 func TestMessagesWithoutParams(t *testing.T) {
 	h, _, _ := host(t)
-	ep, closeEp, err := h.Open(echoServer(), []string{"echo"})
+	ep, closeEp, err := h.Open(t.Context(), echoServer(), []string{"echo"})
 	if err != nil {
 		t.Fatal(err)
 	}

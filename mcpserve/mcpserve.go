@@ -8,6 +8,7 @@
 package mcpserve
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/hex"
@@ -47,8 +48,17 @@ type Options struct {
 	// TracerProvider makes the server spans of the MCP calls (default
 	// none).
 	TracerProvider trace.TracerProvider
+	// OwnSpan reports whether a span is the green agent's own (its task
+	// span, its A2A call to the participant): a traceparent naming one is
+	// no client span of the participant's (parent.go). Default: only the
+	// task's span is known as such.
+	OwnSpan func(trace.SpanContext) bool
 	// MaxBodyBytes bounds a request body (default DefaultMaxBodyBytes).
 	MaxBodyBytes int64
+	// MaxSessionsPerTask bounds the sessions open at once on one task's
+	// endpoint (default DefaultMaxSessionsPerTask); a request for one more
+	// is answered 429 (limits.go).
+	MaxSessionsPerTask int
 	// Logger defaults to a logger that discards.
 	Logger *slog.Logger
 }
@@ -67,6 +77,10 @@ type task struct {
 	token   string
 	server  *mcp.Server
 	handler http.Handler
+
+	mu      sync.Mutex
+	opening int  // requests for a new session under way
+	refused bool // a request for a session was refused (logged once)
 }
 
 // New checks opts and returns a Host.
@@ -83,6 +97,9 @@ func New(opts Options) (*Host, error) {
 	if opts.MaxBodyBytes <= 0 {
 		opts.MaxBodyBytes = DefaultMaxBodyBytes
 	}
+	if opts.MaxSessionsPerTask <= 0 {
+		opts.MaxSessionsPerTask = DefaultMaxSessionsPerTask
+	}
 	if opts.TracerProvider == nil {
 		opts.TracerProvider = noop.NewTracerProvider()
 	}
@@ -97,9 +114,11 @@ func (h *Host) Path() string { return h.opts.Path }
 
 // Open serves s until close is called, at a new path with a new token, and
 // returns the endpoint to hand the participant. tools names s's tools for
-// the endpoint's data part. close ends the task's sessions; later requests
-// get 404.
-func (h *Host) Open(s *mcp.Server, tools []string) (mcpcall.Endpoint, func(), error) {
+// the endpoint's data part. close ends the task's sessions and the context
+// of every request still under way; later requests get 404. ctx's span is
+// the task's: the server span of every request to the endpoint is in its
+// trace (parent.go).
+func (h *Host) Open(ctx context.Context, s *mcp.Server, tools []string) (mcpcall.Endpoint, func(), error) {
 	id, err := randomHex(16)
 	if err != nil {
 		return mcpcall.Endpoint{}, nil, fmt.Errorf("mcpserve: %w", err)
@@ -108,7 +127,12 @@ func (h *Host) Open(s *mcp.Server, tools []string) (mcpcall.Endpoint, func(), er
 	if err != nil {
 		return mcpcall.Endpoint{}, nil, fmt.Errorf("mcpserve: %w", err)
 	}
-	s.AddReceivingMiddleware(h.serverSpans())
+	// The middleware added last is the outermost: containPanics covers
+	// the others; every request's work ends with the task.
+	taskCtx, endTask := context.WithCancelCause(context.Background())
+	s.AddReceivingMiddleware(h.serverSpans(trace.SpanContextFromContext(ctx)))
+	s.AddReceivingMiddleware(endWithTask(taskCtx))
+	s.AddReceivingMiddleware(containPanics(h.opts.Logger, id))
 	t := &task{token: token, server: s, handler: mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s },
 		&mcp.StreamableHTTPOptions{Logger: h.opts.Logger, SessionTimeout: sessionTimeout, MaxRequestBodyBytes: h.opts.MaxBodyBytes})}
 	h.mu.Lock()
@@ -120,6 +144,7 @@ func (h *Host) Open(s *mcp.Server, tools []string) (mcpcall.Endpoint, func(), er
 			h.mu.Lock()
 			delete(h.tasks, id)
 			h.mu.Unlock()
+			endTask(errTaskEnded)
 			for ss := range s.Sessions() {
 				_ = ss.Close()
 			}
@@ -152,13 +177,23 @@ func (h *Host) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "no such MCP endpoint (the task has ended, or never was)", http.StatusNotFound)
 		return
 	}
-	got, found := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	if !found || subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), []byte(t.token)) != 1 {
+	// RFC 9110 §11.1: the scheme name is case-insensitive.
+	scheme, got, found := strings.Cut(r.Header.Get("Authorization"), " ")
+	if !found || !strings.EqualFold(scheme, "Bearer") || subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), []byte(t.token)) != 1 {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="coordbench-mcp"`)
 		http.Error(w, "this MCP endpoint needs the task's token as Authorization: Bearer <token> (docs/mcp.md)", http.StatusUnauthorized)
 		return
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, h.opts.MaxBodyBytes)
+	if r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == "" {
+		// A POST outside any session asks for a new one.
+		release, ok := t.admitSession(h.opts.MaxSessionsPerTask)
+		if !ok {
+			h.refuseSession(w, t)
+			return
+		}
+		defer release()
+	}
 	h.withRequestInfo(t.handler).ServeHTTP(w, r)
 }
 

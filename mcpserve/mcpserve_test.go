@@ -77,11 +77,11 @@ func post(t *testing.T, url, token string) int {
 // server; the right token gets through.
 func TestTokenRequired(t *testing.T) {
 	h, _, _ := host(t)
-	a, closeA, err := h.Open(echoServer(), []string{"echo"})
+	a, closeA, err := h.Open(t.Context(), echoServer(), []string{"echo"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, closeB, err := h.Open(echoServer(), []string{"echo"})
+	b, closeB, err := h.Open(t.Context(), echoServer(), []string{"echo"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +125,7 @@ func TestToolCallSpans(t *testing.T) {
 	h, rec, tp := host(t)
 	transport := &http.Transport{}
 	defer transport.CloseIdleConnections()
-	ep, closeEp, err := h.Open(echoServer(), []string{"echo"})
+	ep, closeEp, err := h.Open(t.Context(), echoServer(), []string{"echo"})
 	if err != nil {
 		t.Fatal(err)
 	}

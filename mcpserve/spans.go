@@ -40,6 +40,10 @@ func (h *Host) withRequestInfo(next http.Handler) http.Handler {
 				http.Error(w, "request body: "+err.Error(), http.StatusRequestEntityTooLarge)
 				return
 			}
+			if reason := unanswerableID(body); reason != "" { // contain.go
+				writeInvalidRequest(w, reason)
+				return
+			}
 			r.Body = io.NopCloser(bytes.NewReader(body))
 			var msg struct {
 				ID json.RawMessage `json:"id"`
@@ -58,9 +62,9 @@ func (h *Host) withRequestInfo(next http.Handler) http.Handler {
 }
 
 // serverSpans is the receiving middleware that makes the server span of
-// each request (kind SERVER), a child of the context the client put in
-// params._meta.
-func (h *Host) serverSpans() mcp.Middleware {
+// each request (kind SERVER) to the endpoint of the task whose span is
+// task, in that task's trace (serverParent, parent.go).
+func (h *Host) serverSpans(task trace.SpanContext) mcp.Middleware {
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			p := req.GetParams()
@@ -84,9 +88,17 @@ func (h *Host) serverSpans() mcp.Middleware {
 					}
 				}
 			}
-			parent := mcpcall.Extract(ctx, p)
+			parent, how := serverParent(ctx, task, h.opts.OwnSpan, p)
+			attrs = append(attrs, AttrTraceContext.String(how))
 			ctx, span := h.tracer.Start(parent, mcpcall.SpanName(method, p), trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...))
+			ended := false
+			defer func() {
+				if !ended { // next panicked: containPanics answers errInternal
+					mcpcall.EndSpan(span, nil, errInternal)
+				}
+			}()
 			res, err := next(ctx, method, req)
+			ended = true
 			mcpcall.EndSpan(span, res, err)
 			return res, err
 		}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime/debug"
 	"sync"
 
 	"go.opentelemetry.io/otel/codes"
@@ -83,8 +84,18 @@ func (e *Env) Delegate(ctx context.Context, req *Request) []PeerAnswer {
 	return out
 }
 
-func (e *Env) ask(ctx context.Context, p Peer, req *Request, consult bool) PeerAnswer {
-	pa := PeerAnswer{Peer: p}
+func (e *Env) ask(ctx context.Context, p Peer, req *Request, consult bool) (pa PeerAnswer) {
+	pa = PeerAnswer{Peer: p}
+	// Asks run in goroutines of their own (Delegate): a peer's answer
+	// that makes reading it panic costs that answer, not the agent.
+	defer func() {
+		if r := recover(); r != nil {
+			if e.Logger != nil {
+				e.Logger.Error("asking a peer panicked", "peer", p.Name, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+			}
+			pa.Err = fmt.Errorf("asking %s failed unexpectedly: %v", p.Name, r)
+		}
+	}()
 	pa.Reply, pa.Err = e.Ask(ctx, p, req, consult)
 	if pa.Err == nil {
 		if pa.Review, pa.Err = ParseReview(pa.Reply); pa.Err != nil {

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"maps"
 	"net/url"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"time"
@@ -65,7 +66,19 @@ func newIngestExporter(base sdktrace.SpanExporter, tokens *ingestTokens, mk newI
 // ExportSpans sends spans of traces without a token through the base
 // exporter and each token's through its own. The batch span processor
 // calls it from one goroutine at a time.
-func (x *ingestExporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpan) error {
+//
+// The OpenTelemetry SDK's batch processor calls it in a goroutine of its
+// own, where nothing recovers: a panic here (an exporter made for a
+// caller's ingest token) loses this batch, logged, and not the agent.
+func (x *ingestExporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpan) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			if x.log != nil {
+				x.log.Error("span export panicked; the batch is lost", "spans", len(spans), "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+			}
+			err = fmt.Errorf("span export failed unexpectedly: %v", r)
+		}
+	}()
 	if x.tokens.len() == 0 {
 		return x.base.ExportSpans(ctx, spans)
 	}
@@ -153,8 +166,17 @@ func (x *ingestExporter) exporters() int {
 	return x.order.Len()
 }
 
-// Shutdown shuts down the base exporter and every token's.
-func (x *ingestExporter) Shutdown(ctx context.Context) error {
+// Shutdown shuts down the base exporter and every token's. The batch
+// processor calls it in a goroutine of its own too (see ExportSpans).
+func (x *ingestExporter) Shutdown(ctx context.Context) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			if x.log != nil {
+				x.log.Error("span exporter shutdown panicked", "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+			}
+			err = fmt.Errorf("span exporter shutdown failed unexpectedly: %v", r)
+		}
+	}()
 	x.mu.Lock()
 	x.done = true
 	exps := []sdktrace.SpanExporter{x.base}

@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 
@@ -73,7 +74,10 @@ func ParseDelivery(req *Request) (Delivery, error) {
 
 // ToolHost serves a task's MCP server while the task runs (the green
 // agent's mcpserve.Host): Open returns the endpoint to hand the
-// participant and the function that closes it.
+// participant and the function that closes it. ctx is the task's (the
+// context Scenario.Run was given): its span is the task's, and the server
+// spans of the endpoint's requests stay in that span's trace
+// (docs/mcp.md#spans).
 type ToolHost interface {
-	Open(s *mcp.Server, tools []string) (mcpcall.Endpoint, func(), error)
+	Open(ctx context.Context, s *mcp.Server, tools []string) (mcpcall.Endpoint, func(), error)
 }

@@ -170,7 +170,8 @@ func assessInProcess(ctx context.Context, c *cli.Command, o *runOptions) (*repor
 		}
 		mux := http.NewServeMux()
 		mux.Handle(otlpreceiver.TracesPath, otlpAuth.Require(otlpreceiver.NewReceiver(store, otlpreceiver.ReceiverLimits{})))
-		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		srv := &http.Server{Handler: a2aserve.ContainHTTPPanics(a2aserve.BoundBodyRead(mux, a2aserve.DefaultBodyReadTimeout), slog.Default()), ReadHeaderTimeout: 10 * time.Second,
+			ErrorLog: slog.NewLogLogger(slog.Default().Handler(), slog.LevelWarn)}
 		served := make(chan error, 1)
 		go func() { served <- srv.Serve(ln) }()
 		defer func() {

@@ -58,7 +58,18 @@ func (i *instance) Capabilities() consumer.Capabilities {
 	return consumer.Capabilities{MutatesData: false}
 }
 
-func (i *instance) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
+// ConsumeTraces reads and holds the spans, in the goroutine of the
+// Collector's receiver that took them (gRPC's recovers nothing): a panic
+// in the reading, a bug of ours that some exporter's spans reach, fails
+// this batch with an error, logged with the stack, not the Collector.
+func (i *instance) ConsumeTraces(ctx context.Context, td ptrace.Traces) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			i.core.log.Error("coordbench: reading spans panicked; the batch is refused",
+				zap.Int("spans", td.SpanCount()), zap.Any("panic", p), zap.Stack("stack"))
+			err = fmt.Errorf("coordbench: reading the spans failed unexpectedly: %v", p)
+		}
+	}()
 	if !i.ingests && i.core.hasMetrics() {
 		return nil
 	}
@@ -396,7 +407,18 @@ func (c *core) worker() {
 // assess runs what `green assess` runs on one trace (assemble.TraceWith,
 // the evaluators' registry, report.NewTaskResult), records it in the
 // metrics and emits its log record.
+//
+// It runs in the connector's own workers, on spans any exporter to the
+// Collector may have sent: a panic here (a bug of ours that such spans
+// reach) drops this trace, logged with the stack, and leaves the Collector
+// and the other traces alone (docs/operations.md#failures-stay-where-they-start).
 func (c *core) assess(r released) {
+	defer func() {
+		if p := recover(); p != nil {
+			c.log.Error("coordbench: assessing a trace panicked; the trace is dropped",
+				zap.String("trace_id", r.id.String()), zap.Any("panic", p), zap.Stack("stack"))
+		}
+	}()
 	started := time.Now()
 	in := evals.Inputs{Config: c.evalCfg, Collection: &evals.Collection{
 		Settled: r.completion == completionSettled, MaxWaitMS: c.cfg.MaxWait.Milliseconds(), RefusedSpans: r.refused,

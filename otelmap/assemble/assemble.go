@@ -9,13 +9,14 @@
 //
 //	tree.go        index the spans by id (one per id), resolve parents,
 //	               processes and times, order them parents first (cycles cut)
-//	scan.go        read each span through the convention recognizers
-//	               (package recognize, one file per family, precedence in
-//	               its reading.go): its role in a call, its operation, the
+//	scan.go        read each span through the convention families (package
+//	               recognize reads, package families lists them, one
+//	               package each): its role in a call, its operation, the
 //	               agent it names, whether it failed, whether it hands off;
 //	               spans of agent namespaces no rule reads (namespaces.go);
-//	               then what a few families' spans mean once the parents are
-//	               known (langgraph.go, genkit.go, toolservers.go, links.go)
+//	               then the families' passes over the tree, once the parents
+//	               are known (familytree.go), tool servers and links
+//	               (toolservers.go, links.go)
 //	calls.go       how spans sit in calls (segments, client chains, entries),
 //	               then the calls: CLIENT/SERVER pairs, in-process agent
 //	               nesting, unpaired clients, root servers; callers of agents
@@ -63,24 +64,23 @@ func Trace(traceID trace.TraceID, spans []otelmap.Span) *tracedata.TraceData {
 	return TraceWith(traceID, spans, Options{})
 }
 
-// TraceWith is Trace with options: a user's convention map read before the
-// built-in recognizers (package convmap).
+// TraceWith is Trace with options: the families to read with, a user's
+// convention map read before them.
 func TraceWith(traceID trace.TraceID, spans []otelmap.Span, opts Options) *tracedata.TraceData {
-	a := &assembler{traceID: traceID, conv: opts.Conventions}
-	a.reader = recognize.Reader{Conventions: opts.Conventions, Without: opts.withoutFamilies}
-	a.index(spans)       // tree.go
-	a.link()             // tree.go, scan.go
-	a.resolveLangGraph() // langgraph.go
-	a.resolveGenkit()    // genkit.go
-	a.resolveAx()        // ax.go
-	a.sortParentsFirst() // tree.go
-	a.structure()        // calls.go: segments, client chains, entries
-	a.serviceCallers()   // outside.go
-	a.markAxCallers()    // ax.go
-	a.markToolServers()  // toolservers.go
-	a.identify()         // identity.go
-	a.collectCalls()     // calls.go
-	return a.build()     // build.go, steps.go
+	reg := opts.registry()
+	a := &assembler{traceID: traceID, reg: reg, reader: reg.Reader()}
+	defer reg.Release(a.reader)
+	a.index(spans)             // tree.go
+	a.link()                   // tree.go, scan.go
+	a.reader.Resolve(a.treeOf) // the families' passes (familytree.go)
+	a.sortParentsFirst()       // tree.go
+	a.structure()              // calls.go: segments, client chains, entries
+	a.serviceCallers()         // outside.go
+	a.reader.Finish(a.treeOf)  // the families' second passes
+	a.markToolServers()        // toolservers.go
+	a.identify()               // identity.go
+	a.collectCalls()           // calls.go
+	return a.build()           // build.go, steps.go
 }
 
 // Node flags.
@@ -100,7 +100,7 @@ const (
 	fAgentLike                        // looks like an agent's work but names no agent
 	fAbove                            // has an agent span below it
 	fResolving                        // a segment root whose agent is being resolved (identity.go)
-	fControlFlow                      // an error status that is control flow, not a failure (convmap.Map.ControlFlow)
+	fControlFlow                      // an error status that is control flow, not a failure (recognize.Registry.ControlFlow)
 	fWorkflow                         // an orchestration: a workflow, graph, swarm or crew run (package recognize)
 	fUnnamedAgent                     // an agent by its framework's word that no attribute names (package recognize)
 	fMCP                              // an MCP request's span (recognize/mcp.go)
@@ -144,7 +144,7 @@ type node struct {
 // assembler holds one assembly's working state; Trace makes one per call.
 type assembler struct {
 	traceID trace.TraceID
-	conv    *Conventions // the user's convention map, nil for none
+	reg     *recognize.Registry // the families read by
 	spans   []otelmap.Span
 	nodes   []node
 	byID    spanindex.Index
@@ -166,27 +166,23 @@ type assembler struct {
 	entries []int32
 	calls   []call
 
-	reader            recognize.Reader // reads each span (scan.go)
+	reader            *recognize.Reader // reads each span (scan.go)
+	tree              familyTree        // the tree a family's pass sees (familytree.go)
 	scratch, scratch2 []int32
+	callers           []recognize.Caller // scan's scratch
 
 	// What a few spans carry, kept aside so that nodes stay small.
-	handoffs    []handoff        // handoff spans (recognize/handoff.go)
-	callerNames []namedCaller    // agent spans naming their caller (graph.node.parent_id)
-	lgNodes     []int32          // candidate LangGraph agent node runs
-	lcRuns      []lcAgentRun     // LangChain runs naming their agent (lc_agent_name)
-	gkGenerates []int32          // Genkit generate loops (genkit.go)
-	axRuns      []int32          // AxAgent runs (ax.go)
-	axTools     map[int32]string // Ax native tool calls: the function each calls (ax.go)
-	axBodies    []int32          // AxAgent runs named by the tool call they run in (ax.go)
-	linkOf      map[int32]int32  // a span's first link into the trace
-	pending     []int32          // segment roots whose agent is their cause (identity.go)
-	cause       map[int32]int32  // ... and who caused each (identity.go)
-	depth       int              // how deep rootAgent is in resolving them
-	loose       []int32          // agent spans no nesting or call gives a caller
-	proxyOf     map[int32]int32  // proxy agent spans -> the agent they stood for
+	handoffs    []handoff       // handoff spans (recognize/handoff.go)
+	callerNames []namedCaller   // agent spans naming their caller (recognize.CallerNamer)
+	linkOf      map[int32]int32 // a span's first link into the trace
+	pending     []int32         // segment roots whose agent is their cause (identity.go)
+	cause       map[int32]int32 // ... and who caused each (identity.go)
+	depth       int             // how deep rootAgent is in resolving them
+	loose       []int32         // agent spans no nesting or call gives a caller
+	proxyOf     map[int32]int32 // proxy agent spans -> the agent they stood for
 
 	// Coverage of the conventions.
-	recognized   [recognize.NumFamilies]int
+	recognized   [64]int // by bit of recognize.Claims
 	unrecognized int
 	agentLike    int
 	unreadNS     agentns.Counter // namespaces.go

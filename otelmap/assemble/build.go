@@ -196,7 +196,7 @@ func (a *assembler) buildAgents(td *tracedata.TraceData) {
 		if len(x.aliases) > 0 {
 			ag.Aliases = slices.Sorted(slices.Values(x.aliases))
 		}
-		ag.IdentifiedBy = x.rank.IdentifiedBy()
+		ag.IdentifiedBy = a.reg.IdentifiedBy(x.rank)
 		switch {
 		case x.tool:
 			ag.Role = tracedata.RoleToolServer
@@ -270,10 +270,10 @@ func (a *assembler) buildCoverage(td *tracedata.TraceData) {
 // such span (Coverage.NoEvidence).
 func (a *assembler) buildEvidence(td *tracedata.TraceData) {
 	cov := &td.Coverage
-	cov.Recognized = make(map[string]int, recognize.NumFamilies)
-	for f, c := range a.recognized {
+	cov.Recognized = make(map[string]int, a.reg.NumClaims())
+	for k, c := range a.recognized[:a.reg.NumClaims()] {
 		if c > 0 {
-			cov.Recognized[recognize.Family(f).String()] = c
+			cov.Recognized[a.reg.ClaimName(k)] = c
 		}
 	}
 	cov.Unrecognized = a.unrecognized
@@ -285,8 +285,8 @@ func (a *assembler) buildEvidence(td *tracedata.TraceData) {
 			cov.UnreadAgentSpans, a.nodes[first].id, a.span(first).Name))
 		if n := a.unnamedAgents(); n > 0 {
 			cov.Warnings = append(cov.Warnings, fmt.Sprintf(
-				"%d %s an agent its framework ran with no name recorded (an AI SDK call without experimental_telemetry.functionId, a Genkit generate run by no prompt or agent, a VoltAgent sub-agent run without subagent.name or subagent.id, a Langfuse agent observation with an empty name): that agent and its calls are missing from the graph; give each agent a name",
-				n, agentns.Plural(n, "span is", "spans are")))
+				"%d %s an agent its framework ran with no name recorded (%s): that agent and its calls are missing from the graph; give each agent a name",
+				n, agentns.Plural(n, "span is", "spans are"), strings.Join(a.reg.Unnamed(), ", ")))
 		}
 	}
 	var nsWarnings []string
@@ -370,8 +370,9 @@ func (a *assembler) unnamedAgents() int {
 // span) under which agents of two or more names ran beside each other and
 // none of them got a caller: no handoff, named caller or link said who
 // passed control to whom, though the orchestration passed it. The graph
-// then lacks those edges whatever it shows (a Strands graph recorded
-// without message content, a framework's router that records nothing).
+// then lacks those edges whatever it shows (a graph recorded without the
+// message content that names its edges, a framework's router that records
+// nothing).
 // It returns how many agents ran so, and a warning per orchestration.
 func (a *assembler) unwiredAgents() (int, []string) {
 	if len(a.loose) < 2 {

@@ -78,10 +78,11 @@ func (a *assembler) chainOf(c int32) *chain {
 //
 // Two more corrections need the parent: a CLIENT agent span with an LLM or
 // tool step of its own process directly under it does the agent's work
-// itself (AutoGen's invoke_agent) and is read as INTERNAL; an LLM call
-// directly under an LLM call of its process is the same call recorded by a
-// second instrumentation (OpenLLMetry's Agents SDK and OpenAI client spans)
-// and is not a step of its own.
+// itself (a framework that opens a CLIENT invoke_agent around its own
+// loop) and is read as INTERNAL; an LLM call directly under an LLM call of
+// its process is the same call recorded by a second instrumentation (an
+// agent SDK's and its model client's) and is not a step of its own
+// (docs/trace-assembly.md, "Interactions").
 func (a *assembler) structure() {
 	nodes := a.nodes
 	for _, i := range a.order {

@@ -20,10 +20,10 @@ import (
 //     of an agent recorded as spans nested in each other, the outermost.
 //     The caller is the agent doing the handoff's work (else the agent the
 //     handoff names as its source). A handoff whose first matching agent
-//     span already has a caller (nested in the caller's span, as Google
-//     ADK's transfer_to_agent runs it) adds nothing;
-//  2. the caller the agent span names itself (OpenInference's
-//     graph.node.parent_id);
+//     span already has a caller (nested in the caller's span, as some
+//     frameworks run a transfer) adds nothing;
+//  2. the callers the agent span names itself (recognize.CallerNamer: a
+//     graph's edge recorded on its target);
 //  3. the first span link on the agent span or on its ancestors up to its
 //     segment's root (links.go).
 //
@@ -35,6 +35,7 @@ import (
 type namedCaller struct {
 	span int32
 	name string
+	rank recognize.Rank // the rule that named the caller
 }
 
 // evidenceCalls makes the calls of loose agent spans.
@@ -58,7 +59,7 @@ func (a *assembler) evidenceCalls() {
 	for _, nc := range a.callerNames {
 		if loose[nc.span] && !called[nc.span] {
 			caller := a.intern(nc.name)
-			a.note(caller, recognize.RankOpenInference, false)
+			a.note(caller, nc.rank, false)
 			if a.looseCall(nc.span, caller, -1, a.nodes[nc.span].proc) {
 				named[nc.span] = true
 			}
@@ -129,7 +130,7 @@ func (a *assembler) handoffCalls(loose, called map[int32]bool) {
 		from := a.agentOf(h.span)
 		if hn.agentSpan < 0 && h.from != "" {
 			from = a.intern(h.from)
-			a.note(from, recognize.RankAgentName, false)
+			a.note(from, h.fromRank, false)
 		}
 		to := normName(h.to)
 		k, _ := slices.BinarySearchFunc(agents, h.span, func(x, h int32) int {
@@ -164,8 +165,8 @@ func (a *assembler) handoffCalls(loose, called map[int32]bool) {
 
 // outermostOfAgent returns the outermost of the agent spans of one agent
 // that hold span t, one directly inside the other in one process. An agent
-// may be recorded as several such spans (LangGraph: the graph's node run
-// and the agent's compiled graph run under it), and tracers that stamp
+// may be recorded as several such spans (a graph's node run and the
+// agent's compiled graph run under it), and tracers that stamp
 // whole milliseconds start them at the same time, so which is "first"
 // after a handoff is a coin toss; the call is into the agent's run, the
 // outermost span.
@@ -194,9 +195,10 @@ func (a *assembler) compareStart(x, y int32) int {
 
 // handoff is a handoff span, kept aside for calls_evidence.go.
 type handoff struct {
-	span int32
-	to   string // the target agent, "" when not named
-	from string // the handing-off agent when the span names it
+	span     int32
+	to       string         // the target agent, "" when not named
+	from     string         // the handing-off agent when the span names it
+	fromRank recognize.Rank // the rule that named it
 }
 
 // normName folds an agent name for matching a handoff's target: ASCII

@@ -6,9 +6,9 @@ import (
 	"github.com/coordbench/coordbench/otelmap/assemble/recognize"
 )
 
-// Proxy agents. Google ADK's RemoteA2aAgent is an agent span in the
-// caller's process whose only work is an A2A call answered by an agent in
-// another process: to the user it is that remote agent, under a local name.
+// Proxy agents. A remote agent's local stand-in (docs/trace-assembly.md,
+// "Proxy agents") is an agent span in the caller's process whose only work
+// is an A2A call answered by an agent in another process: to the user it is that remote agent, under a local name.
 // Read literally, the remote agent would be split in two (root -> proxy in
 // process, proxy -> remote across processes). An agent span P is a proxy
 // when:

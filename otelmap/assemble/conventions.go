@@ -1,14 +1,18 @@
 package assemble
 
 import (
+	"fmt"
+	"sync"
+
 	"github.com/coordbench/coordbench/otelmap/assemble/convmap"
+	"github.com/coordbench/coordbench/otelmap/assemble/families"
 	"github.com/coordbench/coordbench/otelmap/assemble/recognize"
 )
 
 // Conventions is a loaded, validated convention map (package convmap
 // loads and matches it; docs/trace-assembly.md, "A convention map"). It is
-// one more recognizer family, "conventions", first in the precedence after
-// coordbench.call_type (package recognize). A nil *Conventions reads nothing.
+// one more convention family, "conventions", whose word comes before every
+// built-in family's. A nil *Conventions reads nothing.
 type Conventions = convmap.Map
 
 // LoadConventions reads and validates a convention map file.
@@ -22,12 +26,50 @@ func ParseConventions(data []byte, source string) (*Conventions, error) {
 
 // Options configure TraceWith.
 type Options struct {
-	// Conventions, when set, is a user's convention map, read before the
-	// built-in families.
-	Conventions *Conventions
+	// Families are the convention families spans are read with; nil for
+	// the built-in ones (families.Default).
+	Families *recognize.Registry
 
-	// withoutFamilies turns built-in families of a framework's own
-	// namespace off (bits by family): for tests that show what a capture
-	// reads as without its family (export_test.go).
-	withoutFamilies recognize.Families
+	// Conventions, when set, is a user's convention map, read before the
+	// families.
+	Conventions *Conventions
+}
+
+// withMap caches the registry of each convention map and the families it
+// comes before: a process loads its map once and assembles many traces.
+var withMap sync.Map // mapAndFamilies -> *recognize.Registry
+
+type mapAndFamilies struct {
+	conv *Conventions
+	base *recognize.Registry
+}
+
+// registry returns the registry the options read by.
+func (o Options) registry() *recognize.Registry {
+	base := o.Families
+	if base == nil {
+		base = families.Default()
+	}
+	if o.Conventions == nil {
+		return base
+	}
+	key := mapAndFamilies{o.Conventions, base}
+	if reg, ok := withMap.Load(key); ok {
+		return reg.(*recognize.Registry)
+	}
+	fams := []recognize.Family{o.Conventions}
+	for _, f := range base.Families() {
+		if f.Spec().Name != "conventions" { // a map given before: this one replaces it
+			fams = append(fams, f)
+		}
+	}
+	reg, err := recognize.NewRegistry(fams...)
+	if err != nil {
+		// Only a registry already at its limits (64 families or keys of
+		// coverage.recognized) leaves no room for a map: a program's
+		// mistake, not its input's.
+		panic(fmt.Sprintf("assemble: a convention map and %d families: %v", len(fams)-1, err))
+	}
+	actual, _ := withMap.LoadOrStore(key, reg)
+	return actual.(*recognize.Registry)
 }

@@ -46,7 +46,7 @@ func readCapture(t *testing.T, path string) (trace.TraceID, []otelmap.Span) {
 
 // TestConventionsVoltAgent: VoltAgent writes only its own namespaces
 // (entity.*, subagent.*, span.type, llm.*). The built-in voltagent family
-// (recognize/voltagent.go) reads them now, so the test turns that family
+// (families/voltagent) reads them now, so the test turns that family
 // off (assemble.WithoutFamily) to stand for a framework no built-in family
 // knows: run for real (testdata/live/voltagent), its captures then come
 // out with no agent and warnings naming the namespaces; with the

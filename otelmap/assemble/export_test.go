@@ -3,17 +3,17 @@ package assemble
 import (
 	"fmt"
 
-	"github.com/coordbench/coordbench/otelmap/assemble/recognize"
+	"github.com/coordbench/coordbench/otelmap/assemble/families"
 )
 
-// WithoutFamily returns opts with the built-in family of a framework's own
-// namespace called name ("vercel_ai", "genkit", "voltagent", "langfuse") turned off:
-// what a capture reads as when no built-in family knows its framework.
+// WithoutFamily returns opts with the built-in family called name
+// ("vercel_ai", "genkit", "voltagent", "langfuse", ...) turned off: what a
+// capture reads as when no built-in family knows its framework.
 func WithoutFamily(opts Options, name string) Options {
-	fam, ok := recognize.FrameworkFamily(name)
-	if !ok {
-		panic(fmt.Sprintf("WithoutFamily: %q is no family of a framework's own namespace", name))
+	reg, err := families.Default().Without(name)
+	if err != nil {
+		panic(fmt.Sprintf("WithoutFamily: %v", err))
 	}
-	opts.withoutFamilies |= 1 << fam
+	opts.Families = reg
 	return opts
 }

@@ -2,12 +2,10 @@ package assemble_test
 
 import (
 	"context"
-	"encoding/json"
-	"math/rand/v2"
-	"slices"
-	"strings"
 	"testing"
 	"time"
+
+	"github.com/coordbench/coordbench/otelmap/assemble/internal/assembletest"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/propagation"
@@ -16,7 +14,6 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/coordbench/coordbench/otelmap"
-	"github.com/coordbench/coordbench/otelmap/assemble"
 	"github.com/coordbench/coordbench/otelmap/sdkbridge"
 	"github.com/coordbench/coordbench/otelmap/tracestore"
 	"github.com/coordbench/coordbench/tracedata"
@@ -132,56 +129,6 @@ func findStep(t *testing.T, td *tracedata.TraceData, id trace.SpanID) *tracedata
 	return nil
 }
 
-func findInteraction(td *tracedata.TraceData, from, to string) *tracedata.Interaction {
-	for i := range td.Interactions {
-		if td.Interactions[i].From == from && td.Interactions[i].To == to {
-			return &td.Interactions[i]
-		}
-	}
-	return nil
-}
-
-func edges(td *tracedata.TraceData) []string {
-	var out []string
-	for _, in := range td.Interactions {
-		out = append(out, in.From+"->"+in.To)
-	}
-	return out
-}
-
-func mustJSON(t testing.TB, td *tracedata.TraceData) string {
-	t.Helper()
-	b, err := json.Marshal(td)
-	if err != nil {
-		t.Fatalf("encode trace: %v", err)
-	}
-	return string(b)
-}
-
-func hasWarning(td *tracedata.TraceData, substr string) bool {
-	return slices.ContainsFunc(td.Coverage.Warnings, func(w string) bool { return strings.Contains(w, substr) })
-}
-
-// assertPermutationStable assembles shuffles of spans and checks each gives
-// the same JSON as the spans in their given order.
-func assertPermutationStable(t *testing.T, id trace.TraceID, spans []otelmap.Span, rounds int) string {
-	t.Helper()
-	want := mustJSON(t, assemble.Trace(id, spans))
-	rng := rand.New(rand.NewPCG(1, 2))
-	for r := range rounds {
-		perm := slices.Clone(spans)
-		if r == 0 {
-			slices.Reverse(perm)
-		} else {
-			rng.Shuffle(len(perm), func(i, j int) { perm[i], perm[j] = perm[j], perm[i] })
-		}
-		if got := mustJSON(t, assemble.Trace(id, perm)); got != want {
-			t.Fatalf("permutation %d gives another result:\n got %s\nwant %s", r, got, want)
-		}
-	}
-	return want
-}
-
 func mustParent(t *testing.T, spans []otelmap.Span, id trace.SpanID) trace.SpanID {
 	t.Helper()
 	for _, s := range spans {
@@ -192,3 +139,18 @@ func mustParent(t *testing.T, spans []otelmap.Span, id trace.SpanID) trace.SpanI
 	t.Fatalf("no span %s", id)
 	return trace.SpanID{}
 }
+
+// The helpers assembly's tests share with the families' tests
+// (internal/assembletest).
+var (
+	loadLive                = assembletest.LoadLive
+	liveCapture             = assembletest.LiveCapture
+	editAttrs               = assembletest.EditAttrs
+	agentNames              = assembletest.AgentNames
+	findInteraction         = assembletest.FindInteraction
+	edges                   = assembletest.Edges
+	mustJSON                = assembletest.MustJSON
+	hasWarning              = assembletest.HasWarning
+	assertPermutationStable = assembletest.AssertPermutationStable
+	nsSpans                 = assembletest.NSSpans
+)

@@ -112,7 +112,7 @@ func (a *assembler) identify() {
 // process without a call, the work of whoever caused it: the sender of its
 // link, the caller of the call it received, the agent of its parent (a
 // runtime or router passing messages between the agents it hosts, such as
-// AutoGen's group chat manager), resolved once all roots are known
+// a group chat's manager), resolved once all roots are known
 // (rootAgent). Such a root passes calls on for whoever caused it, but its
 // own work (the manager's LLM calls) is no agent's: its steps are the
 // virtual "user"'s. A request served outside any agent span of a process with

@@ -8,15 +8,11 @@ import (
 
 // Span links as caller evidence. Some frameworks join a message, a handoff
 // or a task to the span that caused it only by a link, the parent being
-// the runtime's loop or the workflow's run:
-//
-//   - AutoGen's runtime: "autogen publish" (PRODUCER, under the
-//     application's span) and "autogen process" (CONSUMER) both link to the
-//     "autogen create" span opened where the sending agent created the
-//     message;
-//   - Microsoft Agent Framework: the target executor's "executor.process"
-//     span (under "workflow.run") links to the "message.send" PRODUCER span
-//     of the executor that handed off.
+// the runtime's loop or the workflow's run (docs/trace-assembly.md, "Agents
+// run beside each other"): a runtime's publish (PRODUCER) and process
+// (CONSUMER) spans both link to the span opened where the sending agent
+// created the message; a workflow's next executor links to the send
+// (PRODUCER) span of the executor that handed off.
 //
 // A link counts only when it points at a span of the same trace. The first
 // such link of a span is its link; its sender is the agent doing the work
@@ -59,7 +55,7 @@ func (a *assembler) linked(i int32) int32 {
 
 // senderOf returns the agent that sent what span x records: the agent whose
 // span x is in; else, for a span beside an agent's run rather than inside
-// it (Agent Framework's message.send is a sibling of the agent span under
+// it (a workflow executor's send span, a sibling of the agent span under
 // the executor's span), that agent: the latest agent span among x's
 // siblings that started no later than x, else the earliest; else the
 // identity of x's segment root.

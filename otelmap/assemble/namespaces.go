@@ -18,10 +18,10 @@ import (
 // Which namespaces are an agent's or GenAI's is decided by a principle,
 // not by a list hoped complete:
 //
-//  1. a registry of the namespaces agent frameworks and GenAI
+//  1. a registry of the namespaces frameworks of agents and GenAI
 //     instrumentations are known to write (agentns.Of), matched first
 //     so that a framework's namespace inside a standard one
-//     (gcp.vertex.agent, Google ADK's) is found;
+//     (gcp.vertex.agent) is found;
 //  2. otherwise, a namespace that is not one of OpenTelemetry's standard
 //     ones (OpenTelemetry's: http, db, user_agent, ...) and whose key
 //     speaks of agents, models' prompts and completions or tools: one of
@@ -29,16 +29,13 @@ import (
 //     is one of agentns's agent words. So "zeta.agent.id" of a framework nobody listed is
 //     an agent namespace, "zeta.cache.hits" is not.
 //
-// VoltAgent's entity.* and span.* are generic names (another library's
-// entity.name may be a database table's), so they count only on a span
-// VoltAgent's family claimed (entity.type agent or workflow) and could
-// still not read, a span.type it does not know: such a span of a root
-// agent's run may carry no other key of an agent namespace
-// (recognize/voltagent.go, recognize.Reading.AgentNamespace). Its other keys (subagent.*, agent.*, llm.*,
-// voltagent.*, tool.*) are in the registry.
+// Some frameworks write namespaces of generic names (entity.*, span.*:
+// another library's entity.name may be a database table's): those count
+// only on a span the framework's family claimed and could still not read
+// (recognize.Namespacer, recognize.Reading.AgentNamespace).
 //
-// What the recognizers understood is recognize.Reading.Understood.
-// A span a recognizer did read is not counted for the extra keys it
+// What the families understood is recognize.Reading.Understood.
+// A span a family did read is not counted for the extra keys it
 // carries: a GenAI agent span with a gen_ai.* key no rule looks at is
 // still read, and what is unread is detail, not a missing part of the
 // team.

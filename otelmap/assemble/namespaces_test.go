@@ -4,7 +4,6 @@ import (
 	"maps"
 	"slices"
 	"testing"
-	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
@@ -12,22 +11,6 @@ import (
 	"github.com/coordbench/coordbench/otelmap"
 	"github.com/coordbench/coordbench/otelmap/assemble"
 )
-
-// nsSpans builds spans of one process for the unread-namespace tests:
-// span(n, parent, name, kind, attrs...), ids {0xd0, n}.
-func nsSpans(service string) (trace.TraceID, func(n, parent byte, name string, kind trace.SpanKind, attrs ...attribute.KeyValue) otelmap.Span) {
-	id := trace.TraceID{0xd0}
-	res := &otelmap.Resource{ServiceName: service}
-	t0 := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
-	return id, func(n, parent byte, name string, kind trace.SpanKind, attrs ...attribute.KeyValue) otelmap.Span {
-		sp := otelmap.Span{TraceID: id, SpanID: trace.SpanID{0xd0, n}, Name: name, Kind: kind,
-			Start: t0.Add(time.Duration(n) * time.Millisecond), End: t0.Add(time.Second), Attrs: attrs, Resource: res}
-		if parent != 0 {
-			sp.ParentSpanID = trace.SpanID{0xd0, parent}
-		}
-		return sp
-	}
-}
 
 // TestUnreadNamespaces: spans that carry attributes of an agent or GenAI
 // namespace and that no rule reads are counted by namespace and named in a
@@ -235,35 +218,5 @@ func TestHandoffArgumentNames(t *testing.T) {
 				t.Errorf("edges = %v, want %v", got, c.want)
 			}
 		})
-	}
-}
-
-// TestStrandsGraphSources: a Strands TS Graph edge is read from the
-// target agent's input, a text block that is exactly "[node: <source>]";
-// a node fed by two sources gets a call from each, and prose that merely
-// mentions such a marker gives none.
-func TestStrandsGraphSources(t *testing.T) {
-	const internal = trace.SpanKindInternal
-	agentWithInput := func(name, _ string) []attribute.KeyValue {
-		return []attribute.KeyValue{otelmap.AttrGenAIOperationName.String("invoke_agent"), otelmap.AttrGenAIAgentName.String(name)}
-	}
-	id, span := nsSpans("strands-agents")
-	withInput := func(sp otelmap.Span, content string) otelmap.Span {
-		sp.Detail = &otelmap.SpanDetail{Events: []otelmap.Event{{Name: "gen_ai.user.message", Time: sp.Start,
-			Attrs: []attribute.KeyValue{attribute.String("content", content)}}}}
-		return sp
-	}
-	spans := []otelmap.Span{
-		span(1, 0, "invoke_graph graph", internal, otelmap.AttrGenAIOperationName.String("invoke_graph"), otelmap.AttrGenAIAgentName.String("graph")),
-		span(2, 1, "invoke_agent a", internal, agentWithInput("a", "")...),
-		span(3, 1, "invoke_agent b", internal, agentWithInput("b", "")...),
-		withInput(span(4, 1, "invoke_agent c", internal, agentWithInput("c", "")...),
-			`[{"text":"task"},{"text":"[node: a]"},{"text":"a's output"},{"text":"[node: b]"},{"text":"b's output"}]`),
-		withInput(span(5, 1, "invoke_agent d", internal, agentWithInput("d", "")...),
-			`[{"text":"please read [node: a] first"}]`),
-	}
-	td := assemble.Trace(id, spans)
-	if got := edges(td); !slices.Equal(got, []string{"a->c", "b->c"}) {
-		t.Errorf("edges = %v, want a->c, b->c", got)
 	}
 }

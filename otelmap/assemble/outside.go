@@ -4,8 +4,8 @@ import "github.com/coordbench/coordbench/otelmap/assemble/recognize"
 
 // Agents called from outside any agent span (docs/trace-assembly.md, "An
 // agent called by an unnamed agent"). A model-driven program that no span
-// names as an agent (an Ax AxGen with native functions, a hand-written
-// tool loop) can still call agents: its model chooses a tool, and the
+// names as an agent (a framework's generator with native functions, a
+// hand-written tool loop) can still call agents: its model chooses a tool, and the
 // tool's body runs an agent. Its process's service.name then stands for
 // it, as it does for a process whose spans name no agent at all.
 
@@ -27,9 +27,9 @@ import "github.com/coordbench/coordbench/otelmap/assemble/recognize"
 //     agent, so an agent made the call, and no span names it;
 //   - no span from the root down to the agent span is an agent its
 //     framework marked but did not name, or a span that looks like an
-//     agent's (fUnnamedAgent, fAgentLike: an AI SDK call without
-//     functionId, a Genkit generate run by no prompt): that agent is
-//     counted as unnamed, and the service does not stand in for it;
+//     agent's (fUnnamedAgent, fAgentLike: a generation loop its framework
+//     ran with no name recorded): that agent is counted as unnamed, and
+//     the service does not stand in for it;
 //   - the process has one such root in the trace: two runs would be read
 //     as one agent.
 //

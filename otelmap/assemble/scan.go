@@ -6,16 +6,17 @@ import (
 	"github.com/coordbench/coordbench/otelmap/assemble/recognize"
 )
 
-// scan reads node i's span through the recognizers (package recognize) and
-// keeps what structure and identity depend on: the verdict in the node,
-// what a few spans carry for later rules aside.
+// scan reads node i's span through the convention families (package
+// recognize) and keeps what structure and identity depend on: the verdict
+// in the node, what a few spans carry for later rules aside, and what the
+// families' passes need (recognize.TreePass).
 func (a *assembler) scan(i int32) {
 	n := &a.nodes[i]
 	sp := a.span(i)
 	r := a.reader.Read(sp, n.id)
 	n.role, n.op, n.callType = r.Role, r.Op, r.Step
 	failed := r.Failed
-	if (n.flags&fFailed != 0 || failed) && a.conv.ControlFlow(sp) {
+	if (n.flags&fFailed != 0 || failed) && a.reg.ControlFlow(sp) {
 		// An error status that moves control (a handoff's ParentCommand)
 		// is no failure of the span, its step or its call.
 		failed = false
@@ -68,34 +69,19 @@ func (a *assembler) scan(i int32) {
 		a.noteUnreadNamespaces(i, sp, r)
 	}
 	for c := r.Claimed; c != 0; c &= c - 1 {
-		a.recognized[bits.TrailingZeros16(uint16(c))]++
+		a.recognized[bits.TrailingZeros64(uint64(c))]++
 	}
 	// What later rules read from a few spans only is kept aside.
 	if r.Handoff {
-		a.handoffs = append(a.handoffs, handoff{span: i, to: r.HandoffTo, from: r.HandoffFrom})
+		a.handoffs = append(a.handoffs, handoff{span: i, to: r.HandoffTo, from: r.HandoffFrom, fromRank: r.HandoffFromRank})
 	}
-	if r.CallerBy != "" && r.Agent {
-		a.callerNames = append(a.callerNames, namedCaller{span: i, name: r.CallerBy})
-	}
-	if r.Agent && len(sp.Events()) > 0 {
-		for _, src := range r.GraphSources(sp) {
-			a.callerNames = append(a.callerNames, namedCaller{span: i, name: src})
+	if r.Agent {
+		a.callers = a.reader.Callers(sp, a.callers[:0])
+		for _, c := range a.callers {
+			a.callerNames = append(a.callerNames, namedCaller{span: i, name: c.Name, rank: c.Rank})
 		}
 	}
-	if m, ok := r.LangChainMeta(); ok {
-		a.langGraphNode(i, sp, m)
-	}
-	if r.GenkitGenerate {
-		a.gkGenerates = append(a.gkGenerates, i)
-	}
-	if r.AxAgentRun() {
-		a.axRuns = append(a.axRuns, i)
-	} else if t := r.AxTool(); t != "" {
-		if a.axTools == nil {
-			a.axTools = make(map[int32]string)
-		}
-		a.axTools[i] = t
-	}
+	a.reader.Keep(sp, i)
 	if len(sp.Links()) > 0 {
 		a.keepLink(i, sp)
 	}

@@ -121,12 +121,12 @@ func (a *assembler) stepAgents(n *node) (agent, caller int32) {
 // stepDetails reads the attributes only steps need.
 func (a *assembler) stepDetails(i int32, st *tracedata.Step) {
 	sp := a.span(i)
-	var errType, taskState, reqModel, respModel, oiModel string
+	var errType, taskState, reqModel, respModel, famModel string
 	var inTok, outTok int64
 	var haveTotal, haveTok bool
 	// Token counts in the previous shapes: gen_ai.usage.prompt_tokens and
-	// completion_tokens (GenAI before input/output), OpenInference's
-	// llm.token_count.*, OpenLLMetry's llm.usage.total_tokens.
+	// completion_tokens (GenAI before input/output), and the families'
+	// (recognize.Spec.StepKeys).
 	var prevIn, prevOut, prevTotal int64
 	var havePrev, havePrevTotal bool
 	var toolArgs string
@@ -172,17 +172,6 @@ func (a *assembler) stepDetails(i int32, st *tracedata.Step) {
 			case strings.HasPrefix(key, otelmap.AttrExtraPrefix):
 				st.AdditionalAttributes = putAttr(st.AdditionalAttributes, key[len(otelmap.AttrExtraPrefix):], kv.Value)
 			}
-		case strings.HasPrefix(key, "llm."):
-			switch key {
-			case "llm.model_name", "llm.model": // OpenInference's, VoltAgent's
-				oiModel = quietString(kv)
-			case "llm.token_count.prompt":
-				prevIn, havePrev = quietInt(kv), true
-			case "llm.token_count.completion":
-				prevOut, havePrev = quietInt(kv), true
-			case "llm.token_count.total", "llm.usage.total_tokens":
-				prevTotal, havePrevTotal = quietInt(kv), true
-			}
 		case kv.Key == otelmap.AttrErrorType:
 			if kv.Value.Type() == attribute.STRING {
 				errType = kv.Value.AsString()
@@ -191,9 +180,20 @@ func (a *assembler) stepDetails(i int32, st *tracedata.Step) {
 			if kv.Value.Type() == attribute.STRING {
 				taskState = kv.Value.AsString()
 			}
+		default:
+			switch a.reg.StepDetail(key) {
+			case recognize.StepModel:
+				famModel = quietString(kv)
+			case recognize.StepInputTokens:
+				prevIn, havePrev = quietInt(kv), true
+			case recognize.StepOutputTokens:
+				prevOut, havePrev = quietInt(kv), true
+			case recognize.StepTotalTokens:
+				prevTotal, havePrevTotal = quietInt(kv), true
+			}
 		}
 	}
-	st.Model = cmp.Or(reqModel, respModel, oiModel)
+	st.Model = cmp.Or(reqModel, respModel, famModel)
 	switch {
 	case haveTotal:
 	case haveTok:

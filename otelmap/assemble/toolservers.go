@@ -11,8 +11,9 @@ import (
 // this file finds the tool server's side of each and makes the calls.
 
 // markToolServers flags the tool server's side of each tool call: an MCP
-// server span, or (OpenInference's propagation) a span whose parent is a
-// tool step in another process, no agent's span and none below it. It runs
+// server span, or (a propagation that makes no span of its own) a span
+// whose parent is a tool step in another process, no agent's span and none
+// below it. It runs
 // before identify, which names such a segment root's work the tool
 // server's (toolServerIdent).
 func (a *assembler) markToolServers() {

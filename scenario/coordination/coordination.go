@@ -312,7 +312,7 @@ func (s *Scenario) run(ctx context.Context, env *scenario.TaskEnv, send scenario
 	var tools *toolTask
 	var extra []map[string]any
 	if delivery.MCP {
-		tt, ep, closeTools, err := openTools(env, data)
+		tt, ep, closeTools, err := openTools(ctx, env, data)
 		if err != nil {
 			return nil, err
 		}

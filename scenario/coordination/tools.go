@@ -93,7 +93,7 @@ func reviewSchema() (*jsonschema.Schema, error) {
 
 // openTools serves the task's MCP server; the returned task holds the
 // submitted review.
-func openTools(env *scenario.TaskEnv, data map[string]any) (*toolTask, map[string]any, func(), error) {
+func openTools(ctx context.Context, env *scenario.TaskEnv, data map[string]any) (*toolTask, map[string]any, func(), error) {
 	if env.Tools == nil {
 		return nil, nil, nil, errors.New("coordination: config.delivery asks for MCP but this green agent serves no MCP endpoint")
 	}
@@ -117,7 +117,7 @@ func openTools(env *scenario.TaskEnv, data map[string]any) (*toolTask, map[strin
 	mcp.AddTool(srv, &mcp.Tool{Name: ToolSubmitReview, InputSchema: schema,
 		Description: "Submit the review decision: accept or reject, a recommendation from 1 to 5 (5 = strong accept), optional aspect scores (1-5) and a rationale. One review per task; it is scored as the same answer in text."},
 		tt.submit)
-	ep, closeFn, err := env.Tools.Open(srv, Tools)
+	ep, closeFn, err := env.Tools.Open(ctx, srv, Tools)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("coordination: open the MCP endpoint: %w", err)
 	}

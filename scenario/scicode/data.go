@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/coordbench/coordbench/scenario"
@@ -291,4 +292,22 @@ func (s *Step) FunctionName() string {
 		return m[1]
 	}
 	return ""
+}
+
+// classHeader is a step header that defines a class (30.3's "class
+// MultiplyWF:").
+var classHeader = regexp.MustCompile(`(?m)^class\s+([A-Za-z_]\w*)`)
+
+// ClassNames are the classes the problem's steps define: an instance of
+// one is the solver's object, never a value the judge can compare.
+func (p *Problem) ClassNames() []string {
+	var out []string
+	for i := range p.Steps {
+		for _, m := range classHeader.FindAllStringSubmatch(p.Steps[i].FunctionHeader, -1) {
+			if !slices.Contains(out, m[1]) {
+				out = append(out, m[1])
+			}
+		}
+	}
+	return out
 }

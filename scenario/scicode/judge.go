@@ -30,17 +30,20 @@ import (
 // gets its own process (up to judgeProcesses; past that, requests queue in
 // arrival order, each bounded by its own deadline): one participant's
 // records, however costly, hold up only the request that carries them. A
-// process serves one request after another; it stops after judgeIdle
-// without work, and is killed when a request fails or runs past its time.
-// Each process is limited in address space (judgeMemory) and each request
-// in CPU time (judgeCPU, SIGXCPU in the process) and wall time
-// (judgeTimeout, here).
+// process serves one request after another, each in a fork of its own
+// that exits with its answer, so that nothing one request allocates
+// reaches the next; it stops after judgeIdle without work. A process whose
+// exchange fails (it or its fork died, its time or its task's ran out) is
+// killed with its process group and never used again, and the request
+// ends then, whatever holds the process's pipes. Each process is limited
+// in address space (judgeMemory) and each request in CPU time (judgeCPU,
+// SIGXCPU in the fork) and wall time (judgeTimeout, here).
 
 // pyFS holds the Python code: py/lib is what the sandbox's code may import
 // (the harness and the scicode package), py/coordbench_judge.py and
 // py/judge_*.py the judge.
 //
-//go:embed py/coordbench_judge.py py/judge_names.py py/judge_null.py py/judge_pass.py py/judge_records.py py/judge_strict.py py/lib/coordbench_harness.py py/lib/scicode/__init__.py py/lib/scicode/compare/__init__.py py/lib/scicode/compare/cmp.py py/judge_targets.py
+//go:embed py/coordbench_judge.py py/judge_names.py py/judge_null.py py/judge_pass.py py/judge_records.py py/judge_strict.py py/lib/coordbench_harness.py py/lib/scicode/__init__.py py/lib/scicode/compare/__init__.py py/lib/scicode/compare/cmp.py py/judge_targets.py py/judge_verdicts.py
 var pyFS embed.FS
 
 // sandboxLib is the tree put on the sandbox's PYTHONPATH.
@@ -68,6 +71,13 @@ const (
 	judgeMemory = 4 << 30
 	// judgeProcesses is how many requests are judged at once.
 	judgeProcesses = 8
+	// judgeKillGrace bounds the wait for a killed process's pipes to
+	// close (os/exec's WaitDelay) and for its exchange to end.
+	judgeKillGrace = 10 * time.Second
+	// judgeMaxAnswer bounds one answer of the judge: a plan of the
+	// largest step is about 100 KiB, a verdict a few KiB (texts the
+	// records carry are clipped in the judge).
+	judgeMaxAnswer = 16 << 20
 )
 
 var (
@@ -82,6 +92,10 @@ var (
 type judge struct {
 	python func() string
 	log    *slog.Logger
+	// memory and cpu are each process's address-space limit and each
+	// request's CPU budget (judgeMemory, judgeCPU; tests lower them).
+	memory int64
+	cpu    time.Duration
 
 	// slots holds one token per process at work.
 	slots chan struct{}
@@ -96,7 +110,7 @@ type judge struct {
 }
 
 func newJudge(python func() string, log *slog.Logger) *judge {
-	return &judge{python: python, log: log, slots: make(chan struct{}, judgeProcesses)}
+	return &judge{python: python, log: log, memory: judgeMemory, cpu: judgeCPU, slots: make(chan struct{}, judgeProcesses)}
 }
 
 type judgeProc struct {
@@ -146,8 +160,11 @@ type judgement struct {
 	// Held are the cases that ran to their end with every assertion
 	// holding, whatever the step's verdict.
 	Held []int `json:"held"`
-	// CPUMS is the judge's CPU time for this run; PeakRSSKiB the judge
-	// process's peak resident memory so far.
+	// StrictOnly: the run failed on the judge's stricter rules alone;
+	// SciCode's own comparison accepts its values.
+	StrictOnly bool `json:"strict_only"`
+	// CPUMS is the judge's CPU time for this run; PeakRSSKiB the peak
+	// resident memory of the fork that judged it.
 	CPUMS      float64 `json:"cpu_ms"`
 	PeakRSSKiB int64   `json:"peak_rss_kib"`
 }
@@ -168,7 +185,7 @@ func (j *judge) plan(ctx context.Context, p *Problem, step *Step, targets string
 		Property []int         `json:"property_cases"`
 	}
 	req := map[string]any{"op": "plan", "step": step.Number, "dependencies": p.Dependencies, "cases": step.TestCases,
-		"targets": targets}
+		"targets": targets, "classes": p.ClassNames()}
 	if err := j.call(ctx, req, nil, &resp); err != nil {
 		return nil, err
 	}
@@ -191,7 +208,8 @@ func (j *judge) judge(ctx context.Context, p *Problem, step *Step, targets strin
 		judgement
 	}
 	req := map[string]any{"op": "judge", "step": step.Number, "dependencies": p.Dependencies, "cases": step.TestCases,
-		"targets": targets, "plan_sources": sources, "observe": plan.Property, "reference": reference != nil}
+		"targets": targets, "plan_sources": sources, "observe": plan.Property, "reference": reference != nil,
+		"classes": p.ClassNames()}
 	payload := [][]byte{records}
 	if reference != nil {
 		payload = append(payload, reference)
@@ -226,20 +244,29 @@ func (j *judge) call(ctx context.Context, req map[string]any, payload [][]byte, 
 	go func() { answered <- exchange(p, req, payload, resp) }()
 	select {
 	case err = <-answered:
-	case <-tctx.Done():
-		if ctx.Err() != nil {
-			err = fmt.Errorf("judge: the task's time ran out while the judge compared its values: %w", context.Cause(ctx))
-		} else {
-			err = fmt.Errorf("judge: %w (%s)", errJudgeTime, judgeTimeout)
+		if err == nil {
+			j.handBack(p, resp)
+			return nil
 		}
-	}
-	if err != nil {
+		// A process whose exchange failed is never used again.
 		j.kill(p)
-		<-answered // the exchange ends with the process's pipes
 		return err
+	case <-tctx.Done():
 	}
-	j.handBack(p, resp)
-	return nil
+	if ctx.Err() != nil {
+		err = fmt.Errorf("judge: the task's time ran out while the judge compared its values: %w", context.Cause(ctx))
+	} else {
+		err = fmt.Errorf("judge: %w (%s)", errJudgeTime, judgeTimeout)
+	}
+	j.kill(p)
+	// The exchange ends with the process's pipes, which the kill closed;
+	// it is not waited for past judgeKillGrace, whatever holds them.
+	select {
+	case <-answered:
+	case <-time.After(judgeKillGrace):
+		j.log.Error("scicode: a judge exchange outlived its killed process", "pid", p.cmd.Process.Pid)
+	}
+	return err
 }
 
 func exchange(p *judgeProc, req map[string]any, payload [][]byte, resp any) error {
@@ -255,20 +282,44 @@ func exchange(p *judgeProc, req map[string]any, payload [][]byte, resp any) erro
 		frame.Write(part)
 	}
 	if _, err := p.in.Write(frame.Bytes()); err != nil {
-		return fmt.Errorf("%w: %v; %s", errJudgeDied, err, p.stderr.String())
+		return p.died(err)
 	}
 	var n uint32
 	if err := binary.Read(p.out, binary.BigEndian, &n); err != nil {
-		return fmt.Errorf("%w: %v; %s", errJudgeDied, err, p.stderr.String())
+		return p.died(err)
+	}
+	if n > judgeMaxAnswer {
+		return fmt.Errorf("%w: an answer of %d bytes, more than %d", errJudgeDied, n, judgeMaxAnswer)
 	}
 	b := make([]byte, n)
 	if _, err := io.ReadFull(p.out, b); err != nil {
-		return fmt.Errorf("%w: %v; %s", errJudgeDied, err, p.stderr.String())
+		return p.died(err)
+	}
+	var died struct {
+		Died string `json:"died"`
+	}
+	if err := json.Unmarshal(b, &died); err != nil {
+		return fmt.Errorf("judge: answer: %w", err)
+	}
+	if died.Died != "" {
+		// The fork that served the request died without answering.
+		return fmt.Errorf("%w: %s", errJudgeDied, died.Died)
 	}
 	if err := json.Unmarshal(b, resp); err != nil {
 		return fmt.Errorf("judge: answer: %w", err)
 	}
 	return nil
+}
+
+// died is the error of an exchange that failed with err: the process
+// ended (or is ending). Its last words on stderr say why; they are waited
+// for a moment, since the pipe breaks before they are written.
+func (p *judgeProc) died(err error) error {
+	select {
+	case <-p.done:
+	case <-time.After(2 * time.Second):
+	}
+	return fmt.Errorf("%w: %v; %s", errJudgeDied, err, p.stderr.String())
 }
 
 // take returns an idle process that still runs, or starts one.
@@ -349,13 +400,16 @@ func (j *judge) start(gen int) (*judgeProc, error) {
 	}
 	// The judge removes its directory once it has loaded its code, so that
 	// a judge killed with the green agent leaves nothing behind.
-	cmd := exec.Command(python, "-s", filepath.Join(dir, "coordbench_judge.py"), fmt.Sprint(judgeMemory),
-		fmt.Sprint(int(judgeCPU.Seconds())), "--remove-own-directory")
+	cmd := exec.Command(python, "-s", filepath.Join(dir, "coordbench_judge.py"), fmt.Sprint(j.memory),
+		fmt.Sprint(int(j.cpu.Seconds())), "--remove-own-directory")
 	cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8", "PYTHONDONTWRITEBYTECODE=1",
 		"PYTHONPATH=" + filepath.Join(dir, "lib"), "HOME=" + dir, "TMPDIR=" + dir,
 		"OPENBLAS_NUM_THREADS=1", "OMP_NUM_THREADS=1", "MKL_NUM_THREADS=1"}
 	cmd.Dir = dir
 	cmd.SysProcAttr = judgeProcAttr()
+	// Wait returns once the process has exited, even if something it
+	// started still holds its output.
+	cmd.WaitDelay = judgeKillGrace
 	p := &judgeProc{cmd: cmd, dir: dir, stderr: &tailBuffer{max: 4096}, done: make(chan struct{}), gen: gen}
 	cmd.Stderr = p.stderr
 	in, err := cmd.StdinPipe()
@@ -402,15 +456,16 @@ func (j *judge) close(p *judgeProc) {
 	select {
 	case <-p.done:
 	case <-time.After(2 * time.Second):
-		_ = p.cmd.Process.Kill()
+		killGroup(p.cmd.Process)
 		<-p.done
 	}
 	os.RemoveAll(p.dir)
 }
 
-// kill ends a process at work.
+// kill ends a process at work and everything it started (its process
+// group). cmd.Wait returns within judgeKillGrace of the process's end.
 func (j *judge) kill(p *judgeProc) {
-	_ = p.cmd.Process.Kill()
+	killGroup(p.cmd.Process)
 	_ = p.in.Close()
 	<-p.done
 	os.RemoveAll(p.dir)

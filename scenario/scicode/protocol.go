@@ -217,6 +217,7 @@ func (w *walker) attempt(ctx context.Context, st *openStep, code, source string)
 	a.TestMS, a.CPUMS, a.ExitCode, a.Signal, a.OutputBytes = run.DurationMS, run.CPUMS, run.ExitCode, run.Signal, run.OutputBytes
 	a.JudgeMS = res.JudgeMS
 	a.PropertyCheck, a.UncheckedCases = propertyCheck(res), res.Unchecked
+	a.StrictOnly = res.StrictOnly
 	return a, res
 }
 
@@ -229,6 +230,7 @@ func (w *walker) record(st *openStep, a Attempt, res *Verdict) {
 			r.Passed = true
 			r.PropertyCheck, r.UncheckedCases = a.PropertyCheck, a.UncheckedCases
 		}
+		r.StrictOnly = !r.Passed && a.StrictOnly
 	}
 	r.Attempts = append(r.Attempts, a)
 	st.last, st.verdict = a, res

@@ -40,9 +40,13 @@ type StepResult struct {
 	// not; "unchecked" when some could not be (UncheckedCases): the split
 	// has no reference code (the test split), or nothing comparable was
 	// recorded. Such a pass is not evidence of a computation.
-	PropertyCheck  string    `json:"property_check,omitempty"`
-	UncheckedCases []int     `json:"unchecked_cases,omitempty"`
-	Attempts       []Attempt `json:"attempts"`
+	PropertyCheck  string `json:"property_check,omitempty"`
+	UncheckedCases []int  `json:"unchecked_cases,omitempty"`
+	// StrictOnly is set on a failed step whose last attempt SciCode's own
+	// comparison would have passed: the judge's stricter rules alone
+	// refused it (Attempt.StrictOnly).
+	StrictOnly bool      `json:"strict_only,omitempty"`
+	Attempts   []Attempt `json:"attempts"`
 }
 
 // PropertyCheck values.
@@ -74,6 +78,11 @@ type Attempt struct {
 	// PropertyCheck and UncheckedCases as in StepResult, on a pass.
 	PropertyCheck  string `json:"property_check,omitempty"`
 	UncheckedCases []int  `json:"unchecked_cases,omitempty"`
+	// StrictOnly: the attempt failed on the judge's stricter rules alone
+	// (the structure rule, an equivalence that holds one way only, NaN in
+	// an ordering, a degenerate value where the reference's is not);
+	// SciCode's own comparison would have passed it.
+	StrictOnly bool `json:"strict_only,omitempty"`
 	// AnswerSource is where the code was found: data, json, code_tag,
 	// fenced; Code is the code as tested.
 	AnswerSource string  `json:"answer_source,omitempty"`
@@ -91,7 +100,7 @@ type Attempt struct {
 // passed, and the problem solved when all pass.
 func (w *walker) outcome() *evals.Outcome {
 	p := w.t.Problem
-	scored, passed, turns, unchecked := 0, 0, 0, 0
+	scored, passed, turns, unchecked, strictOnly := 0, 0, 0, 0, 0
 	failures := map[string]int{}
 	for _, r := range w.steps {
 		turns += r.Turns
@@ -106,6 +115,9 @@ func (w *walker) outcome() *evals.Outcome {
 			}
 		} else {
 			failures[r.Reason]++
+			if r.StrictOnly {
+				strictOnly++
+			}
 		}
 	}
 	rate := 0.0
@@ -130,13 +142,15 @@ func (w *walker) outcome() *evals.Outcome {
 		"sub_step_pass_rate": round(rate, 4),
 		// Passes that rest on property cases no reference could check.
 		"sub_steps_passed_unchecked": unchecked,
-		"solved":                     solved,
-		"turns_used":                 turns,
-		"failures":                   failures,
-		"steps":                      w.steps,
-		"sandbox":                    sb,
-		"tamper_proof":               TamperProof(sb),
-		"time_ms":                    msSince(w.started),
+		// Failures SciCode's own comparison would have passed.
+		"sub_steps_failed_strict_only": strictOnly,
+		"solved":                       solved,
+		"turns_used":                   turns,
+		"failures":                     failures,
+		"steps":                        w.steps,
+		"sandbox":                      sb,
+		"tamper_proof":                 TamperProof(sb),
+		"time_ms":                      msSince(w.started),
 	}
 	if !TamperProof(sb) {
 		details["tamper_proof_note"] = notTamperProof
@@ -157,6 +171,9 @@ func (w *walker) outcome() *evals.Outcome {
 	summary += fmt.Sprintf(", %s", plural(turns, "turn", "turns"))
 	if unchecked > 0 {
 		summary += fmt.Sprintf(" (%d of the passes rest on test cases that check only a property, unchecked: see property_check)", unchecked)
+	}
+	if strictOnly > 0 {
+		summary += fmt.Sprintf(" (%d of the failures SciCode's own comparison would pass: see strict_only)", strictOnly)
 	}
 	if !TamperProof(sb) {
 		summary += " (not tamper-proof: see the sandbox block)"

@@ -136,7 +136,7 @@ func (w *walker) openTools() (func(), error) {
 	mcp.AddTool(srv, &mcp.Tool{Name: toolReadStep, Description: "Read the SciCode step under way: the problem, the step, its function header and return line, the dependencies, and the previous steps with the code that runs before yours."}, w.readStep)
 	mcp.AddTool(srv, &mcp.Tool{Name: toolRunCode, Description: fmt.Sprintf("Run your own Python code in the sandbox, after the dependencies and the previous steps' code, with the step's time and memory limits; optionally evaluate an expression. Returns the (bounded) output, the expression's repr, or the exception. No test case runs. At most %d runs per step.", maxRunsPerStep)}, w.runCode)
 	mcp.AddTool(srv, &mcp.Tool{Name: toolSubmitStep, Description: "Submit the step's code. It is tested as an answer in text would be and counts as one of the step's turns; the verdict and, while turns are left, the end of the test output come back."}, w.submitStep)
-	ep, closeFn, err := w.env.Tools.Open(srv, Tools)
+	ep, closeFn, err := w.env.Tools.Open(w.taskCtx, srv, Tools)
 	if err != nil {
 		return nil, fmt.Errorf("scicode: open the MCP endpoint: %w", err)
 	}

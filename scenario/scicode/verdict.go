@@ -81,8 +81,8 @@ type Verdict struct {
 	Run        *sandbox.Result
 	JudgeMS    float64
 	JudgeCPUMS float64
-	// JudgePeakRSSKiB is the peak resident memory of the judge process
-	// that compared the values (over its life so far).
+	// JudgePeakRSSKiB is the peak resident memory of the judge's fork
+	// that compared the values.
 	JudgePeakRSSKiB int64
 	// Unchecked lists, on a pass, the test cases (1-based) the pass rests
 	// on that check only a property an answer computing nothing can
@@ -97,6 +97,12 @@ type Verdict struct {
 	// census of the cases an answer computing nothing passes. It is never
 	// told to the solver.
 	CasesHeld []int
+	// StrictOnly says the answer failed on the judge's stricter rules
+	// alone (the structure rule, an equivalence that holds one way only,
+	// NaN in an ordering, a degenerate value where the reference's is
+	// not): SciCode's own comparison accepts its values. It is never told
+	// to the solver (it would say that a weaker comparison held).
+	StrictOnly bool
 }
 
 // Test runs the answer's code for one step in the sandbox, where it only
@@ -152,6 +158,7 @@ func (s *Scenario) Test(ctx context.Context, req TestRequest) (*Verdict, error) 
 	v := verdictOf(j, res, len(step.TestCases))
 	v.JudgeMS, v.JudgeCPUMS, v.JudgePeakRSSKiB = msSince(judged), j.CPUMS, j.PeakRSSKiB
 	v.CasesHeld = j.Held
+	v.StrictOnly = !v.Passed && j.StrictOnly
 	if v.Passed {
 		v.Unchecked = j.Unchecked
 		v.ReferenceChecked = reference != nil

@@ -1,8 +1,9 @@
 // Package convmap loads and validates a convention map: the YAML file in
-// which a user teaches trace assembly a framework no built-in recognizer
-// reads (docs/trace-assembly.md, "A convention map"), and matches its rules
-// against spans. Its one job is the map; what a matched span means for the
-// trace is assembly's (otelmap/assemble).
+// which a user teaches trace assembly a framework no built-in family reads
+// (docs/trace-assembly.md, "A convention map"), and matches its rules
+// against spans. A loaded Map is a convention family like the built-in
+// ones (recognize.Family, family.go): what a matched span means among the
+// others is assembly's (otelmap/assemble).
 package convmap
 
 import (
@@ -22,7 +23,7 @@ import (
 
 // A convention map: what a user writes to teach assembly a framework no
 // built-in family reads (docs/trace-assembly.md, "A convention map"). It
-// is one more recognizer family, "conventions", and comes first in the
+// is one more convention family, "conventions", and comes first in the
 // precedence after coordbench.call_type: a rule that matches a span is the
 // user's word on what their framework's span is. Spans no rule matches are
 // read by the built-in families as before.

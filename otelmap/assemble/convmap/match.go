@@ -2,8 +2,6 @@ package convmap
 
 import (
 	"encoding/json"
-	"regexp"
-	"strings"
 
 	"go.opentelemetry.io/otel/attribute"
 
@@ -11,17 +9,9 @@ import (
 )
 
 // Matching a map against spans: a rule that matches a span says what the
-// span is (assembly reads it before its built-in families); control_flow
-// entries, and the built-in ones below, say which error statuses move
-// control rather than fail.
-
-// builtinControlFlow are exception types frameworks raise to move control,
-// recorded as an error status with an exception event though nothing
-// failed. LangGraph's ParentCommand (raised by a handoff tool's Command
-// with graph=PARENT, to route to a node of the parent graph) and the
-// interrupts that pause a graph for a human are subclasses of its
-// GraphBubbleUp, which LangGraph itself does not treat as an error.
-var builtinControlFlow = regexp.MustCompile(`^(ParentCommand|GraphBubbleUp|GraphInterrupt|NodeInterrupt)$`)
+// span is (its word comes before every built-in family's: family.go);
+// control_flow entries say which error statuses move control rather than
+// fail.
 
 // Match returns the first rule that matches sp, or nil.
 func (c *Map) Match(sp *otelmap.Span) *Rule {
@@ -91,32 +81,11 @@ func (v *Value) Read(sp *otelmap.Span) string {
 	return ""
 }
 
-// ControlFlow reports whether sp's error status is control flow: its
-// status message, or the type of the error it records, matches a built-in
-// control-flow type or an entry of the map. The error's type is an
-// exception event's exception.type, else the name its message or the
-// status message starts with: JavaScript tracers record no type, only the
-// error's stack ("\n\nParentCommand\n    at ..."), and Python's begin
-// "ParentCommand: ..." or with a dotted path.
-func (c *Map) ControlFlow(sp *otelmap.Span) bool {
-	var types []string
-	for _, e := range sp.Events() {
-		if e.Name != "exception" {
-			continue
-		}
-		if kv, ok := findAttr(e.Attrs, "exception.type"); ok {
-			types = appendErrorName(types, kv.Value.Emit())
-		}
-		if kv, ok := findAttr(e.Attrs, "exception.message"); ok {
-			types = appendErrorName(types, kv.Value.Emit())
-		}
-	}
-	types = appendErrorName(types, sp.StatusMessage)
-	for _, t := range types {
-		if builtinControlFlow.MatchString(t) {
-			return true
-		}
-	}
+// ControlFlow reports whether sp's error status is control flow by an
+// entry of the map: its status message, or one of the error types it
+// records (types, recognize.ErrorTypes), matches. (The control flow of the
+// frameworks coordbench reads is their families'.)
+func (c *Map) ControlFlow(sp *otelmap.Span, types []string) bool {
 	if c == nil {
 		return false
 	}
@@ -133,36 +102,4 @@ func (c *Map) ControlFlow(sp *otelmap.Span) bool {
 		}
 	}
 	return false
-}
-
-// appendErrorName appends the error name s starts with: its first
-// non-blank line up to a colon, when that is a (dotted) identifier, and
-// the identifier's last dotted part.
-func appendErrorName(names []string, s string) []string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[:i]
-	}
-	if i := strings.IndexByte(s, ':'); i >= 0 {
-		s = s[:i]
-	}
-	s = strings.TrimSpace(s)
-	if s == "" || len(s) > 200 {
-		return names
-	}
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; !isNameChar(c) && c != '_' && c != '.' && c != '$' {
-			return names
-		}
-	}
-	names = append(names, s)
-	if i := strings.LastIndexByte(s, '.'); i >= 0 && i+1 < len(s) {
-		names = append(names, s[i+1:])
-	}
-	return names
-}
-
-// isNameChar reports whether c is an ASCII letter or digit.
-func isNameChar(c byte) bool {
-	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
 }

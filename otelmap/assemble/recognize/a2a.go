@@ -27,9 +27,9 @@ import (
 
 // readA2A reads one a2a.* attribute.
 func (r *Reading) readA2A(kv *attribute.KeyValue) {
-	r.claim(famA2A)
-	r.a2aAttr = true
-	if kv.Key == otelmap.AttrA2ATaskState && A2AFailed(r.str(kv)) {
+	r.claimCore(claimA2A)
+	r.s.a2aAttr = true
+	if kv.Key == otelmap.AttrA2ATaskState && A2AFailed(r.Str(kv)) {
 		r.Failed = true
 	}
 }
@@ -40,8 +40,8 @@ func (r *Reading) readA2AName(name string) {
 		return
 	}
 	if rest := name[4:]; strings.HasPrefix(rest, "client.") || strings.HasPrefix(rest, "server.") || strings.HasPrefix(rest, "utils.") {
-		r.claim(famA2A)
-		r.notCall = true // not a side of a call: read as INTERNAL
+		r.claimCore(claimA2A)
+		r.s.notCall = true // not a side of a call: read as INTERNAL
 	}
 }
 

@@ -18,23 +18,23 @@ import (
 
 // readCoordbench reads one coordbench.* attribute.
 func (r *Reading) readCoordbench(kv *attribute.KeyValue) {
-	r.claim(famCoordbench)
+	r.claimCore(claimCoordbench)
 	switch kv.Key {
 	case otelmap.AttrCallType:
-		v := r.str(kv)
+		v := r.Str(kv)
 		switch {
 		case v == "":
 		case strings.EqualFold(v, string(tracedata.CallAgent)):
-			r.ct = CallAgent
+			r.s.ct = CallAgent
 		case strings.EqualFold(v, string(tracedata.CallTool)):
-			r.ct = CallTool
+			r.s.ct = CallTool
 		case strings.EqualFold(v, string(tracedata.CallHost)):
-			r.ct = CallHost
+			r.s.ct = CallHost
 		default:
-			r.warn(string(kv.Key), fmt.Sprintf("has value %q, want AGENT, TOOL or HOST", v))
+			r.Warn(string(kv.Key), fmt.Sprintf("has value %q, want AGENT, TOOL or HOST", v))
 		}
 	case otelmap.AttrSource:
-		if r.str(kv) == otelmap.SourceExtension {
+		if r.Str(kv) == otelmap.SourceExtension {
 			r.Ext = true
 		}
 	}

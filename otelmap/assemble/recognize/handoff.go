@@ -2,7 +2,6 @@ package recognize
 
 import (
 	"encoding/json"
-	"slices"
 	"strings"
 
 	"github.com/coordbench/coordbench/otelmap"
@@ -10,54 +9,45 @@ import (
 
 // Handoffs: spans that record one agent passing control to another, where
 // the target agent's span is not nested in the caller's (it runs after it,
-// as a sibling, or under the orchestration). Read, across conventions:
+// as a sibling, or under the orchestration). Read, in this order:
 //
-//   - gen_ai.operation.name=handoff or traceloop.span.kind=handoff
-//     (OpenLLMetry's OpenAI Agents instrumentation), from
-//     gen_ai.handoff.from_agent to gen_ai.handoff.to_agent;
-//   - an OpenInference TOOL span named "handoff to <agent>" (the OpenAI
-//     Agents SDK);
-//   - a tool call named transfer_to_<agent> (LangGraph supervisor, the
-//     OpenAI Agents SDK's default handoff tool), handoff_to_<agent>
-//     (Microsoft Agent Framework), or with such a name after a plugin
-//     prefix ("Handoff-transfer_to_<agent>", Semantic Kernel);
-//   - the tools transfer_to_agent (Google ADK) and handoff_to_agent
-//     (Strands Python swarm), whose target is an argument named
-//     agent_name, agentName, agent_id or agentId: read from
-//     gen_ai.tool.call.arguments, the OpenInference input.value, or the
-//     span's events (Strands records it only in a gen_ai.tool.message
-//     event);
-//   - Strands TS Swarm's strands_structured_output tool when its output
-//     names an agentId (without one it is the swarm's final answer).
+//   - a span a family's kind says is a handoff (HandoffKind), to the
+//     target a family gives (HandoffTo);
+//   - a tool call whose target a family names (HandoffNamed);
+//   - a tool call named transfer_to_<agent> or handoff_to_<agent>, or
+//     with such a name after a plugin's prefix
+//     ("Handoff-transfer_to_<agent>"): the naming convention of handoff
+//     tools across frameworks;
+//   - a tool of a family's HandoffTools, whose target is an argument named
+//     agent_name, agentName, agent_id or agentId: read from the tool
+//     call's arguments (ToolArguments), the span's events, or the
+//     attributes families list as holding arguments (ArgumentKeys).
 //
-// transfer_back_to_<agent> is the reply of a delegation (LangGraph
-// supervisor), not a handoff. A handoff whose target is not named is
-// resolved to the next agent span after it (otelmap/assemble/calls_evidence.go).
+// transfer_back_to_<agent> is the reply of a delegation, not a handoff. A
+// handoff whose target is not named is resolved to the next agent span
+// after it (otelmap/assemble/calls_evidence.go).
 
 // readHandoff reports whether the span is a handoff, and its target.
 func (r *Reading) readHandoff(sp *otelmap.Span) (bool, string) {
-	if r.gen.op == "handoff" || r.tl.kind == tlHandoff {
-		return true, r.gen.handoffTo
+	if r.s.handoffKind {
+		return true, r.s.handoffTo
 	}
 	if r.Op != OpTool {
 		return false, ""
 	}
-	if r.oi.kind == oiTool {
-		if to, ok := strings.CutPrefix(sp.Name, "handoff to "); ok {
-			return true, strings.TrimSpace(to)
-		}
+	if r.s.handoffNamed {
+		return true, r.s.handoffNamedTo
 	}
 	name := r.toolName(sp)
-	switch name {
-	case "transfer_to_agent", "handoff_to_agent":
-		return true, handoffArgument(r, sp)
-	case "strands_structured_output":
-		// Strands TS routes a Swarm by structured output: {agentId,
-		// message} hands off, {message} alone is the final answer.
-		if to := handoffArgument(r, sp); to != "" {
-			return true, to
+	for _, t := range r.rd.reg.handoffTools {
+		if t.Name != name {
+			continue
 		}
-		return false, ""
+		to := r.handoffArgument(sp)
+		if t.WithTarget && to == "" {
+			return false, ""
+		}
+		return true, to
 	}
 	for _, verb := range [...]string{"transfer_to_", "handoff_to_"} {
 		i := strings.Index(name, verb)
@@ -76,23 +66,27 @@ func isNameChar(c byte) bool {
 }
 
 // handoffArgument reads the agent_name argument of a handoff tool: from the
-// tool call's arguments, else from the span's events.
-func handoffArgument(r *Reading, sp *otelmap.Span) string {
-	if name := agentNameArg(r.gen.toolArgs); name != "" {
+// tool call's arguments, else from the span's events, else from the
+// attributes that hold arguments.
+func (r *Reading) handoffArgument(sp *otelmap.Span) string {
+	if name := agentNameArg(r.s.toolArgs); name != "" {
 		return name
 	}
 	for _, e := range sp.Events() {
 		for k := range e.Attrs {
-			if name := agentNameArg(quiet(&e.Attrs[k])); name != "" {
+			if name := agentNameArg(Quiet(&e.Attrs[k])); name != "" {
 				return name
 			}
 		}
 	}
+	keys := r.rd.reg.argumentKeys
 	for k := range sp.Attrs {
-		switch sp.Attrs[k].Key {
-		case "input.value", "tool_arguments", "gcp.vertex.agent.tool_call_args":
-			if name := agentNameArg(quiet(&sp.Attrs[k])); name != "" {
-				return name
+		for _, key := range keys {
+			if string(sp.Attrs[k].Key) == key {
+				if name := agentNameArg(Quiet(&sp.Attrs[k])); name != "" {
+					return name
+				}
+				break
 			}
 		}
 	}
@@ -100,8 +94,7 @@ func handoffArgument(r *Reading, sp *otelmap.Span) string {
 }
 
 // handoffArgNames are the members a handoff's arguments name its target
-// by, in the order read: ADK's and Strands Python's agent_name, and the
-// camelCase and id forms JS frameworks use (Strands TS Swarm's agentId).
+// by, in the order read: snake_case and camelCase, name and id.
 var handoffArgNames = [...]string{"agent_name", "agentName", "agent_id", "agentId"}
 
 // agentNameArg returns the target a handoff's JSON arguments name (the
@@ -120,48 +113,4 @@ func agentNameArg(s string) string {
 		}
 	}
 	return ""
-}
-
-// GraphSources returns the nodes a Strands TS Graph node's agent
-// took its input from: the graph passes each source's output to the
-// target agent after a text block "[node: <source id>]"
-// (multiagent/graph.js _resolveNodeInput in @strands-agents/sdk 1.19.0),
-// which the agent's invoke_agent span records in its gen_ai.user.message
-// event. Only a text block that is exactly such a marker counts, so prose
-// that mentions one does not. Each source is a caller of the agent: the
-// graph's edge, which leaves no attribute. Nil for any span but a GenAI
-// invoke_agent span.
-func (r *Reading) GraphSources(sp *otelmap.Span) []string {
-	if !r.Agent || r.gen.op != otelmap.OpInvokeAgent {
-		return nil
-	}
-	var out []string
-	for _, e := range sp.Events() {
-		if e.Name != "gen_ai.user.message" {
-			continue
-		}
-		for k := range e.Attrs {
-			if e.Attrs[k].Key != "content" {
-				continue
-			}
-			v := quiet(&e.Attrs[k])
-			if !strings.Contains(v, "[node: ") {
-				continue
-			}
-			var blocks []struct {
-				Text string `json:"text"`
-			}
-			if json.Unmarshal([]byte(v), &blocks) != nil {
-				continue
-			}
-			for _, b := range blocks {
-				if src, ok := strings.CutPrefix(b.Text, "[node: "); ok {
-					if src, ok = strings.CutSuffix(src, "]"); ok && src != "" && !slices.Contains(out, src) {
-						out = append(out, src)
-					}
-				}
-			}
-		}
-	}
-	return out
 }

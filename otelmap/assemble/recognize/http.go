@@ -45,12 +45,12 @@ func isAgentCardPath(s string) bool {
 
 // readHTTP reads one http.* or url.* attribute.
 func (r *Reading) readHTTP(kv *attribute.KeyValue, key string) {
-	r.claim(famHTTP)
+	r.claimCore(claimHTTP)
 	switch key {
 	case "url.full", "url.path", "http.url", "http.target", "http.route":
-		r.sawURL = true
-		if isAgentCardPath(quiet(kv)) {
-			r.notCall = true
+		r.s.sawURL = true
+		if isAgentCardPath(Quiet(kv)) {
+			r.s.notCall = true
 		}
 	}
 }
@@ -59,8 +59,8 @@ func (r *Reading) readHTTP(kv *attribute.KeyValue, key string) {
 // span ("GET /.well-known/agent-card.json").
 func (r *Reading) readHTTPName(sp *otelmap.Span) {
 	if strings.HasPrefix(sp.Name, "GET ") && isAgentCardPath(sp.Name) {
-		r.claim(famHTTP)
-		r.notCall = true
+		r.claimCore(claimHTTP)
+		r.s.notCall = true
 	}
 }
 
@@ -90,7 +90,7 @@ func ServerListener(sp *otelmap.Span) (l Listener, ok bool) {
 				l.Port = kv.Value.AsInt64()
 			}
 		case "url.path", "http.target", "http.route", "url.full", "http.url":
-			s := quiet(kv)
+			s := Quiet(kv)
 			if !l.Card && isAgentCardPath(s) {
 				l.Card = true
 				base := s[:strings.Index(s, "/.well-known/")]

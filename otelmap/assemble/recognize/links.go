@@ -9,6 +9,6 @@ import "github.com/coordbench/coordbench/otelmap"
 // readLinks claims a span that has links.
 func (r *Reading) readLinks(sp *otelmap.Span) {
 	if len(sp.Links()) > 0 {
-		r.claim(famLinks)
+		r.claimCore(claimLinks)
 	}
 }

@@ -13,14 +13,13 @@ import "go.opentelemetry.io/otel/attribute"
 //     gen_ai.tool.name on a tools/call), the server span a child of the
 //     client span through the trace context in params._meta. coordbench's
 //     own MCP server and client (mcpserve, mcpcall) emit these.
-//  2. OpenInference's MCP instrumentation
-//     (@arizeai/openinference-instrumentation-mcp, its Python twin), which
-//     makes no span of its own: it carries the client's context in
-//     params._meta so that the spans the server's tool handler makes are
-//     children of the client's tool span, in another process. A span whose
-//     parent is a tool step of another process, and which is no agent's
-//     span nor has one below it, is the tool server's side of that call
-//     (testdata/live/mcp-openinference-js).
+//  2. An instrumentation that makes no span of its own but carries the
+//     client's context in params._meta, so that the spans the server's
+//     tool handler makes are children of the client's tool span, in
+//     another process (docs/trace-assembly.md#mcp-calls names it). A span
+//     whose parent is a tool step of another process, and which is no
+//     agent's span nor has one below it, is the tool server's side of that
+//     call.
 //
 // A tools/call is a call from the agent that made it to the tool server,
 // a node with Role tool_server, never an agent: named by the server's
@@ -31,28 +30,23 @@ import "go.opentelemetry.io/otel/attribute"
 // default (tracedata.Agent.Measured). The tool servers and their calls are
 // assembly's (otelmap/assemble/toolservers.go).
 
-// mcpSlots is what the MCP family reads.
-type mcpSlots struct {
-	method string // mcp.method.name
-}
-
 // methodToolsCall is the MCP method of a tool call.
 const methodToolsCall = "tools/call"
 
 // readMCP reads an mcp.* or jsonrpc.* attribute.
 func (r *Reading) readMCP(kv *attribute.KeyValue, key string) {
-	r.claim(famMCP)
+	r.claimCore(claimMCP)
 	if key == "mcp.method.name" {
-		r.mcp.method = r.str(kv)
+		r.s.mcpMethod = r.Str(kv)
 		// Every MCP request is understood, a step or not.
-		r.kindRead = r.mcp.method != ""
+		r.s.understood = r.s.mcpMethod != ""
 	}
 }
 
 // mcpOperation is the operation of an MCP span: a tool call is a tool
 // step; the protocol's other requests are no step.
-func (s *mcpSlots) operation() Op {
-	if s.method == methodToolsCall {
+func mcpOperation(method string) Op {
+	if method == methodToolsCall {
 		return OpTool
 	}
 	return OpNone

@@ -2,62 +2,41 @@ package recognize
 
 import (
 	"fmt"
+	"math/bits"
 	"strings"
 
 	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/coordbench/coordbench/otelmap"
-	"github.com/coordbench/coordbench/otelmap/assemble/convmap"
 )
 
-// This file is where spans are read. Every span is read once, through a
-// table of recognizers, one per family of span conventions, each in a file
-// of its own (<family>.go in this package). A recognizer writes what its
-// conventions say into its own slots of a Reading; decide then settles, by
-// a fixed precedence, what the span is (the Verdict): its side of a call,
-// its operation, the agent it names, whether it failed, whether it hands
-// off to another agent. Assembly decides by the Verdict and never looks at
-// the attributes the families read.
+// This file is where spans are read. Every span is read once: one loop
+// over its attributes hands each to the family that reads its key (the
+// Registry's dispatch table) or to this package's own reading of the
+// protocols; then each family that read something says what the span is
+// (SpanReader.Decide), and decide settles the Verdict by the precedence
+// below. Assembly decides by the Verdict and never looks at the
+// attributes the families read.
 //
-
 // Precedence, when a span carries several conventions (documented in
 // docs/trace-assembly.md, "When a span carries several conventions"):
 //
 //  1. coordbench.call_type is the span's own statement of its call type
 //     and wins for the step's call type.
-//  2. A rule of the user's convention map (package convmap) that matches
-//     the span says its operation, agent name and handoff target,
-//     whatever the built-in families say: the user's word on their own
-//     framework.
-//  3. The operation: the Vercel AI SDK's ai.operationId, Genkit's
-//     genkit:type / genkit:metadata:subtype, VoltAgent's entity.type /
-//     span.type and Langfuse's langfuse.observation.type, then OpenLLMetry's
-//     traceloop.span.kind, then gen_ai.operation.name, then OpenInference's
-//     openinference.span.kind, then the previous GenAI shapes (an operation
-//     read from the other gen_ai.* attributes). A framework's own
-//     namespace comes first because it is the framework's own word on what
-//     its span is, where instrumentations layered on it translate it
-//     approximately (OpenInference's and OpenLLMetry's AI SDK span
-//     processors add their kinds to the ai.* spans; the AI SDK's model
-//     calls carry gen_ai.* attributes of the previous shape); the two
-//     namespaces never meet on one span. OpenLLMetry comes before GenAI
-//     because it is the instrumentation's own word on what the span is
-//     where its gen_ai.operation.name is approximate (CrewAI's tasks and
-//     crew are invoke_agent spans); OpenInference comes after GenAI because
-//     its kinds are coarser (AGENT is set for any run with "agent" in its
-//     name).
-//  4. The agent's name, only on an agent span (or on the client span of
-//     an A2A call, where it names the callee): gen_ai.agent.name, then
-//     OpenInference agent.name, then graph.node.id, then
-//     traceloop.entity.name, then the AI SDK's ai.telemetry.functionId,
-//     then Genkit's genkit:name, then VoltAgent's subagent.name (else
-//     entity.name, which on a sub-agent's spans names the root agent), then
-//     gen_ai.agent.id, then a name read from the span name (smolagents,
-//     and a Langfuse agent observation, which is named by its span).
-//     The AI SDK, Genkit and VoltAgent copy their names onto every span of
-//     a call: read only on their agent spans. A
-//     gen_ai.agent.name on any other span (an LLM or tool span, where
-//     frameworks copy the caller's name) names nothing.
+//  2. The operation: the strongest word (Tier: the user's convention
+//     map, a protocol's request, a framework's own namespace, an
+//     instrumentation's own kind, the GenAI standard, a coarser kind, a
+//     shape read from what is left); between words of one tier, the
+//     family listed first in the registry.
+//  3. The agent's name, only on an agent span (or on the client span of
+//     an A2A call, where the standard's name names the callee): a rule of
+//     the user's map that names the agent, whatever else does; else the
+//     name of the best rank (NameTier, then registry order): the
+//     standard's attribute, a family's attribute, the agent's id, the
+//     user's map, the span's name. A name on any other span (an LLM or
+//     tool span, where frameworks copy the caller's) names nothing.
+//  4. An agent span that names no agent is the run of something around
+//     agents, or of an agent no rule can name: no agent, and no step.
 //  5. Not a call side: an agent-card fetch (plain HTTP) and the A2A SDK's
 //     method spans are read as INTERNAL whatever their kind, and so is an
 //     orchestration span (a workflow, a swarm, a crew, a task).
@@ -66,116 +45,45 @@ import (
 // otelmap/assemble/steps.go, only for the spans that are steps.
 
 // A Reader reads spans one at a time into the one Reading it reuses, so
-// that reading a span allocates nothing. The zero Reader reads with every
-// built-in family and no convention map.
+// that reading a span allocates nothing. Registry.Reader hands one out.
 type Reader struct {
-	// Conventions is a user's convention map, read before the built-in
-	// families; nil for none.
-	Conventions *convmap.Map
-	// Without turns families of a framework's own namespace off
-	// (FrameworkFamily): what a capture reads as when no built-in family
-	// knows its framework. For tests.
-	Without Families
-
-	r Reading
+	reg         *Registry
+	fams        []SpanReader
+	callers     []CallerNamer // per family, nil where it names no callers
+	namespacers []Namespacer
+	passes      []TreePass
+	finishers   []Finisher
+	touched     uint64 // the families that read the current span
+	kept        bool   // Keep handed a span to a pass since Begin
+	r           Reading
 }
+
+// Registry is the registry the reader reads by.
+func (rd *Reader) Registry() *Registry { return rd.reg }
 
 // Read reads sp through the families and settles its Verdict. id is the
 // span's id, for the warnings. The Reading is the Reader's and is valid
 // until the next call.
 func (rd *Reader) Read(sp *otelmap.Span, id uint64) *Reading {
 	r := &rd.r
-	w := r.warnings
-	*r = Reading{Verdict: Verdict{Role: SpanKindRole(sp.Kind)}, conv: rd.Conventions, id: id, warnings: w}
-	r.read(sp)
-	r.turnOff(rd.Without)
-	r.decide(sp)
-	return r
-}
-
-// Warnings returns the attributes of the wrong type or value on every span
-// read so far, in the order read.
-func (rd *Reader) Warnings() []Warning { return rd.r.warnings }
-
-// Reading is one span as the families read it: the Verdict, and behind it
-// each family's slots, which decide and the methods below use.
-type Reading struct {
-	Verdict
-
-	gen genaiSlots
-	oi  oiSlots
-	tl  traceloopSlots
-	ai  aiSlots     // the Vercel AI SDK (vercelai.go)
-	gk  genkitSlots // Genkit (genkit.go)
-	vo  voltSlots   // VoltAgent (voltagent.go)
-	ax  axSlots     // Ax (ax.go)
-	mcp mcpSlots    // MCP (mcp.go)
-	lf  uint8       // Langfuse's observation kind (langfuse.go)
-
-	conv   *convmap.Map  // the user's convention map, nil for none
-	mapped *convmap.Rule // the map's rule that matched the span
-
-	// Read by the smaller families directly.
-	ct       CallType // coordbench.call_type: CallNone if absent
-	a2aAttr  bool     // any a2a.* attribute
-	sawURL   bool     // a URL, path or route attribute (http.go)
-	notCall  bool     // not a side of a call: an agent-card fetch, an SDK method span
-	metadata string   // OpenInference metadata JSON that holds langgraph_node or lc_agent_name
-	// kindRead: a framework's own family read what the span is, even if
-	// it is neither step nor call (a Genkit flowStep, the AI SDK's
-	// ai.embed): the span is understood (Understood).
-	kindRead bool
-
-	id       uint64    // the span id, for warnings
-	warnings []Warning // kept across the spans a Reader reads
-}
-
-func (r *Reading) claim(fam Family) { r.Claimed |= 1 << fam }
-
-// str returns a string attribute's value, noting a value of another type.
-func (r *Reading) str(kv *attribute.KeyValue) string {
-	if kv.Value.Type() != attribute.STRING {
-		r.warn(string(kv.Key), fmt.Sprintf("is %s, want string", kv.Value.Type()))
-		return ""
-	}
-	return kv.Value.AsString()
-}
-
-// quiet returns a string attribute's value, or "" for another type,
-// without a warning: for attributes of other conventions whose types
-// coordbench does not police.
-func quiet(kv *attribute.KeyValue) string {
-	if kv.Value.Type() != attribute.STRING {
-		return ""
-	}
-	return kv.Value.AsString()
-}
-
-// warn notes an attribute of the wrong type or value.
-func (r *Reading) warn(key, what string) {
-	r.warnings = append(r.warnings, Warning{Span: r.id, Key: key, Msg: what})
-}
-
-// read dispatches each attribute to the family that owns its namespace, by
-// the key's first byte: every span goes through here, so it is one loop.
-func (r *Reading) read(sp *otelmap.Span) {
+	r.Verdict = Verdict{Role: SpanKindRole(sp.Kind)}
+	r.s = spanFacts{}
+	r.id = id
+	rd.touched = 0
+	reg := rd.reg
 	attrs := sp.Attrs
 	for k := range attrs {
 		kv := &attrs[k]
 		key := string(kv.Key)
-		if len(key) < 4 {
+		if len(key) < minKey {
 			continue
 		}
+		// This package's own keys, whatever the registry holds: the
+		// protocols a call is made of (a2a.go, http.go, mcp.go,
+		// messaging.go), coordbench's own (coordbench.go), and what any
+		// span may carry (error.type, server.address). By hand, here: a
+		// call per attribute would cost as much as the switch.
 		switch key[0] {
-		case 'g':
-			switch {
-			case strings.HasPrefix(key, "gen_ai."):
-				r.readGenAI(kv, key)
-			case strings.HasPrefix(key, "graph.node."):
-				r.readOpenInference(kv, key)
-			case strings.HasPrefix(key, "genkit:"):
-				r.readGenkit(kv, key)
-			}
 		case 'c':
 			if strings.HasPrefix(key, "coordbench.") {
 				r.readCoordbench(kv)
@@ -184,69 +92,24 @@ func (r *Reading) read(sp *otelmap.Span) {
 			switch {
 			case strings.HasPrefix(key, "a2a."):
 				r.readA2A(kv)
-			case strings.HasPrefix(key, "ai."):
-				r.readVercelAI(kv, key)
-			case strings.HasPrefix(key, "ax."):
-				r.readAx(kv, key)
-			case key == string(otelmap.AttrOIAgentName):
-				r.readOpenInference(kv, key)
-			case key == string(otelmap.AttrPydanticAgentName):
-				r.gen.pydanticAgent = quiet(kv)
-			case strings.HasPrefix(key, "agent_loop."):
-				// Strands TS's execute_agent_loop_cycle: one turn of an
-				// agent's loop, its work, neither step nor call.
-				r.gen.loopCycle = true
-				r.claim(famGenAI)
 			case strings.HasPrefix(key, "asgi."):
-				r.claim(famHTTP)
+				// ASGI's per-message spans of an HTTP server.
+				r.claimCore(claimHTTP)
 			}
 		case 'e':
-			switch {
-			case kv.Key == otelmap.AttrErrorType:
-				if r.str(kv) != "" {
-					r.Failed = true
-				}
-			case strings.HasPrefix(key, "entity."):
-				r.readVoltAgent(kv, key)
+			if kv.Key == otelmap.AttrErrorType && r.Str(kv) != "" {
+				r.Failed = true
 			}
 		case 's':
-			switch {
-			case kv.Key == otelmap.AttrServerAddress:
-				r.HasAddr = r.str(kv) != ""
-			case strings.HasPrefix(key, "smolagents."):
-				r.oi.smolagents = true
-			case strings.HasPrefix(key, "subagent.") || key == "span.type":
-				r.readVoltAgent(kv, key)
-			}
-		case 'o':
-			if strings.HasPrefix(key, "openinference.") || key == "output.value" {
-				r.readOpenInference(kv, key)
-			}
-		case 't':
-			switch {
-			case strings.HasPrefix(key, "traceloop."):
-				r.readTraceloop(kv, key)
-			case key == "tool.name":
-				r.readOpenInference(kv, key)
-				r.readAx(kv, key)
-			case key == "tool.mode":
-				r.readAx(kv, key)
-			}
-		case 'l':
-			switch key {
-			case "llm.request.type":
-				r.readTraceloop(kv, key)
-			case "langfuse.observation.type":
-				r.readLangfuse(kv)
+			if kv.Key == otelmap.AttrServerAddress {
+				r.HasAddr = r.Str(kv) != ""
 			}
 		case 'm':
 			switch {
 			case strings.HasPrefix(key, "mcp."):
 				r.readMCP(kv, key)
-			case isMessagingKey(key):
-				r.claim(famMessaging)
-			case key == "metadata":
-				r.readOpenInference(kv, key)
+			case strings.HasPrefix(key, "messaging.") || strings.HasPrefix(key, "message."):
+				r.claimCore(claimMessaging)
 			}
 		case 'j':
 			if strings.HasPrefix(key, "jsonrpc.") {
@@ -261,97 +124,351 @@ func (r *Reading) read(sp *otelmap.Span) {
 				r.readHTTP(kv, key)
 			}
 		}
+		b := reg.dispatch[key[0]]
+		if b == nil {
+			continue
+		}
+		es := b[key[1]]
+		for j := range es {
+			// The key is the entry's, or starts with it: by its first 8
+			// bytes as one word (keyEntry.head), the rest as a string.
+			e := &es[j]
+			if n := len(e.name); len(key) < n || !e.prefix && len(key) != n {
+				continue
+			} else if len(key) < 8 {
+				if key[:n] != e.name {
+					continue
+				}
+			} else if load8(key)&e.mask != e.head || n > 8 && key[8:n] != e.name[8:] {
+				continue
+			}
+			f := int(e.fam)
+			if rd.touched&(1<<f) == 0 {
+				rd.touched |= 1 << f
+				rd.fams[f].Reset()
+			}
+			r.cur = f
+			rd.fams[f].Attr(r, kv, e.id)
+		}
+	}
+	if reg.every != 0 {
+		for t := reg.every &^ rd.touched; t != 0; t &= t - 1 {
+			f := bits.TrailingZeros64(t)
+			rd.touched |= 1 << f
+			rd.fams[f].Reset()
+		}
+	}
+	r.decide(sp)
+	return r
+}
+
+// Warnings returns the attributes of the wrong type or value on every span
+// read so far, in the order read.
+func (rd *Reader) Warnings() []Warning { return rd.r.warnings }
+
+// Callers appends the callers the families name on agent span sp, just
+// read (CallerNamer), in registry order.
+func (rd *Reader) Callers(sp *otelmap.Span, out []Caller) []Caller {
+	for t := rd.touched; t != 0; t &= t - 1 {
+		f := bits.TrailingZeros64(t)
+		if c := rd.callers[f]; c != nil {
+			rd.r.cur = f
+			out = c.Callers(&rd.r, sp, out)
+		}
+	}
+	return out
+}
+
+// Keep hands span sp, numbered i, just read, to the passes of the
+// families that read it (TreePass.Keep).
+func (rd *Reader) Keep(sp *otelmap.Span, i int32) {
+	rd.kept = true
+	for t := rd.touched; t != 0; t &= t - 1 {
+		f := bits.TrailingZeros64(t)
+		if p := rd.passes[f]; p != nil {
+			rd.r.cur = f
+			p.Keep(&rd.r, sp, i)
+		}
 	}
 }
 
-// decide settles the verdict from the families' slots, by the precedence
-// in this file's comment.
+// Resolve runs the families' first passes in registry order, each on
+// tree(f), the tree as family f sees it.
+func (rd *Reader) Resolve(tree func(fam int) Tree) {
+	for f, p := range rd.passes {
+		if p != nil {
+			p.Resolve(tree(f))
+		}
+	}
+}
+
+// Finish runs the families' second passes (Finisher) in registry order.
+func (rd *Reader) Finish(tree func(fam int) Tree) {
+	for f, p := range rd.finishers {
+		if p != nil {
+			p.Finish(tree(f))
+		}
+	}
+}
+
+// Reading is one span as the families read it: the Verdict, and what the
+// families said of it on the way. A family reads and writes it through
+// its methods, in its own name: the Reader sets whose turn it is.
+type Reading struct {
+	Verdict
+	s spanFacts
+
+	rd       *Reader
+	cur      int       // the family being asked
+	id       uint64    // the span id, for warnings
+	warnings []Warning // kept across the spans a Reader reads
+}
+
+// spanFacts is what the families said of the span, before decide settles
+// the Verdict.
+type spanFacts struct {
+	// This package's own reading (coordbench.go, a2a.go, http.go, mcp.go).
+	ct        CallType // coordbench.call_type: CallNone if absent
+	a2aAttr   bool     // any a2a.* attribute
+	sawURL    bool     // a URL, path or route attribute
+	notCall   bool     // not a side of a call: an agent-card fetch, an SDK method span
+	mcpMethod string   // mcp.method.name
+
+	understood bool // some family knew what the span is
+
+	said    bool // a word was said: the strongest so far
+	word    Word
+	tier    Tier
+	wordFam int // the family that said it, -1 for this package
+
+	name, overrideName     string // the best name, the user's map's
+	nameRank, overrideRank Rank
+	override               bool
+	agentID                string
+	agentIDRank            Rank
+	kindAgent              bool // a family's kind says agent
+
+	handoffKind       bool // a family's kind says handoff
+	handoffTo         string
+	handoffNamed      bool // a family names the target of a tool call that hands off
+	handoffNamedTo    string
+	handoffOverride   bool
+	handoffOverrideTo string
+	handoffFrom       string
+	handoffFromRank   Rank
+	toolName          string
+	toolArgs          string
+}
+
+// Str returns a string attribute's value, noting a value of another type
+// among the span's warnings: for the attributes a family polices.
+func (r *Reading) Str(kv *attribute.KeyValue) string {
+	if kv.Value.Type() != attribute.STRING {
+		r.Warn(string(kv.Key), fmt.Sprintf("is %s, want string", kv.Value.Type()))
+		return ""
+	}
+	return kv.Value.AsString()
+}
+
+// Quiet returns a string attribute's value, or "" for another type,
+// without a warning: for attributes of conventions whose types coordbench
+// does not police.
+func Quiet(kv *attribute.KeyValue) string {
+	if kv.Value.Type() != attribute.STRING {
+		return ""
+	}
+	return kv.Value.AsString()
+}
+
+// Warn notes an attribute of the wrong type or value.
+func (r *Reading) Warn(key, what string) {
+	r.warnings = append(r.warnings, Warning{Span: r.id, Key: key, Msg: what})
+}
+
+// Claim claims the span for the family: it read something of it
+// (coverage.recognized counts it under the family's name).
+func (r *Reading) Claim() { r.Claimed |= 1 << r.rd.reg.claimBase[r.cur] }
+
+// ClaimAs claims the span under the family's Spec.Also[k-1] (k 0: its
+// name).
+func (r *Reading) ClaimAs(k int) { r.Claimed |= 1 << (r.rd.reg.claimBase[r.cur] + k) }
+
+// Claims reports whether the family claimed the span (under its name).
+func (r *Reading) Claims() bool { return r.Claimed.Has(r.rd.reg.claimBase[r.cur]) }
+
+func (r *Reading) claimCore(k int) { r.Claimed |= 1 << k }
+
+// Say says what the span's operation is, with a word of the given tier;
+// the strongest word is taken (Tier).
+func (r *Reading) Say(tier Tier, w Word) {
+	if r.s.said && tier >= r.s.tier {
+		return
+	}
+	r.s.said, r.s.word, r.s.tier, r.s.wordFam = true, w, tier, r.cur
+}
+
+// Taken reports whether the family's word settled the operation (for
+// TreePass.Keep and CallerNamer.Callers, once the span is read).
+func (r *Reading) Taken() bool { return r.s.said && r.s.wordFam == r.cur }
+
+// Understand: the family knew what the span is, whatever settles its
+// operation (Understood).
+func (r *Reading) Understand() { r.s.understood = true }
+
+// Name offers name as the agent's, by the family's Identities[identity];
+// the best rank's name is taken. An empty name is no offer.
+func (r *Reading) Name(identity int, name string) {
+	if name == "" {
+		return
+	}
+	if rank := r.rd.reg.ranks[r.cur][identity]; r.s.name == "" || rank < r.s.nameRank {
+		r.s.name, r.s.nameRank = name, rank
+	}
+}
+
+// NameOverride names the agent whatever any family names it (the user's
+// map): by the family's Identities[identity]. An empty name leaves the
+// agent unnamed unless the span carries an agent id.
+func (r *Reading) NameOverride(identity int, name string) {
+	r.s.override, r.s.overrideName, r.s.overrideRank = true, name, r.rd.reg.ranks[r.cur][identity]
+}
+
+// ID gives the agent's id (Verdict.AgentID), also offered as its name by
+// the family's Identities[identity].
+func (r *Reading) ID(identity int, id string) {
+	if id == "" {
+		return
+	}
+	r.s.agentID, r.s.agentIDRank = id, r.rd.reg.ranks[r.cur][identity]
+	r.Name(identity, id)
+}
+
+// KindAgent: the family's kind says the span is an agent's run, whatever
+// settles its operation: if nothing names the agent, the span looks like
+// an agent's work (Verdict.AgentLike).
+func (r *Reading) KindAgent() { r.s.kindAgent = true }
+
+// HandoffKind: the family's kind says the span is a handoff (its target is
+// HandoffTarget's, if any family gives one).
+func (r *Reading) HandoffKind() { r.s.handoffKind = true }
+
+// HandoffTarget gives the target of a handoff the span's kind says it is.
+func (r *Reading) HandoffTarget(to string) {
+	if to != "" && r.s.handoffTo == "" {
+		r.s.handoffTo = to
+	}
+}
+
+// HandoffNamed: if the span is a tool call, it hands off to target ("" for
+// a target not named).
+func (r *Reading) HandoffNamed(target string) {
+	r.s.handoffNamed, r.s.handoffNamedTo = true, target
+}
+
+// HandoffOverride: the span is a handoff to target ("" for not named),
+// whatever else it is (the user's map).
+func (r *Reading) HandoffOverride(target string) {
+	r.s.handoffOverride, r.s.handoffOverrideTo = true, target
+}
+
+// HandoffSource names the agent handing off, by the family's
+// Identities[identity].
+func (r *Reading) HandoffSource(identity int, name string) {
+	if name != "" && r.s.handoffFrom == "" {
+		r.s.handoffFrom, r.s.handoffFromRank = name, r.rd.reg.ranks[r.cur][identity]
+	}
+}
+
+// ToolName gives the name of the tool the span calls; the first family
+// in the registry to give one names it.
+func (r *Reading) ToolName(name string) {
+	if name != "" && r.s.toolName == "" {
+		r.s.toolName = name
+	}
+}
+
+// ToolArguments gives the tool call's arguments as JSON.
+func (r *Reading) ToolArguments(args string) {
+	if args != "" && r.s.toolArgs == "" {
+		r.s.toolArgs = args
+	}
+}
+
+// Rank is the rank of the family's Identities[identity].
+func (r *Reading) Rank(identity int) Rank { return r.rd.reg.ranks[r.cur][identity] }
+
+// decide settles the verdict from what the families said, by the
+// precedence in this file's comment.
 func (r *Reading) decide(sp *otelmap.Span) {
+	rd := r.rd
 	r.readSpanName(sp)
-	if r.gen.op == "" && r.gen.loopCycle {
-		r.gen.op = "execute_agent_loop_cycle"
+	if r.s.mcpMethod != "" {
+		r.cur = -1
+		r.Say(TierProtocol, Word{Op: mcpOperation(r.s.mcpMethod)})
 	}
-	if r.mapped = r.conv.Match(sp); r.mapped != nil {
-		r.claim(famConventions)
+	for t := rd.touched; t != 0; t &= t - 1 {
+		f := bits.TrailingZeros64(t)
+		r.cur = f
+		rd.fams[f].Decide(r, sp)
 	}
-	switch {
-	case r.mapped != nil:
-		r.Op, r.Workflow = mappedOperation(r.mapped.Is)
-	case r.mcp.method != "":
-		r.Op = r.mcp.operation()
-	case r.ai.op != aiNone:
-		r.Op, r.Workflow = r.ai.operation(r)
-	case r.gk.typ != gkNone:
-		r.Op, r.Workflow = r.gk.operation(r)
-	case r.vo.entity != voNone:
-		r.Op, r.Workflow = r.vo.operation(r)
-	case r.lf != lfNone:
-		r.Op = r.langfuseOperation(sp.Name)
-	case (r.ax.programType != "" || r.ax.native) && r.decideAx(sp):
-		// decideAx set the operation.
-	case r.tl.kind != tlNone:
-		r.Op, r.Workflow = r.tl.operation()
-	case r.gen.op != "":
-		r.Op, r.Workflow = r.gen.operation()
-	case r.oi.kind != oiNone:
-		r.Op = r.oi.operation()
-	default:
-		r.Op = r.previousOperation(sp)
+	if s := &r.s; s.said {
+		r.Op, r.Workflow = s.word.Op, s.word.Workflow
+		s.understood = s.understood || s.word.Understood
+		r.UnnamedAgent = s.word.Unnamed
+		if c := s.word.Claims; c != 0 && s.wordFam >= 0 {
+			r.Claimed |= Claims(c) << rd.reg.claimBase[s.wordFam]
+		}
 	}
-	if m := r.mapped; m != nil && m.Is == convmap.Handoff {
-		r.Handoff, r.HandoffTo = true, m.Target.Read(sp)
+	if r.s.handoffOverride {
+		r.Handoff, r.HandoffTo = true, r.s.handoffOverrideTo
 	} else {
 		r.Handoff, r.HandoffTo = r.readHandoff(sp)
 	}
-	if r.Op == OpInvoke || r.ct == CallAgent {
-		if m := r.mapped; m != nil && m.Agent != nil {
-			r.AgentName, r.AgentRank = m.Agent.Read(sp), RankConventions
+	if r.Op == OpInvoke || r.s.ct == CallAgent {
+		if r.s.override {
+			r.AgentName, r.AgentRank = r.s.overrideName, r.s.overrideRank
+		} else if r.s.name != "" {
+			r.AgentName, r.AgentRank = r.s.name, r.s.nameRank
 		} else {
-			r.AgentName, r.AgentRank = r.nameOfAgent(sp)
+			r.AgentRank = RankNone
 		}
-		r.AgentID = r.gen.agentID
+		r.AgentID = r.s.agentID
 		if r.AgentName == "" && r.AgentID != "" {
-			r.AgentName, r.AgentRank = r.AgentID, RankAgentID
+			r.AgentName, r.AgentRank = r.AgentID, r.s.agentIDRank
 		}
-		if r.AgentName == "" && r.ct != CallAgent && r.Role != RoleClient {
+		if r.AgentName == "" && r.s.ct != CallAgent && r.Role != RoleClient {
 			// An agent span that names no agent is the run of something
-			// around agents (CrewAI's crew and tasks, OpenInference's
-			// OpenAI Agents workflow), or an agent no rule can name: either
-			// way no agent of its own, and no step.
+			// around agents, or an agent no rule can name: either way no
+			// agent of its own, and no step.
 			r.Op, r.Workflow, r.AgentLike = OpNone, true, true
 		}
-	} else if r.a2aAttr && r.Role == RoleClient && r.gen.agentName != "" {
+	} else if r.s.a2aAttr && r.Role == RoleClient && r.s.name != "" && rd.reg.tiers[r.s.nameRank] == NameStandard {
 		// The client span of an A2A call names its callee.
-		r.AgentName, r.AgentRank, r.AgentID = r.gen.agentName, RankAgentName, r.gen.agentID
+		r.AgentName, r.AgentRank, r.AgentID = r.s.name, r.s.nameRank, r.s.agentID
 	}
-	if r.oi.kind == oiAgent && r.AgentName == "" {
+	if r.s.kindAgent && r.AgentName == "" {
 		r.AgentLike = true
 	}
-	if r.tl.kind == tlAgent && r.AgentName == "" {
-		r.AgentLike = true
-	}
-	r.Agent = r.Op == OpInvoke || r.ct == CallAgent
-	r.Marker = r.a2aAttr || r.Agent
+	r.Agent = r.Op == OpInvoke || r.s.ct == CallAgent
+	r.Marker = r.s.a2aAttr || r.Agent
 	switch {
-	case r.ct != CallNone:
-		r.Step = r.ct
+	case r.s.ct != CallNone:
+		r.Step = r.s.ct
 	case r.Agent:
 		r.Step = CallAgent
 	case r.Op == OpLLM || r.Op == OpTool:
 		r.Step = CallTool
 	}
-	r.MCP = r.mcp.method != ""
+	r.MCP = r.s.mcpMethod != ""
 	if r.Handoff {
-		r.HandoffFrom = r.gen.handoffFrom
+		r.HandoffFrom, r.HandoffFromRank = r.s.handoffFrom, r.s.handoffFromRank
 	}
-	r.GenkitGenerate = r.gk.generate
-	if r.Workflow || r.notCall {
+	if r.Workflow || r.s.notCall {
 		r.Role = RoleInternal
 	}
 	if r.Ext && r.AgentName != "" {
 		r.AgentRank = RankExtension
 	}
-	r.CallerBy = r.oi.parentID
 	r.readLinks(sp)
 	r.readMessagingKind(sp)
 	if r.Claimed == 0 && containsFold(sp.Name, "agent") {
@@ -359,7 +476,7 @@ func (r *Reading) decide(sp *otelmap.Span) {
 	}
 }
 
-// readSpanName reads what the families read from the span's name rather
+// readSpanName reads what this package reads from the span's name rather
 // than its attributes. A name is read only where attributes left a
 // question (the bytes of a span's name are a memory access of their own):
 // the A2A SDK's spans carry no attribute any family recognizes, and a
@@ -369,43 +486,9 @@ func (r *Reading) readSpanName(sp *otelmap.Span) {
 	if r.Claimed == 0 {
 		r.readA2AName(sp.Name)
 	}
-	if r.Role == RoleServer && !r.sawURL {
+	if r.Role == RoleServer && !r.s.sawURL {
 		r.readHTTPName(sp)
 	}
-}
-
-// nameOfAgent returns the name an agent span gives its agent, and the rank
-// of the rule that read it, by the precedence in this file's comment
-// (gen_ai.agent.id is taken by decide, after these).
-func (r *Reading) nameOfAgent(sp *otelmap.Span) (string, Rank) {
-	switch {
-	case r.gen.agentName != "":
-		return r.gen.agentName, RankAgentName
-	case r.oi.agentName != "":
-		return r.oi.agentName, RankOpenInference
-	case r.oi.nodeID != "":
-		return r.oi.nodeID, RankOpenInference
-	case r.tl.kind == tlAgent && r.tl.entity != "":
-		return r.tl.entity, RankTraceloop
-	case r.ai.op == aiAgent && r.ai.functionID != "":
-		return r.ai.functionID, RankVercelAI
-	case r.gk.agent() && r.gk.name != "":
-		return r.gk.name, RankGenkit
-	case r.vo.agent() && r.vo.name() != "":
-		if r.vo.subagent {
-			return r.vo.name(), RankVoltAgentSub
-		}
-		return r.vo.name(), RankVoltAgent
-	case r.gen.agentID != "":
-		return "", RankNone
-	}
-	if name := r.oi.smolagentsName(sp.Name); name != "" {
-		return name, RankSpanName
-	}
-	if r.lf == lfAgent && sp.Name != "" {
-		return sp.Name, RankSpanName
-	}
-	return "", RankNone
 }
 
 // containsFold reports whether s contains the lower-case ASCII word sub,
@@ -430,67 +513,41 @@ func containsFold(s, sub string) bool {
 }
 
 // toolName returns the tool a tool span calls, as the families name it
-// (GenAI, OpenInference, the AI SDK), else the span's name without the
-// GenAI "execute_tool " prefix.
+// (ToolName), else the span's name without the GenAI "execute_tool "
+// prefix.
 func (r *Reading) toolName(sp *otelmap.Span) string {
-	switch {
-	case r.gen.tool != "":
-		return r.gen.tool
-	case r.oi.tool != "":
-		return r.oi.tool
-	case r.ai.tool != "":
-		return r.ai.tool
+	if r.s.toolName != "" {
+		return r.s.toolName
 	}
 	return strings.TrimPrefix(sp.Name, otelmap.SpanExecuteToolPrefix)
 }
 
-// turnOff forgets what the families of a framework's own namespace in
-// mask read from the span, as if they did not exist (Reader.Without).
-func (r *Reading) turnOff(mask Families) {
-	if mask == 0 {
-		return
-	}
-	if mask.Has(famVercelAI) {
-		r.ai = aiSlots{}
-	}
-	if mask.Has(famGenkit) {
-		r.gk = genkitSlots{}
-	}
-	if mask.Has(famVoltAgent) {
-		r.vo = voltSlots{}
-	}
-	if mask.Has(famLangfuse) {
-		r.lf = lfNone
-	}
-	if mask.Has(famAx) {
-		r.ax = axSlots{}
-	}
-	r.Claimed &^= mask
-}
-
 // Understood reports whether the families said what the span is: a step,
-// an agent span, a handoff, an orchestration, a kind a GenAI family read
-// (gen_ai.operation.name, openinference.span.kind, traceloop.span.kind,
-// coordbench.call_type, a framework's own kind: kindRead), a rule of the
-// user's convention map, or a side of a call (messaging, HTTP, A2A, a span
-// link). A span of no convention that only looks like an agent's by its
-// name is not understood. Assembly counts the agent namespaces of a span
-// not understood (docs/trace-assembly.md, "Spans no rule reads").
+// an agent span, a handoff, an orchestration, a kind a family read
+// (Understand, Word.Understood), coordbench.call_type, or a side of a call
+// (messaging, HTTP, A2A, a span link). A span of no convention that only
+// looks like an agent's by its name is not understood. Assembly counts
+// the agent namespaces of a span not understood (docs/trace-assembly.md,
+// "Spans no rule reads").
 func (r *Reading) Understood() bool {
-	const transport = 1<<famMessaging | 1<<famHTTP | 1<<famA2A | 1<<famLinks
-	return r.Step != CallNone || r.mapped != nil || r.Handoff || r.AgentName != "" || r.a2aAttr || r.ct != CallNone ||
-		r.Workflow || r.gen.op != "" || r.oi.kind != oiNone || r.tl.kind != tlNone ||
-		r.kindRead || r.Claimed&transport != 0
+	const transport = 1<<claimMessaging | 1<<claimHTTP | 1<<claimA2A | 1<<claimLinks
+	return r.Step != CallNone || r.Handoff || r.AgentName != "" || r.s.a2aAttr || r.s.ct != CallNone ||
+		r.Workflow || r.s.understood || r.Claimed&transport != 0
 }
 
-// AgentNamespace returns the namespace ("entity.*") of key when it is an
-// agent framework's only on a span the framework's family claimed:
-// VoltAgent's entity.* and span.* are generic names (another library's
-// entity.name may be a database table's), "" otherwise. The namespaces
+// AgentNamespace returns the namespace of key ("entity.*") when a family
+// that claimed the span says it is an agent's there though other
+// libraries use its name too (Namespacer), "" otherwise. The namespaces
 // that are an agent's on any span are package agentns's.
 func (r *Reading) AgentNamespace(key string) string {
-	if !r.Claimed.Has(famVoltAgent) {
-		return ""
+	rd := r.rd
+	for t := rd.touched; t != 0; t &= t - 1 {
+		f := bits.TrailingZeros64(t)
+		if ns := rd.namespacers[f]; ns != nil && r.Claimed.Has(rd.reg.claimBase[f]) {
+			if s := ns.Namespace(key); s != "" {
+				return s
+			}
+		}
 	}
-	return voltAgentNamespace(key)
+	return ""
 }

@@ -11,13 +11,13 @@ import (
 // attributes to place it in calls, steps and agents.
 type Verdict struct {
 	Role Role // the side of a call the span records
-	Op   Op   // the operation, by the first family that says one
+	Op   Op   // the operation, by the strongest word (Tier)
 	// Step is the call type of the step the span is, CallNone for no
 	// step: coordbench.call_type when set, else an agent span's AGENT,
 	// else TOOL for an LLM or tool operation.
 	Step CallType
-	// Agent: an agent span, an invoke_agent operation in any family or in
-	// the user's convention map, or coordbench.call_type AGENT.
+	// Agent: an agent span, an agent's invocation by the word that settled
+	// the operation, or coordbench.call_type AGENT.
 	Agent bool
 	// Marker marks an agent call for a chain of client spans: an agent
 	// span, or any a2a.* attribute.
@@ -25,7 +25,7 @@ type Verdict struct {
 
 	AgentName string // the agent the span names ("" for none)
 	AgentRank Rank   // the rule that named it
-	AgentID   string // gen_ai.agent.id
+	AgentID   string // the agent's id, where a family reads one (Reading.AgentID)
 
 	Failed  bool // error.type, a failed or rejected A2A task state
 	Ext     bool // coordbench.source=extension: rebuilt from the Traceability Extension
@@ -35,20 +35,17 @@ type Verdict struct {
 	Workflow  bool // an orchestration: never an agent, not a step
 	AgentLike bool // looks like an agent's work but names no agent
 	// UnnamedAgent: an agent run by its framework's own word whose name no
-	// attribute records (an AI SDK call without ai.telemetry.functionId, a
-	// Genkit generate no prompt or agent ran): counted as unread even
-	// inside another agent's work, where it is a sub-agent.
+	// attribute records (Word.Unnamed): counted as unread even inside
+	// another agent's work, where it is a sub-agent.
 	UnnamedAgent bool
 
 	Handoff     bool   // hands control to another agent (handoff.go)
 	HandoffTo   string // the target, "" when not named
 	HandoffFrom string // the agent handing off, when the span names it
-	CallerBy    string // a caller named on the callee's span (graph.node.parent_id)
-	// GenkitGenerate: a Genkit generate loop, an agent's work only when a
-	// prompt or an agent runs it (genkit.go).
-	GenkitGenerate bool
+	// HandoffFromRank is the rank of the rule that named HandoffFrom.
+	HandoffFromRank Rank
 
-	Claimed Families // the families that read something on the span
+	Claimed Claims // the keys of coverage.recognized the span was claimed under
 }
 
 // Role is the side of a call a span records. By default PRODUCER and
@@ -112,145 +109,43 @@ func (c CallType) Tracedata() tracedata.CallType {
 
 // Rank says how an agent was identified: identity ranks, best first, in
 // the order docs/trace-assembly.md gives for identified_by. The lowest
-// rank an identity was seen with says how it was identified. The reading
-// names agents by the ranks up to RankSpanName and RankExtension;
-// assembly names the others (a process's service, a server's address, the
-// user, an unknown caller).
+// rank an identity was seen with says how it was identified. The ranks of
+// the rules families name agents by are their Registry's (Identity,
+// NameTier; Registry.IdentifiedBy); assembly names the others, ranked
+// after them: a process's service, the extension, a server's address, the
+// user, an unknown caller.
 type Rank uint8
 
-// Identity ranks.
+// Identity ranks assembly gives, after every family's.
 const (
-	RankAgentName Rank = iota
-	RankOpenInference
-	RankTraceloop
-	RankVercelAI
-	RankGenkit
-	RankVoltAgentSub
-	RankVoltAgent
-	RankAx
-	RankAgentID
-	RankConventions
-	RankSpanName
-	RankService
+	RankService Rank = iota + 250
 	RankExtension
 	RankServerAddr
 	RankUser
 	RankUnknown
+	// RankNone: not identified.
 	RankNone
 )
 
-// IdentifiedBy is the tracedata name of a rank (tracedata.Agent's
-// IdentifiedBy), "" for RankNone.
-func (r Rank) IdentifiedBy() string {
-	switch r {
-	case RankAgentName:
-		return tracedata.IdentityAgentName
-	case RankOpenInference:
-		return tracedata.IdentityOpenInference
-	case RankTraceloop:
-		return tracedata.IdentityTraceloop
-	case RankVercelAI:
-		return tracedata.IdentityVercelAI
-	case RankGenkit:
-		return tracedata.IdentityGenkit
-	case RankVoltAgentSub:
-		return tracedata.IdentityVoltAgentSubagent
-	case RankVoltAgent:
-		return tracedata.IdentityVoltAgent
-	case RankAx:
-		return tracedata.IdentityAx
-	case RankAgentID:
-		return tracedata.IdentityAgentID
-	case RankConventions:
-		return tracedata.IdentityConventions
-	case RankSpanName:
-		return tracedata.IdentitySpanName
-	case RankService:
-		return tracedata.IdentityServiceName
-	case RankExtension:
-		return tracedata.IdentityExtension
-	case RankServerAddr:
-		return tracedata.IdentityServerAddr
-	case RankUser:
-		return tracedata.IdentityUser
-	case RankUnknown:
-		return tracedata.IdentityUnknown
-	}
-	return ""
+// maxFamilyRanks bounds the ranks families' rules take, below RankService.
+const maxFamilyRanks = int(RankService)
+
+// coreLabels are the identified_by labels of the ranks from RankService,
+// in their order.
+var coreLabels = [...]string{
+	tracedata.IdentityServiceName,
+	tracedata.IdentityExtension,
+	tracedata.IdentityServerAddr,
+	tracedata.IdentityUser,
+	tracedata.IdentityUnknown,
 }
 
-// Family is a recognizer family: one convention of spans, read by a file
-// of this package.
-type Family uint8
+// Claims is a set of the keys of coverage.recognized a span was claimed
+// under: bit k for its Registry's k-th (Registry.CoverageName).
+type Claims uint64
 
-// Recognizer families, in the order of their bits in Families and of
-// familyNames.
-const (
-	famGenAI Family = iota
-	famGenAIPrevious
-	famOpenInference
-	famOpenLLMetry
-	famMessaging
-	famLinks
-	famA2A
-	famHTTP
-	famCoordbench
-	famConventions
-	famVercelAI
-	famGenkit
-	famVoltAgent
-	famMCP
-	famLangfuse
-	famAx
-	// NumFamilies is the number of families: a Family is below it.
-	NumFamilies
-)
-
-// familyNames are the names Coverage.Recognized reports.
-var familyNames = [NumFamilies]string{
-	famGenAI:         "genai",
-	famGenAIPrevious: "genai_previous",
-	famOpenInference: "openinference",
-	famOpenLLMetry:   "openllmetry",
-	famMessaging:     "messaging",
-	famLinks:         "links",
-	famA2A:           "a2a",
-	famHTTP:          "http",
-	famCoordbench:    "coordbench",
-	famConventions:   "conventions",
-	famVercelAI:      "vercel_ai",
-	famGenkit:        "genkit",
-	famVoltAgent:     "voltagent",
-	famMCP:           "mcp",
-	famLangfuse:      "langfuse",
-	famAx:            "ax",
-}
-
-// String is the family's name in Coverage.Recognized.
-func (f Family) String() string {
-	if f < NumFamilies {
-		return familyNames[f]
-	}
-	return ""
-}
-
-// Families is a set of families: bit f for Family f.
-type Families uint16
-
-// Has reports whether f is in the set.
-func (s Families) Has(f Family) bool { return s&(1<<f) != 0 }
-
-// FrameworkFamily returns the family of a framework's own namespace called
-// name ("vercel_ai", "genkit", "voltagent", "langfuse", "ax"), one
-// Reader.Without can turn off; false for any other name.
-func FrameworkFamily(name string) (Family, bool) {
-	for _, f := range [...]Family{famVercelAI, famGenkit, famVoltAgent, famLangfuse, famAx} {
-		if familyNames[f] == name {
-			return f, true
-		}
-	}
-	return 0, false
-}
+// Has reports whether bit k is in the set.
+func (c Claims) Has(k int) bool { return c&(1<<k) != 0 }
 
 // Warning is an attribute of the wrong type or value on a span.
 type Warning struct {

@@ -40,10 +40,17 @@ Requests: {"op": "hello"}; {"op": "plan", "step", "dependencies", "cases",
 the reference run's records follow the run's, and the property cases in
 "observe" are checked against them (the answer's "unchecked" lists those
 that could not be).
+
+Process life: this process loads what every request needs and then only
+reads requests; each request runs in a fork (serve), which answers through
+a pipe and exits, so nothing a request allocates outlives it. A fork that
+dies without answering is reported as {"ok": false, "died": ...}; one past
+its CPU budget as over budget. Anything unexpected in this process's own
+reading ends it: the green agent then kills it and starts another.
 """
 
+import gc
 import json
-import math
 import os
 import resource
 import shutil
@@ -87,7 +94,8 @@ def op_plan(req):
             targets = None
     props = property_cases(req["cases"], targets)
     try:
-        cases = Pass(req["step"], req.get("dependencies", ""), req["cases"], observe=props).run()
+        cases = Pass(req["step"], req.get("dependencies", ""), req["cases"], observe=props,
+                     classes=req.get("classes") or ()).run()
     except Unrewritable as e:
         return {"ok": False, "error": str(e)}
     return {"ok": True, "cases": cases, "property_cases": props}
@@ -102,7 +110,8 @@ def op_judge(req, data, reference):
     except TooLarge as e:
         return invalid("the record channel holds %s" % e)
     idx = index_records(records)
-    p = StrictPass(req["step"], req.get("dependencies", ""), cases, targets=targets, records=idx, observe=observe)
+    p = StrictPass(req["step"], req.get("dependencies", ""), cases, targets=targets, records=idx, observe=observe,
+                   classes=req.get("classes") or ())
     failure = None
     try:
         out = p.run()
@@ -119,6 +128,11 @@ def op_judge(req, data, reference):
     if malformed and (failure is None or failure["kind"] == "missing"):
         # A malformed record explains the values that are missing after it.
         failure = {"case": 0, "kind": "invalid", "detail": "the record channel holds a " + malformed}
+    # SciCode's own comparison would pass where only the judge's stricter
+    # rules refused (the structure rule, an equivalence both ways, NaN in
+    # an ordering; below, the comparison with the reference run).
+    strict_only = failure is not None and failure["kind"] == "failed" and not malformed and \
+        p.strict_only_failure()
     unchecked = []
     if failure is None and observe:
         if reference is None:
@@ -127,23 +141,175 @@ def op_judge(req, data, reference):
             ref_records, _ = parse_records(reference)
             found, unchecked = check(observe, index_observations(records), index_observations(ref_records))
             if found is not None:
-                case, detail = found
+                case, kind, detail = found
                 if p.discrete:
                     # As for any failure where a target is a boolean: the
                     # case is not named (it would tell that its property held).
-                    failure = {"case": 0, "kind": "failed", "detail": "a test case failed: " + detail}
+                    failure = {"case": 0, "kind": kind, "detail": "a test case failed: " + detail}
                 else:
-                    failure = {"case": case, "kind": "failed", "detail": "%s: %s" % (p.name(case), detail)}
+                    failure = {"case": case, "kind": kind, "detail": "%s: %s" % (p.name(case), detail)}
+                strict_only = kind == "failed"
     return {"ok": True, "passed": failure is None, "failure": failure, "malformed": malformed or "",
-            "cases": len(cases), "unchecked": unchecked if failure is None else [], "held": p.held()}
+            "cases": len(cases), "unchecked": unchecked if failure is None else [], "held": p.held(),
+            "strict_only": strict_only}
 
 
 def op_hello(_req):
     import h5py
     import scipy
-    import scipy.sparse  # noqa: F401 - loaded now rather than on the first request
     return {"ok": True, "python": sys.version.split()[0], "numpy": np.__version__,
             "scipy": scipy.__version__, "h5py": h5py.__version__}
+
+
+# A request is at most this large: the test cases of a step are kilobytes;
+# each payload part is a run's records, which the sandbox caps at 64 MiB.
+MAX_REQUEST = 16 << 20
+MAX_PART = 256 << 20
+# An answer is at most this large (judge.go's judgeMaxAnswer): a plan of
+# the largest step is about 100 KiB; texts taken from records are clipped.
+MAX_ANSWER = 16 << 20
+# Past the CPU budget SIGXCPU raises OverBudget; this much later the
+# kernel kills the fork (a computation inside C code may not return to the
+# interpreter to raise).
+BUDGET_GRACE = 5
+
+
+def handle(op, req, data, reference, budget):
+    """One request, in the fork that serves it."""
+    try:
+        if op == "plan":
+            return op_plan(req)
+        if op == "judge":
+            return op_judge(req, data, reference)
+        if op == "hello":
+            return op_hello(req)
+        return {"ok": False, "error": "unknown op %r" % op}
+    except OverBudget:
+        signal.signal(signal.SIGXCPU, signal.SIG_IGN)
+        return over_budget(op, budget)
+    except MemoryError:
+        if op == "judge":
+            return invalid("the recorded values are too large to compare")
+        return {"ok": False, "error": "judge: out of memory"}
+    except Exception as e:  # noqa: BLE001 - the judge's own failure, reported
+        return {"ok": False, "error": "judge: %s" % "".join(traceback.format_exception_only(type(e), e)).strip()[:2000]}
+
+
+def over_budget(op, budget):
+    if op == "judge":
+        return invalid("the recorded values took more than the judge's CPU budget (%d s) to compare" % budget)
+    return {"ok": False, "error": "judge: the request took more than its CPU budget (%d s)" % budget}
+
+
+def _die_with_parent():
+    """The fork is killed when the judge process dies (PR_SET_PDEATHSIG);
+    best effort: the green agent kills the judge's process group anyway."""
+    try:
+        import ctypes
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)
+    except Exception:  # noqa: BLE001 - not Linux, or no libc: the group kill remains
+        pass
+
+
+def _write_all(fd, body):
+    view = memoryview(body)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def serve(op, req, data, reference, budget, private_fds):
+    """Runs one request in a fork of this process and returns the answer's
+    bytes. The fork holds everything the request allocates and ends with
+    it: nothing of one request (a participant's values, memory, a reference
+    cycle) reaches the next. A fork that dies without answering is
+    reported, never taken for an answer."""
+    rfd, wfd = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        status = 1
+        try:
+            os.close(rfd)
+            for fd in private_fds:
+                os.close(fd)
+            _die_with_parent()
+            if budget:
+                signal.signal(signal.SIGXCPU, _over_budget)
+                resource.setrlimit(resource.RLIMIT_CPU, (budget, budget + BUDGET_GRACE))
+            resp = handle(op, req, data, reference, budget)
+            signal.signal(signal.SIGXCPU, signal.SIG_IGN)
+            used = resource.getrusage(resource.RUSAGE_SELF)
+            resp["cpu_ms"] = round(1000 * (used.ru_utime + used.ru_stime), 3)
+            # The fork's peak resident memory (Linux: KiB).
+            resp["peak_rss_kib"] = used.ru_maxrss
+            body = json.dumps(resp).encode("utf-8")
+            if len(body) > MAX_ANSWER:
+                body = json.dumps({"ok": False, "error": "judge: an answer of %d bytes" % len(body)}).encode()
+            _write_all(wfd, body)
+            status = 0
+        finally:
+            os._exit(status)
+    os.close(wfd)
+    chunks, size = [], 0
+    with os.fdopen(rfd, "rb", buffering=0) as r:
+        while True:
+            chunk = r.read(1 << 16)
+            if not chunk:
+                break
+            size += len(chunk)
+            if size > MAX_ANSWER:
+                os.kill(pid, signal.SIGKILL)
+                chunks = None
+                break
+            chunks.append(chunk)
+    _, status, used = os.wait4(pid, 0)
+    if chunks is not None and os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0:
+        return b"".join(chunks)
+    cpu = used.ru_utime + used.ru_stime
+    if budget and cpu >= budget:
+        resp = over_budget(op, budget)
+    elif chunks is None:
+        resp = {"ok": False, "error": "judge: an answer of more than %d bytes" % MAX_ANSWER}
+    elif os.WIFSIGNALED(status):
+        resp = {"ok": False, "died": "the process that served the request was killed by %s"
+                % signal.Signals(os.WTERMSIG(status)).name}
+    else:
+        resp = {"ok": False, "died": "the process that served the request exited with status %d"
+                % os.WEXITSTATUS(status)}
+    resp["cpu_ms"] = round(1000 * cpu, 3)
+    resp["peak_rss_kib"] = used.ru_maxrss
+    return json.dumps(resp).encode("utf-8")
+
+
+_imported = set()
+
+
+def preload(req):
+    """Imports, in this process, the allowed modules the request's test
+    cases and dependencies import (sympy takes a second), so that each
+    fork finds them loaded. They are the data set's, never a participant's."""
+    import ast
+    import importlib
+    from judge_names import _import_allowed
+    sources = [req.get("dependencies") or ""] + list(req.get("cases") or [])
+    for source in sources:
+        if not isinstance(source, str) or "import" not in source:
+            continue
+        try:
+            tree = ast.parse(source)
+        except SyntaxError:
+            continue
+        for node in ast.walk(tree):
+            if not isinstance(node, (ast.Import, ast.ImportFrom)) or not _import_allowed(node):
+                continue
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module]
+            for name in names:
+                if name and name not in _imported:
+                    _imported.add(name)
+                    try:
+                        importlib.import_module(name)
+                    except Exception:  # noqa: BLE001 - the fork meets the same error, where it belongs
+                        pass
+    gc.freeze()
 
 
 def main():
@@ -154,17 +320,22 @@ def main():
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
     os.dup2(2, 1)
+    os.close(devnull)
     sys.stdout = sys.stderr
     if len(sys.argv) > 1:
         limit = int(sys.argv[1])
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-    # The CPU budget of one request (seconds): past it the kernel sends
-    # SIGXCPU, and the request ends as over budget.
+    # The CPU budget of one request (seconds), in the fork that serves it.
     budget = int(sys.argv[2]) if len(sys.argv) > 2 and sys.argv[2].isdigit() else 0
+    # What every request needs, loaded once; forks share it.
+    import h5py  # noqa: F401
+    import scipy.sparse  # noqa: F401
+    gc.freeze()
     if "--remove-own-directory" in sys.argv[1:]:
         # Everything is loaded: the temporary directory the green agent
         # wrote this code to goes now, whatever ends this process later.
         shutil.rmtree(os.path.dirname(os.path.abspath(__file__)), ignore_errors=True)
+    private = [proto_in.fileno(), proto_out.fileno()]
 
     def read_exact(n):
         buf = bytearray(n)
@@ -172,65 +343,37 @@ def main():
         while got < n:
             k = proto_in.readinto(view[got:])
             if not k:
-                return None
+                raise EOFError("the request ends early")
             got += k
-        return bytes(buf)
+        return buf
 
+    # This process only reads requests and forks: it holds nothing of any
+    # request once answered. Anything unexpected here (a malformed frame
+    # from the green agent) ends it; the green agent then starts another.
     while True:
-        head = read_exact(4)
-        if head is None:
+        head = proto_in.read(4)
+        if not head:
             return
+        if len(head) < 4:
+            head += read_exact(4 - len(head))
         (n,) = struct.unpack(">I", head)
+        if n > MAX_REQUEST:
+            raise ValueError("a request of %d bytes" % n)
         req = json.loads(read_exact(n).decode("utf-8"))
-        data, reference = b"", None
-        if req.get("op") == "judge":
-            (m,) = struct.unpack(">Q", read_exact(8))
-            data = read_exact(m) if m else b""
-            if req.get("reference"):
-                (m,) = struct.unpack(">Q", read_exact(8))
-                reference = read_exact(m) if m else b""
-        started = resource.getrusage(resource.RUSAGE_SELF)
-        if budget:
-            # The kernel repeats SIGXCPU each second past the soft limit;
-            # outside a request the signal is ignored.
-            signal.signal(signal.SIGXCPU, _over_budget)
-            used = started.ru_utime + started.ru_stime
-            hard = resource.getrlimit(resource.RLIMIT_CPU)[1]
-            soft = math.ceil(used) + budget
-            resource.setrlimit(resource.RLIMIT_CPU, (soft if hard == resource.RLIM_INFINITY else min(soft, hard), hard))
         op = req.get("op")
-        try:
-            try:
-                if op == "plan":
-                    resp = op_plan(req)
-                elif op == "judge":
-                    resp = op_judge(req, data, reference)
-                elif op == "hello":
-                    resp = op_hello(req)
-                else:
-                    resp = {"ok": False, "error": "unknown op %r" % op}
-            finally:
-                if budget:
-                    hard = resource.getrlimit(resource.RLIMIT_CPU)[1]
-                    resource.setrlimit(resource.RLIMIT_CPU, (hard, hard))
-                    signal.signal(signal.SIGXCPU, signal.SIG_IGN)
-        except OverBudget:
-            if op == "judge":
-                resp = invalid("the recorded values took more than the judge's CPU budget (%d s) to compare" % budget)
-            else:
-                resp = {"ok": False, "error": "judge: the request took more than its CPU budget (%d s)" % budget}
-        except MemoryError:
-            if op == "judge":
-                resp = invalid("the recorded values are too large to compare")
-            else:
-                resp = {"ok": False, "error": "judge: out of memory"}
-        except Exception as e:  # noqa: BLE001 - the judge's own failure, reported
-            resp = {"ok": False, "error": "judge: %s" % "".join(traceback.format_exception_only(type(e), e)).strip()}
-        ended = resource.getrusage(resource.RUSAGE_SELF)
-        resp["cpu_ms"] = round(1000 * (ended.ru_utime - started.ru_utime + ended.ru_stime - started.ru_stime), 3)
-        # The process's peak resident memory so far (Linux: KiB).
-        resp["peak_rss_kib"] = ended.ru_maxrss
-        body = json.dumps(resp).encode("utf-8")
+        data, reference = b"", None
+        if op == "judge":
+            parts = [None] * (2 if req.get("reference") else 1)
+            for i in range(len(parts)):
+                (m,) = struct.unpack(">Q", read_exact(8))
+                if m > MAX_PART:
+                    raise ValueError("a payload of %d bytes" % m)
+                parts[i] = read_exact(m) if m else b""
+            data = parts[0]
+            reference = parts[1] if len(parts) > 1 else None
+        preload(req)
+        body = serve(op, req, data, reference, budget, private)
+        del req, data, reference
         proto_out.write(struct.pack(">I", len(body)) + body)
 
 

@@ -120,7 +120,7 @@ def index_observations(records):
 def _decode(value, blobs):
     try:
         return True, Decoder(blobs).decode(value)
-    except (Invalid, LeafRaised, RecursionError, MemoryError):
+    except (Invalid, LeafRaised):
         return False, None
 
 
@@ -246,9 +246,13 @@ def degenerate(s, r, inputs):
 
 def check(cases, solver_obs, reference_obs):
     """Compares the solver's observations of each property case with the
-    reference's. Returns (failure, unchecked): failure is (case, detail) of
-    the first degenerate value, or None; unchecked the property cases no
-    observation of which could be compared."""
+    reference's. Returns (failure, unchecked): failure is (case, kind,
+    detail) of the first value that is degenerate ("failed") or cannot be
+    compared ("invalid"), or None; unchecked the property cases no
+    observation of which could be compared. Every failure here is the
+    solver's: the reference's observations are the harness's own run,
+    and one that does not decode is skipped."""
+    from judge_strict import structure_diff  # judge_strict imports this module's users
     unchecked = []
     for case in cases:
         compared = False
@@ -265,20 +269,33 @@ def check(cases, solver_obs, reference_obs):
                     inputs = [x for x in (_numeric(v) for v in a) if x is not None]
             occurrences = solver_obs.get(key)
             if not occurrences:
-                return (case, "the run recorded no value for a result the test case computes from the "
-                              "function"), unchecked
+                return (case, "failed", "the run recorded no value for a result the test case computes from the "
+                                        "function"), unchecked
             for value, blobs in occurrences:
                 okS, s = _decode(value, blobs)
                 if not okS:
-                    return (case, "a result the test case computes from the function could not be read"), unchecked
-                for sa, ra in _pairs(s, r):
-                    if sa.shape != ra.shape:
-                        continue
-                    compared = True
-                    why = degenerate(sa, ra, inputs)
-                    if why:
-                        return (case, "the function's result " + why + "; the test case checks only a property, "
-                                      "which an answer that computes nothing can satisfy"), unchecked
+                    return (case, "invalid", "a result the test case computes from the function could not be "
+                                             "read"), unchecked
+                try:
+                    # The structure rule, with the reference's value for the
+                    # target: a result of another shape (one row for a
+                    # trajectory) computes nothing the case compares.
+                    diff = structure_diff(s, r)
+                    if diff is not None:
+                        return (case, "failed", "the function's result differs in structure from a real answer's: "
+                                                "%s; the test case checks only a property, which an answer that "
+                                                "computes nothing can satisfy" % diff.replace("the target", "a real answer's")), unchecked
+                    for sa, ra in _pairs(s, r):
+                        if sa.shape != ra.shape:
+                            continue
+                        compared = True
+                        why = degenerate(sa, ra, inputs)
+                        if why:
+                            return (case, "failed", "the function's result " + why + "; the test case checks only a "
+                                                    "property, which an answer that computes nothing can satisfy"), unchecked
+                except (MemoryError, RecursionError, ValueError, TypeError, ArithmeticError, IndexError) as e:
+                    return (case, "invalid", "a result the test case computes from the function cannot be compared "
+                                             "with a real answer's (%s)" % type(e).__name__), unchecked
         if not compared:
             unchecked.append(case)
     return None, unchecked

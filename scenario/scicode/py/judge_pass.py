@@ -3,14 +3,13 @@
 import ast
 import builtins
 import copy
-import random
 
 import numpy as np
 
 from judge_names import (LEAF, RECORD, Scope, Unrewritable, _MISSING, _immutable, _import_allowed, _is_global_random,
                          _is_seed, _uses_global_random, contains, loads, resolve, stores, trusted)
 from judge_null import OBSERVE
-from judge_records import Decoder, Invalid, LeafRaised
+from judge_verdicts import Judging, Outcome, _clip, _discrete, index_records  # noqa: F401 - Outcome, index_records: this module's API
 
 # Attributes and methods the judge may apply to a recorded value: after
 # decoding it is a plain value (an ndarray, a list, a dict...), so these are
@@ -32,21 +31,17 @@ class Assertion:
         self.leaves = leaves
 
 
-class Outcome(Exception):
-    """The first failure of the step, which ends the pass."""
-
-    def __init__(self, case, kind, detail, assertion="", traceback_text=""):
-        super().__init__(detail)
-        self.case, self.kind, self.detail = case, kind, detail
-        self.assertion, self.traceback = assertion, traceback_text
-
-
-class Pass:
+class Pass(Judging):
     """One walk over a step's test cases: it builds the sandbox's copy of
-    each case and, given targets and records, judges them."""
+    each case and, given targets and records, judges them (Judging)."""
 
-    def __init__(self, step, dependencies, cases, targets=None, records=None, observe=()):
+    def __init__(self, step, dependencies, cases, targets=None, records=None, observe=(), classes=()):
         self.step = step
+        # The classes the problem's steps define (their headers): an
+        # instance of one is the solver's object, never a plain value.
+        self.classes = {c for c in classes if isinstance(c, str)}
+        # Names a case bound from a call of one of those classes.
+        self.objects = set()
         # Property cases (judge_null.py): their calls into the solver's
         # code are observed for the comparison with the reference run.
         self.observe = set(observe)
@@ -67,6 +62,9 @@ class Pass:
         # The first failure of a comparison with a target, reported only
         # once the run is known to be complete (see judge_assertion).
         self.deferred = None
+        # Whether SciCode's own comparison fails too: an assertion failed
+        # that judge_strict's rules alone did not refuse (see StrictPass).
+        self.upstream_failed = False
         # Cases that ran to their end, and those a comparison failed in
         # (for "held", the tests' census of what a null answer passes).
         self.closed, self.failed = [], set()
@@ -224,6 +222,11 @@ class Pass:
 
     def statement(self, node, scope, run):
         names = stores(node)
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and \
+                isinstance(node.value.func, ast.Name) and node.value.func.id in self.classes:
+            self.objects |= names
+        else:
+            self.objects -= names
         uses_judge = any(scope.kind(n) == "judge" for n in loads(node))
         if isinstance(node, ast.Assert):
             return self.assertion(node, scope)
@@ -308,6 +311,10 @@ class Pass:
             if run and trusted(node, scope) and self._exec(node, scope):
                 scope.trust([node.name])
                 fn = scope.value(node.name)
+                try:
+                    fn.__coordbench_objects__ = _object_params(node)
+                except AttributeError:
+                    pass
                 if _uses_global_random(node, scope):
                     try:
                         fn.__coordbench_random__ = True
@@ -383,6 +390,12 @@ class Pass:
             return node
         recurse = lambda n: self.split(n, scope, leaves, seen)  # noqa: E731
         if isinstance(node, ast.Call):
+            if trusted(node.func, scope) and self._consumes_object(node, scope):
+                # A function of the case that uses an argument as the
+                # solver's object (calls its methods: 30.3's
+                # test_gradient(configs, MultiplyWF(...), delta)): it runs
+                # in the sandbox, and its result is the value recorded.
+                return self.leaf(node, scope, leaves, seen)
             if trusted(node.func, scope):
                 node.args = [recurse(x) for x in node.args]
                 for k in node.keywords:
@@ -406,6 +419,12 @@ class Pass:
             # compared (a loop's index, say).
             raise Unrewritable("%s: the solver's values would index the target: %s"
                                % (self.name(), _clip(ast.unparse(node))))
+        if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)) and \
+                self._judged_comprehension(node, scope):
+            # The judge iterates over the recorded value (35.3's `all(i >
+            # 10**10 for i in A)`: A is recorded, not a generator).
+            node.generators[0].iter = recurse(node.generators[0].iter)
+            return node
         if isinstance(node, (ast.BoolOp, ast.UnaryOp, ast.BinOp, ast.Compare, ast.Tuple, ast.List,
                              ast.Set, ast.Dict, ast.IfExp, ast.Subscript, ast.Starred, ast.Slice)):
             for field, value in ast.iter_fields(node):
@@ -416,10 +435,53 @@ class Pass:
             return node
         return self.leaf(node, scope, leaves, seen)
 
+    def _consumes_object(self, node, scope):
+        """Whether node calls a function of the case that uses one of its
+        arguments as an object (see _object_params), and hands it a value
+        the judge does not hold."""
+        f = resolve(node.func, scope)
+        objects = getattr(f, "__coordbench_objects__", None)
+        if not objects:
+            return False
+        params, names = objects
+        for i, a in enumerate(node.args):
+            if isinstance(a, ast.Starred):
+                return not trusted(a, scope, judge_ok=True)
+            if i < len(params) and params[i] in names and not trusted(a, scope, judge_ok=True):
+                return True
+        return any(k.arg is None and not trusted(k.value, scope, judge_ok=True) or
+                   k.arg in names and not trusted(k.value, scope, judge_ok=True) for k in node.keywords)
+
+    def _judged_comprehension(self, node, scope):
+        """Whether the judge can evaluate a comprehension once its first
+        iterable is recorded: everything else in it loads only the names
+        it binds and names the judge holds."""
+        bound = set()
+        for g in node.generators:
+            bound |= {n.id for n in ast.walk(g.target) if isinstance(n, ast.Name)}
+        inner = Scope({n: None for n in bound}, parent=scope)
+        first = node.generators[0]
+        rest = [first.target] + list(first.ifs)
+        for g in node.generators[1:]:
+            rest += [g.target, g.iter] + list(g.ifs)
+        rest += [node.key, node.value] if isinstance(node, ast.DictComp) else [node.elt]
+        return all(trusted(n, inner, judge_ok=True) for n in rest)
+
     def leaf(self, node, scope, leaves, seen):
         if any(scope.kind(n) == "judge" for n in loads(node)):
             raise Unrewritable("%s: the target is needed inside the solver's computation %s"
                                % (self.name(), _clip(ast.unparse(node))))
+        # A leaf must be able to hold a plain value: what is never one is a
+        # step no answer can pass, a harness defect, refused here so that
+        # the test over every step finds it.
+        if isinstance(node, ast.Lambda):
+            raise Unrewritable("%s: the value of `%s` is a function, never a plain value"
+                               % (self.name(), _clip(ast.unparse(node))))
+        cls = node.func.id if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+            node.func.id in self.classes else node.id if isinstance(node, ast.Name) and node.id in self.objects else None
+        if cls is not None:
+            raise Unrewritable("%s: the value of `%s` is an instance of a class the solver defines, never a plain "
+                               "value, and nothing in the case consumes it" % (self.name(), _clip(ast.unparse(node))))
         key = ast.dump(node) if isinstance(node, ast.Name) else None
         if key is not None and key in seen:
             k = seen[key]
@@ -431,105 +493,6 @@ class Pass:
         return ast.Call(func=ast.Name(id=LEAF, ctx=ast.Load()), args=[ast.Constant(k)], keywords=[])
 
     # ---- judging
-
-    def judge_assertion(self, a, scope):
-        occurrences = self.records["asserts"].get((a.case, a.index), [])
-        if not occurrences:
-            raise self._missing(a)
-        code = compile(ast.fix_missing_locations(ast.Expression(body=a.skeleton)), "<%s>" % self.name(), "eval")
-        for leaves, blobs in occurrences:
-            if not isinstance(leaves, list) or len(leaves) != len(a.leaves):
-                raise Outcome(a.case, "invalid", "%s: the record of `%s` has %s values, not %d"
-                              % (self.name(), a.source, len(leaves) if isinstance(leaves, list) else "no",
-                                 len(a.leaves)), a.source)
-            dec = Decoder(blobs)
-            cache = {}
-
-            def leaf(k, leaves=leaves, dec=dec, cache=cache):
-                if k not in cache:
-                    try:
-                        cache[k] = (True, dec.decode(leaves[k]))
-                    except (Invalid, LeafRaised) as e:
-                        cache[k] = (False, e)
-                ok, v = cache[k]
-                if not ok:
-                    raise v
-                return v
-
-            env = dict(scope.globals())
-            env.update(scope.locals() or {})
-            env[LEAF] = leaf
-            try:
-                try:
-                    held = bool(eval(code, env))  # noqa: S307 - the skeleton of the data set's assertion
-                except LeafRaised as e:
-                    raise Outcome(a.case, "crashed", "%s: %s" % (self.name(), e), a.source)
-                except Invalid as e:
-                    o = Outcome(a.case, "invalid", "%s: a value recorded for `%s` is %s" % (self.name(), a.source, e), a.source)
-                    # A record that does not decode is unreadable whatever
-                    # the targets are: it is told at once, ahead of a run
-                    # cut short after it, and tells nothing of a target.
-                    # What the comparison itself refuses (judge_strict's
-                    # bounds) depends on the target's size and is held.
-                    o.decoding = any(c[0] is False and c[1] is e for c in cache.values())
-                    raise o
-                except MemoryError:
-                    raise Outcome(a.case, "invalid", "%s: the values of `%s` are too large to compare" % (self.name(), a.source), a.source)
-                except Exception as e:  # noqa: BLE001 - as SciCode's own run would raise in the test case
-                    # The type only: the message could describe the target.
-                    raise Outcome(a.case, "crashed", "%s: the comparison `%s` raised %s" % (self.name(), a.source, type(e).__name__), a.source)
-                if not held:
-                    raise Outcome(a.case, "failed", "%s failed: `%s` does not hold" % (self.name(), a.source), a.source)
-            except Outcome as o:
-                if getattr(o, "decoding", False):
-                    raise
-                self._defer(o)
-                return
-
-    def _defer(self, o):
-        """Keeps the first comparison's failure for the end of the walk. A
-        run that did not complete (a case missing, crashed or cut short, no
-        `done`) fails as such whatever its values, so that which case the
-        solver's code stops in cannot probe which earlier comparisons held.
-        Where a target is a boolean (any case's, any part of it), the
-        failure names neither the case nor the assertion: the solver
-        learns that the step failed, not which target it missed."""
-        self.failed.add(o.case)
-        if self.deferred is not None:
-            return
-        if self.discrete:
-            kind = o.kind if o.kind in ("failed", "invalid") else "failed"
-            o = Outcome(0, kind, "a test case failed (which one is not said: a target of this step is a "
-                        "boolean, and naming the case would tell it)")
-        self.deferred = o
-
-    def held(self):
-        """The cases that ran to their end with every assertion holding."""
-        return [i for i in self.closed if i not in self.failed]
-
-    def _missing(self, a):
-        r = self.records
-        if a.case in r["errors"]:
-            return self._error(a.case)
-        if a.case not in r["begins"]:
-            return Outcome(a.case, "missing", "%s did not start" % self.name(a.case), a.source)
-        return Outcome(a.case, "missing", "%s recorded no value for `%s`" % (self.name(), a.source), a.source)
-
-    def _error(self, case):
-        e = self.records["errors"][case]
-        exc = e.get("exception") if isinstance(e.get("exception"), str) else "an exception"
-        tb = e.get("traceback") if isinstance(e.get("traceback"), str) else ""
-        return Outcome(case, "crashed", "%s (in %s)" % (_clip(exc, 300), self.name(case)), "", tb)
-
-    def close_case(self, i):
-        r = self.records
-        if i in r["errors"]:
-            raise self._error(i)
-        if i not in r["begins"]:
-            raise Outcome(i, "missing", "%s did not start" % self.name(i))
-        if i not in r["ends"]:
-            raise Outcome(i, "missing", "%s did not run to its end" % self.name(i))
-
 
 def _pure(node, scope):
     """Whether dropping node from the sandbox's copy changes nothing the
@@ -559,51 +522,18 @@ def _pure(node, scope):
     return True
 
 
-def _discrete(v, depth=0):
-    """Whether a target (or a part of it) is a boolean: a value of two,
-    which a solver told which case failed learns in a turn or two. (An
-    integer or a float takes too many values to be learnt that way within
-    the turns a step has; the step's pass or fail, one bit a turn, is
-    what any target leaks, as in SciCode.)"""
-    if depth > 8:
-        return False
-    if isinstance(v, (bool, np.bool_)):
-        return True
-    if isinstance(v, np.ndarray):
-        if v.dtype.kind == "b":
-            return True
-        if v.dtype.kind == "O":
-            return any(_discrete(x, depth + 1) for x in v.ravel()[:1000])
-        return False
-    if isinstance(v, (list, tuple)):
-        return any(_discrete(x, depth + 1) for x in v[:1000])
-    if isinstance(v, dict):
-        return any(_discrete(x, depth + 1) for x in list(v.values())[:1000])
-    return False
-
-
-def _clip(s, n=200):
-    s = " ".join(s.split())
-    return s if len(s) <= n else s[:n] + "…"
-
-
-def index_records(records):
-    idx = {"begins": set(), "ends": set(), "errors": {}, "asserts": {}, "done": False}
-    for header, blobs in records:
-        t = header.get("t")
-        case = header.get("case")
-        if t == "done":
-            idx["done"] = True
-        elif not isinstance(case, int) or isinstance(case, bool):
-            continue
-        elif t == "begin":
-            idx["begins"].add(case)
-        elif t == "end":
-            idx["ends"].add(case)
-        elif t == "error":
-            idx["errors"].setdefault(case, header)
-        elif t == "assert" and isinstance(header.get("assertion"), int):
-            idx["asserts"].setdefault((case, header["assertion"]), []).append((header.get("leaves"), blobs))
-    return idx
-
-
+def _object_params(fn):
+    """(parameters in order, the names of those fn uses as objects): a
+    method called or an attribute read that a plain value (an array, a
+    list, a dict) does not have, or the parameter called."""
+    a = fn.args
+    params = [x.arg for x in a.posonlyargs + a.args]
+    known = set(params) | {x.arg for x in a.kwonlyargs}
+    used = set()
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id in known and \
+                n.attr not in PURE_ATTRS and n.attr not in PURE_METHODS:
+            used.add(n.value.id)
+        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in known:
+            used.add(n.func.id)
+    return (params, used) if used else None

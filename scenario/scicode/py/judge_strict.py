@@ -26,6 +26,24 @@ constant, a self-checking case's ``expected_output``), that value stands for
 the target. The structure rule never names the target's shape or value:
 the reason speaks of the recorded value.
 
+Two more rules where SciCode's comparison is weaker than equality:
+
+* a comparison function the case defines itself (10.6's
+  ``are_equivalent(a, b)``: each row of ``a`` is some row of ``b``), called
+  with a recorded value and the target where the assertion asserts it (the
+  whole test, or an operand of a top-level ``and``), must hold both ways:
+  an equivalence is symmetric, and one way only lets nk copies of one
+  g-point pass. One way only reads as the assertion failing, the same
+  words as failing the first way;
+* a recorded value holding NaN may not be ordered (``<``, ``<=``, ``>``,
+  ``>=``): NaN satisfies no ordering, so a case whose target says an
+  ordering does not hold (``(np.sum(T1) > np.sum(T2)) == target`` with a
+  False target) passes with NaN.
+
+Where these rules or the structure rule refuse an assertion that SciCode's
+own comparison accepts, the walk says so (``strict_only``): the verdict is
+the strict one, and the result reports that SciCode's would differ.
+
 Comparisons are also bounded in memory: an elementwise operation on a
 recorded value may not broadcast to more elements than its larger operand
 holds (``(n, 1)`` against ``(1, n)`` is n² elements from 2n).
@@ -80,6 +98,10 @@ class Mismatch(BaseException):
     def __init__(self, detail):
         super().__init__(detail)
         self.detail = detail
+
+
+class Unordered(Mismatch):
+    """A recorded value holding NaN met an ordering."""
 
 
 # ---------------------------------------------------------------- structure
@@ -278,14 +300,61 @@ def _pairs(tags, values, equality):
                 _check(v, r)
 
 
+# The module name of the functions a test case defines (judge_pass.Pass
+# runs them in a namespace of that name).
+CASE_MODULE = "__coordbench_judge__"
+ORDERINGS = {"Lt", "LtE", "Gt", "GtE"}
+# Marks, at the end of a call's tags, a call whose truth the assertion
+# asserts (the whole test, or an operand of a top-level `and`): only there
+# may the symmetric rule make it false.
+ASSERTED = "!"
+
+
+def _has_nan(v, depth=0):
+    if depth > 8:
+        return False
+    if isinstance(v, (list, tuple)):
+        return any(_has_nan(x, depth + 1) for x in v)
+    if isinstance(v, dict):
+        return any(_has_nan(x, depth + 1) for x in v.values())
+    try:
+        a = np.asarray(v)
+    except Exception:  # noqa: BLE001 - not an array: no NaN
+        return False
+    return a.dtype.kind in "fc" and bool(np.isnan(a).any())
+
+
 def strict_call(f, tags, *args, **kwargs):
+    asserted = tags.endswith(ASSERTED)
+    tags = tags.rstrip(ASSERTED)
     positional = list(args[:len(tags)])
     equality = _is_equality(f)
     _pairs(tags, positional, equality)
     if equality or isinstance(f, np.ufunc):
         if any(t in "LM" for t in tags):
             _guard_broadcast(positional)
-    return f(*args, **kwargs)
+    result = f(*args, **kwargs)
+    if asserted and getattr(f, "__module__", None) == CASE_MODULE and len(args) == 2 and not kwargs and \
+            sorted(tags) in (["L", "T"], ["M", "T"]) and _truthy(result):
+        # The case's own comparison of a recorded value with the target,
+        # asserted: an equivalence holds both ways. One way only reads as
+        # the assertion failing, as if it had failed the first way: the
+        # solver is not told which (that every one of its rows is a
+        # target's row would be a probe).
+        try:
+            back = _truthy(f(args[1], args[0]))
+        except Exception:  # noqa: BLE001 - it does not hold the other way
+            back = False
+        if not back:
+            return False
+    return result
+
+
+def _truthy(v):
+    try:
+        return bool(v)
+    except Exception:  # noqa: BLE001 - an array of many values: as the skeleton's own bool() would raise
+        return False
 
 
 def strict_binop(op, tags, a, b):
@@ -300,6 +369,34 @@ def strict_compare(op, tags, a, b):
         _pairs(tags, [a, b], op in EQUALITY_COMPARES)
         if any(t in "LM" for t in tags):
             _guard_broadcast([a, b])
+        if op in ORDERINGS:
+            for t, v in zip(tags, (a, b)):
+                if t in "LM" and _has_nan(v):
+                    raise Unordered("a recorded value holds NaN, which satisfies no ordering (and its negation "
+                                    "every one)")
+    return COMPARES[op](a, b)
+
+
+# SciCode's own comparison, with the judge's bounds (the evaluation that
+# finds where the strict rules alone refused an assertion).
+
+
+def bounded_call(f, tags, *args, **kwargs):
+    tags = tags.rstrip(ASSERTED)
+    if (_is_equality(f) or isinstance(f, np.ufunc)) and any(t in "LM" for t in tags):
+        _guard_broadcast(list(args[:len(tags)]))
+    return f(*args, **kwargs)
+
+
+def bounded_binop(op, tags, a, b):
+    if any(t in "LM" for t in tags):
+        _guard_broadcast([a, b], matmul=op == "MatMult")
+    return BINOPS[op](a, b)
+
+
+def bounded_compare(op, tags, a, b):
+    if op not in ("Is", "IsNot", "In", "NotIn") and any(t in "LM" for t in tags):
+        _guard_broadcast([a, b])
     return COMPARES[op](a, b)
 
 
@@ -307,17 +404,35 @@ class _Instrument(ast.NodeTransformer):
     """Routes each call, arithmetic operation and comparison of a skeleton
     through the strict functions, with its operands' tags."""
 
-    def __init__(self, scope):
+    def __init__(self, scope, asserted=()):
         self.scope = scope
+        self.asserted = set(asserted)
+        # Names a comprehension binds from a recorded value (`i` in `i > 0
+        # for i in <leaf>`): they stand for recorded values.
+        self.derived = set()
 
     def tag(self, node):
         leaf = judge = False
         for n in ast.walk(node):
             if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == LEAF:
                 leaf = True
-            elif isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and self.scope.kind(n.id) == "judge":
-                judge = True
+            elif isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
+                if n.id in self.derived:
+                    leaf = True
+                elif self.scope.kind(n.id) == "judge":
+                    judge = True
         return "M" if leaf and judge else "L" if leaf else "T" if judge else "C"
+
+    def visit_ListComp(self, node):
+        saved = set(self.derived)
+        for g in node.generators:
+            if self.tag(g.iter) in "LM":
+                self.derived |= {n.id for n in ast.walk(g.target) if isinstance(n, ast.Name)}
+        self.generic_visit(node)
+        self.derived = saved
+        return node
+
+    visit_SetComp = visit_GeneratorExp = visit_DictComp = visit_ListComp
 
     def visit_Call(self, node):
         if isinstance(node.func, ast.Name) and node.func.id == LEAF:
@@ -325,6 +440,8 @@ class _Instrument(ast.NodeTransformer):
         tags = "".join("*" if isinstance(a, ast.Starred) else self.tag(a) for a in node.args)
         if "*" in tags:
             tags = tags[:tags.index("*")]
+        if id(node) in self.asserted:
+            tags += ASSERTED
         self.generic_visit(node)
         return ast.copy_location(ast.Call(func=ast.Name(id=CALL, ctx=ast.Load()),
                                           args=[node.func, ast.Constant(tags)] + node.args,
@@ -353,8 +470,19 @@ class _Instrument(ast.NodeTransformer):
         return ast.copy_location(new, node)
 
 
+def _asserted(node):
+    """The ids of the calls whose truth the assertion asserts: the test
+    itself, or an operand of a top-level `and`."""
+    if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And):
+        out = set()
+        for v in node.values:
+            out |= _asserted(v)
+        return out
+    return {id(node)} if isinstance(node, ast.Call) else set()
+
+
 def instrument(skeleton, scope):
-    return _Instrument(scope).visit(skeleton)
+    return _Instrument(scope, _asserted(skeleton)).visit(skeleton)
 
 
 class StrictPass(Pass):
@@ -366,15 +494,49 @@ class StrictPass(Pass):
         self.g.values[CALL] = strict_call
         self.g.values[BINOP] = strict_binop
         self.g.values[COMPARE] = strict_compare
+        # Cases with an assertion that only the strict rules refused.
+        self.strict_only = set()
 
     def judge_assertion(self, a, scope):
         import copy
-        a.skeleton = ast.fix_missing_locations(instrument(copy.deepcopy(a.skeleton), scope))
+        plain = a.skeleton
+        a.skeleton = ast.fix_missing_locations(instrument(copy.deepcopy(plain), scope))
         try:
-            super().judge_assertion(a, scope)
+            o = self.evaluate(a, scope)
         except Mismatch as m:
+            if isinstance(m, Unordered):
+                why = "%s failed: `%s`: %s" % (self.name(), a.source, m.detail)
+            else:
+                why = "%s failed: `%s`: the recorded value differs in structure from the target: %s" % (
+                    self.name(), a.source, m.detail)
+            o = Outcome(a.case, "failed", why, a.source)
+        if o is not None:
+            if o.kind == "failed" and self._holds_plainly(a, plain, scope):
+                self.strict_only.add(a.case)
+            else:
+                self.upstream_failed = True
             # Through the same deferral as every other comparison's failure
             # (Pass._defer): held to the end of the walk, and naming no case
             # where a target of the step is a boolean.
-            self._defer(Outcome(a.case, "failed", "%s failed: `%s`: the recorded value differs in structure from "
-                                "the target: %s" % (self.name(), a.source, m.detail), a.source))
+            self._defer(o)
+
+    def _holds_plainly(self, a, plain, scope):
+        """Whether SciCode's own comparison (the judge's bounds kept)
+        accepts the recorded values of the assertion."""
+        import copy
+        from judge_pass import Assertion
+        b = Assertion(a.case, a.index, a.source, ast.fix_missing_locations(instrument(copy.deepcopy(plain), scope)),
+                      a.leaves)
+        saved = {k: self.g.values[k] for k in (CALL, BINOP, COMPARE)}
+        self.g.values.update({CALL: bounded_call, BINOP: bounded_binop, COMPARE: bounded_compare})
+        try:
+            return self.evaluate(b, scope) is None
+        except (Outcome, Mismatch, Invalid):
+            return False
+        finally:
+            self.g.values.update(saved)
+
+    def strict_only_failure(self):
+        """Whether the walk's failure is the strict rules' alone: every
+        case ran, and SciCode's own comparison accepts every assertion."""
+        return bool(self.strict_only) and not self.upstream_failed
