@@ -53,9 +53,11 @@ race:
 # so that their dependencies (moby/buildkit's Dockerfile parser) stay out of
 # go.mod; it reaches the main module by a replace directive. They need the
 # tools below (`make otelcol otelcol-router jaeger-build`) and docker-compose: without
-# them they skip, under CI=true they fail (internal/testenv).
+# them they skip, under CI=true they fail (internal/testenv). Their
+# TestCollectorSoak keeps the connector under load for 10 minutes under
+# CI=true, 3 otherwise (docs/collector.md, "Under load for hours").
 test-stack:
-	cd stack && $(GO) vet ./... && $(GO) test -race -count=1 -timeout 20m ./...
+	cd stack && $(GO) vet ./... && $(GO) test -race -count=1 -timeout 45m ./...
 
 # The Collector connector (collector/coordbenchconnector, docs/collector.md),
 # a module of its own so that the Collector's dependencies stay out of

@@ -32,33 +32,47 @@ func AppendPackedAttr(b []byte, kv attribute.KeyValue) []byte {
 	case attribute.FLOAT64:
 		return AppendPackedFloat(b, key, kv.Value.AsFloat64())
 	}
-	b = appendPackedString(b, key)
-	t := kv.Value.Type()
+	return AppendPackedValue(appendPackedString(b, key), kv.Value)
+}
+
+// AppendPackedValue appends an attribute's type byte and value, as
+// AppendPackedAttr writes them after the key: for a writer that writes
+// keys its own way (the trace store's Dict), ReadPackedValue reads it.
+func AppendPackedValue(b []byte, v attribute.Value) []byte {
+	t := v.Type()
 	b = append(b, byte(t))
 	switch t {
+	case attribute.BOOL:
+		return append(b, boolByte(v.AsBool()))
+	case attribute.INT64:
+		return binary.AppendVarint(b, v.AsInt64())
+	case attribute.FLOAT64:
+		return binary.LittleEndian.AppendUint64(b, math.Float64bits(v.AsFloat64()))
+	case attribute.STRING:
+		return appendPackedString(b, v.AsString())
 	case attribute.BOOLSLICE:
-		vs := kv.Value.AsBoolSlice()
+		vs := v.AsBoolSlice()
 		b = binary.AppendUvarint(b, uint64(len(vs)))
-		for _, v := range vs {
-			b = append(b, boolByte(v))
+		for _, x := range vs {
+			b = append(b, boolByte(x))
 		}
 	case attribute.INT64SLICE:
-		vs := kv.Value.AsInt64Slice()
+		vs := v.AsInt64Slice()
 		b = binary.AppendUvarint(b, uint64(len(vs)))
-		for _, v := range vs {
-			b = binary.AppendVarint(b, v)
+		for _, x := range vs {
+			b = binary.AppendVarint(b, x)
 		}
 	case attribute.FLOAT64SLICE:
-		vs := kv.Value.AsFloat64Slice()
+		vs := v.AsFloat64Slice()
 		b = binary.AppendUvarint(b, uint64(len(vs)))
-		for _, v := range vs {
-			b = binary.LittleEndian.AppendUint64(b, math.Float64bits(v))
+		for _, x := range vs {
+			b = binary.LittleEndian.AppendUint64(b, math.Float64bits(x))
 		}
 	case attribute.STRINGSLICE:
-		vs := kv.Value.AsStringSlice()
+		vs := v.AsStringSlice()
 		b = binary.AppendUvarint(b, uint64(len(vs)))
-		for _, v := range vs {
-			b = appendPackedString(b, v)
+		for _, x := range vs {
+			b = appendPackedString(b, x)
 		}
 	}
 	return b
@@ -103,7 +117,7 @@ func AppendPackedFloat[K ~string | ~[]byte](b []byte, key K, v float64) []byte {
 // more bytes after them.
 func appendPackedKey[K ~string | ~[]byte](b []byte, key K, t attribute.Type, value int) []byte {
 	if len(key) >= 0x80 {
-		return append(appendPackedString(b, key), byte(t))
+		return slices.Grow(append(appendPackedString(b, key), byte(t)), value)
 	}
 	n := len(b)
 	b = slices.Grow(b, 2+len(key)+value)[:n+2+len(key)]
@@ -132,6 +146,15 @@ func boolByte(v bool) byte {
 func ReadPackedAttr(b []byte) (attribute.KeyValue, int) {
 	r := packedReader{b: b}
 	key := attribute.Key(r.string())
+	kv, n := ReadPackedValue(key, b[r.pos:])
+	return kv, r.pos + n
+}
+
+// ReadPackedValue decodes the value AppendPackedValue wrote at the start
+// of b as key's, and returns it with its length; as ReadPackedAttr, it
+// trusts b.
+func ReadPackedValue(key attribute.Key, b []byte) (attribute.KeyValue, int) {
+	r := packedReader{b: b}
 	t := attribute.Type(r.b[r.pos])
 	r.pos++
 	var kv attribute.KeyValue

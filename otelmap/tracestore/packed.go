@@ -5,7 +5,6 @@ import (
 	"math"
 	"slices"
 	"sort"
-	"strings"
 	"time"
 	"unsafe"
 
@@ -111,6 +110,19 @@ type packedSpans struct {
 	firstPending int
 	replaced     []int32
 	pending      int
+	// dict, when set, holds attribute keys and span names once for every
+	// trace that shares it (dict.go); the records then name them by index.
+	// The Store sets none.
+	dict *Dict
+	// batchResources: resources are the caller's batch's own (not copies
+	// the holder owns), matched as assembly matches processes (Held).
+	batchResources bool
+	// valueRefs (Held, with a dict): string attribute values are written
+	// as appendRefString writes them, a repeat of one earlier in the trace
+	// as a reference to it; refs and refBase are a Batch's while it packs.
+	valueRefs bool
+	refs      *valueRefs
+	refBase   int
 }
 
 func (p *packedSpans) len() int { return len(p.heads) }
@@ -126,6 +138,8 @@ func (p *packedSpans) view() packedSpans {
 		size:      p.size,
 		resources: p.resources[:len(p.resources):len(p.resources)],
 		details:   p.details[:len(p.details):len(p.details)],
+		dict:      p.dict,
+		valueRefs: p.valueRefs,
 	}
 }
 
@@ -223,10 +237,7 @@ func (p *packedSpans) packWithin(sp *otelmap.Span, attrs spanAttrs, res *otelmap
 // last chunk, or into a new one if it has no room for them all.
 func (p *packedSpans) place(scratch []byte) {
 	if p.pending > 0 {
-		if n := len(p.chunks); n == 0 || cap(p.chunks[n-1].b)-len(p.chunks[n-1].b) < p.pending {
-			p.chunks = append(p.chunks, chunk{start: uint32(p.size), b: make([]byte, 0, max(p.pending, p.size/4))})
-		}
-		last := &p.chunks[len(p.chunks)-1]
+		last := p.room(p.pending)
 		move := func(h *spanHead) {
 			off := last.start + uint32(len(last.b))
 			last.b = append(last.b, scratch[h.off:h.off+h.n]...)
@@ -243,6 +254,25 @@ func (p *packedSpans) place(scratch []byte) {
 	p.firstPending, p.replaced, p.pending = len(p.heads), p.replaced[:0], 0
 }
 
+// room returns the last chunk if it has room for n bytes more, else a
+// new last chunk made for them and for a quarter of the trace more.
+func (p *packedSpans) room(n int) *chunk {
+	if k := len(p.chunks); k == 0 || cap(p.chunks[k-1].b)-len(p.chunks[k-1].b) < n {
+		p.chunks = append(p.chunks, chunk{start: uint32(p.size), b: make([]byte, 0, max(n, p.size/4))})
+	}
+	return &p.chunks[len(p.chunks)-1]
+}
+
+// index returns the position of the span with id, or -1.
+func (p *packedSpans) index(id trace.SpanID) int {
+	for i := range p.heads {
+		if p.heads[i].id == id {
+			return i
+		}
+	}
+	return -1
+}
+
 // resourceIndex returns the index of res in p.resources, adding it if
 // the trace holds no resource equal to it: the spans of one process share
 // one Resource in the trace, whichever batch they came in.
@@ -255,6 +285,9 @@ func (p *packedSpans) resourceIndex(res *otelmap.Resource) int {
 }
 
 func (p *packedSpans) findResource(res *otelmap.Resource) int {
+	if p.batchResources {
+		return p.findBatchResource(res)
+	}
 	for i := len(p.resources) - 1; i >= 0; i-- {
 		r := p.resources[i]
 		if r == res || (r != otelmap.EmptyResource() && res != otelmap.EmptyResource() &&
@@ -304,20 +337,50 @@ func (p *packedSpans) pack(b []byte, sp *otelmap.Span, attrs spanAttrs, res *ote
 		p.details = append(p.details, cloneDetail(sp.Detail))
 		b = binary.AppendUvarint(b, uint64(len(p.details)-1))
 	}
-	b = appendString(b, sp.Name)
+	if p.dict == nil {
+		b = appendString(b, sp.Name)
+	} else {
+		p.dict.mu.Lock()
+		defer p.dict.mu.Unlock()
+		b = p.dict.names.appendWord(b, sp.Name)
+	}
 	b = appendString(b, sp.StatusMessage)
 	if code == sourceOther {
 		b = appendString(b, sp.Source)
 	}
-	if attrs.ok {
+	switch {
+	case attrs.ok && p.dict == nil:
 		b = binary.AppendUvarint(b, uint64(attrs.count))
 		return append(b, attrs.packed...)
+	case attrs.ok:
+		b = binary.AppendUvarint(b, uint64(attrs.count))
+		for rest := attrs.packed; len(rest) > 0; {
+			kv, n := otelmap.ReadPackedAttr(rest)
+			b = p.appendDictAttr(b, kv)
+			rest = rest[n:]
+		}
+		return b
 	}
 	b = binary.AppendUvarint(b, uint64(len(sp.Attrs)))
 	for _, kv := range sp.Attrs {
-		b = otelmap.AppendPackedAttr(b, kv)
+		if p.dict == nil {
+			b = otelmap.AppendPackedAttr(b, kv)
+		} else {
+			b = p.appendDictAttr(b, kv)
+		}
 	}
 	return b
+}
+
+// appendDictAttr writes kv with its key through the dict (the caller holds
+// its lock), and a string value as appendRefString writes it if the trace
+// writes value references.
+func (p *packedSpans) appendDictAttr(b []byte, kv attribute.KeyValue) []byte {
+	b = p.dict.keys.appendWord(b, string(kv.Key))
+	if p.valueRefs && kv.Value.Type() == attribute.STRING {
+		return p.appendRefString(append(b, byte(attribute.STRING)), kv.Value.AsString())
+	}
+	return otelmap.AppendPackedValue(b, kv.Value)
 }
 
 func sourceCode(s string) int {
@@ -348,17 +411,30 @@ func appendString(b []byte, s string) []byte {
 // point into the chunks, which are only ever appended to; their
 // attributes share a few slices, each span's capacity cut to its length.
 func (p *packedSpans) unpackAll(id trace.TraceID) []otelmap.Span {
-	out := make([]otelmap.Span, len(p.heads))
-	var attrs []attribute.KeyValue
+	out, _ := p.unpackInto(id, make([]otelmap.Span, len(p.heads)), nil, false)
+	return out
+}
+
+// unpackInto is unpackAll into out (len(p.heads) spans, which it
+// overwrites) and attributes appended to attrs when it has room (else to
+// new arrays); it returns the spans and the attribute array last written.
+// With clientAttrs, only CLIENT and PRODUCER spans get their attributes
+// (CheckEvidence reads no others': Held.SpansForCheck).
+func (p *packedSpans) unpackInto(id trace.TraceID, out []otelmap.Span, attrs []attribute.KeyValue, clientAttrs bool) ([]otelmap.Span, []attribute.KeyValue) {
+	var words dictTables
+	if p.dict != nil {
+		words = p.dict.tables()
+	}
 	c := 0
 	for i := range p.heads {
 		h := &p.heads[i]
 		var rec []byte
 		rec, c = p.record(h, c)
-		attrs = p.unpack(&out[i], rec, attrs, len(p.heads)-i)
-		out[i].TraceID, out[i].SpanID, out[i].ParentSpanID = id, h.id, h.parent
+		out[i] = otelmap.Span{TraceID: id, SpanID: h.id, ParentSpanID: h.parent}
+		r := reader{b: rec, words: words, refs: p.valueRefs, chunk: &p.chunks[c]}
+		attrs = p.unpack(&out[i], r, attrs, len(p.heads)-i, clientAttrs)
 	}
-	return out
+	return out, attrs
 }
 
 // maxAttrReserve bounds the attributes unpackAll reserves room for at
@@ -369,8 +445,7 @@ const maxAttrReserve = 1 << 16
 // unpack decodes rec into sp, its attributes appended to attrs, and
 // returns attrs. When attrs has no room for them, the new slice has room
 // for the rest spans from this one on, if they have as many attributes.
-func (p *packedSpans) unpack(sp *otelmap.Span, rec []byte, attrs []attribute.KeyValue, rest int) []attribute.KeyValue {
-	r := reader{b: rec}
+func (p *packedSpans) unpack(sp *otelmap.Span, r reader, attrs []attribute.KeyValue, rest int, clientAttrs bool) []attribute.KeyValue {
 	h := r.header()
 	sp.StatusError = h.flags&flagError != 0
 	sp.Kind = trace.SpanKind(h.kind)
@@ -391,7 +466,7 @@ func (p *packedSpans) unpack(sp *otelmap.Span, rec []byte, attrs []attribute.Key
 		sp.Source = h.source
 	}
 	n := int(r.uvarint())
-	if n == 0 {
+	if n == 0 || (clientAttrs && sp.Kind != trace.SpanKindClient && sp.Kind != trace.SpanKindProducer) {
 		return attrs
 	}
 	if cap(attrs)-len(attrs) < n {
@@ -406,9 +481,16 @@ func (p *packedSpans) unpack(sp *otelmap.Span, rec []byte, attrs []attribute.Key
 }
 
 // reader reads a record the store wrote itself: it trusts the bytes.
+// words are the tables of the dict the record was written with, if any.
 type reader struct {
-	b   []byte
-	pos int
+	b     []byte
+	pos   int
+	words dictTables
+	// refs: string values as appendRefString writes them, references
+	// into chunk, the record's (a batch's records of a trace, which alone
+	// refer to each other, are placed in one chunk).
+	refs  bool
+	chunk *chunk
 }
 
 type recordHeader struct {
@@ -434,7 +516,11 @@ func (r *reader) header() recordHeader {
 	if h.flags&flagDetail != 0 {
 		h.detail = r.uvarint()
 	}
-	h.name = r.string()
+	if r.words.on {
+		h.name = r.word(r.words.names)
+	} else {
+		h.name = r.string()
+	}
 	h.status = r.string()
 	if int(h.flags&sourceMask)>>sourceShift == sourceOther {
 		h.source = r.string()
@@ -471,54 +557,17 @@ func (r *reader) string() string {
 }
 
 func (r *reader) attr() attribute.KeyValue {
-	kv, n := otelmap.ReadPackedAttr(r.b[r.pos:])
+	if !r.words.on {
+		kv, n := otelmap.ReadPackedAttr(r.b[r.pos:])
+		r.pos += n
+		return kv
+	}
+	key := attribute.Key(r.word(r.words.keys))
+	if r.refs && attribute.Type(r.b[r.pos]) == attribute.STRING {
+		r.pos++
+		return key.String(r.refString())
+	}
+	kv, n := otelmap.ReadPackedValue(key, r.b[r.pos:])
 	r.pos += n
 	return kv
-}
-
-// cloneResource returns a deep copy of res: the store keeps resources
-// beyond the batch they came in, and a decoded resource's strings sit in
-// memory shared with the whole batch (SpansFromProto's arenas, or the
-// request body, which the receiver reuses), which the store does not
-// keep.
-func cloneResource(res *otelmap.Resource) *otelmap.Resource {
-	if res == nil || res == otelmap.EmptyResource() {
-		return otelmap.EmptyResource()
-	}
-	return &otelmap.Resource{ServiceName: strings.Clone(res.ServiceName), Attrs: cloneAttrs(res.Attrs)}
-}
-
-func cloneDetail(d *otelmap.SpanDetail) *otelmap.SpanDetail {
-	out := &otelmap.SpanDetail{}
-	if d.Links != nil {
-		out.Links = make([]otelmap.Link, len(d.Links))
-		for i, l := range d.Links {
-			out.Links[i] = otelmap.Link{TraceID: l.TraceID, SpanID: l.SpanID, Attrs: cloneAttrs(l.Attrs)}
-		}
-	}
-	if d.Events != nil {
-		out.Events = make([]otelmap.Event, len(d.Events))
-		for i, e := range d.Events {
-			out.Events[i] = otelmap.Event{Name: strings.Clone(e.Name), Time: e.Time, Attrs: cloneAttrs(e.Attrs)}
-		}
-	}
-	return out
-}
-
-// cloneAttrs copies attributes with their strings (through a packed
-// record, which owns its bytes).
-func cloneAttrs(attrs []attribute.KeyValue) []attribute.KeyValue {
-	if attrs == nil {
-		return nil
-	}
-	var b []byte
-	for _, kv := range attrs {
-		b = otelmap.AppendPackedAttr(b, kv)
-	}
-	r := reader{b: b}
-	out := make([]attribute.KeyValue, len(attrs))
-	for i := range out {
-		out[i] = r.attr()
-	}
-	return slices.Clip(out)
 }

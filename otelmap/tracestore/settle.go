@@ -633,7 +633,8 @@ func (r *awaitRule) awaits(c *callChain, top *otelmap.Span) bool {
 // note records what span s of the chain says; top is true for the chain's
 // top span, whose callee names win. Whether the chain is an agent call, and
 // to which agent, is assembly's rule (calls); the address, the failure and
-// the HTTP answer are the HTTP conventions'.
+// the HTTP answer are the HTTP conventions'. It is the one place the rule
+// reads a span's attributes, a client chain's only (Held.SpansForCheck).
 func (c *callChain) note(s *otelmap.Span, top bool, calls CallRule) {
 	if s.StatusError {
 		c.failed = true
