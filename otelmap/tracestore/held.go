@@ -278,7 +278,7 @@ func (h *Held) SpansIn(id trace.TraceID, s *Scratch) []otelmap.Span {
 
 // SpansForCheck is SpansIn for CheckEvidence: every span but without its
 // attributes unless it is a CLIENT or PRODUCER span, the only spans whose
-// attributes the settle rule reads (a client chain's: settle.go, note and
+// attributes the settle rule reads (a client chain's: evidence_rule.go, note and
 // CallRule). Unpacking the attributes is most of the cost of reading a
 // trace; TestSpansForCheck holds CheckEvidence's verdicts on these to its
 // verdicts on Spans.
