@@ -193,7 +193,7 @@ func (b *Batch) Commit() {
 	for _, h := range b.traces {
 		h.p.regrow(h.pending)
 		h.pending = 0
-		h.p.firstPending = len(h.p.heads) // none of these is in a scratch of the Store's kind
+		h.p.firstPending = len(h.p.heads) // Held.Add places only the heads after these
 	}
 	for _, r := range b.records {
 		c := &r.h.p.chunks[0]
