@@ -40,6 +40,11 @@ import (
 //	attrs     uvarint count, then the attributes in otelmap's packed
 //	          attribute encoding (otelmap.AppendPackedAttr).
 //
+// With a Dict (Held), the name and each attribute's key are the Dict's
+// words (wordTable.appendWord), a key followed by the value as
+// otelmap.AppendPackedValue writes it, and a string value of a Held with
+// value references as appendRefString writes it.
+//
 // The trace id is the trace's own; the span and parent ids are in the head.
 //
 // A batch's records are first written to a buffer of the store's (its
