@@ -71,6 +71,17 @@ type liveTruth struct {
 		Count  int    `json:"count"`
 		Reason string `json:"reason"`
 	} `json:"no_team_traces"`
+	// Fragments, when set, says how many of the traces that show the
+	// team are fragments of the run, and why: each begins with a call
+	// received from a caller it does not hold, or holds only part of a
+	// conversation split across traces. Exactly that many must say so
+	// (coverage.fragment, or a split conversation among their evidence's
+	// reasons), and none of them may be complete
+	// (docs/trace-assembly.md, "A trace that begins with a received call").
+	Fragments *struct {
+		Count  int    `json:"count"`
+		Reason string `json:"reason"`
+	} `json:"fragments"`
 	// KnownMisread is a reason (the whole program) or an object of reasons
 	// by run ("run-2"): coordbench misreads it today (FINDINGS.md).
 	KnownMisread json.RawMessage `json:"known_misread"`
@@ -214,6 +225,9 @@ func loadLiveTruth(t *testing.T, dir string) *liveTruth {
 	if nt := lt.NoTeamTraces; nt != nil && (nt.Count < 1 || nt.Reason == "" || lt.InsufficientEvidence != "") {
 		t.Fatalf("truth.json: no_team_traces needs a count of at least 1 and a reason, and contradicts insufficient_evidence")
 	}
+	if f := lt.Fragments; f != nil && (f.Count < 1 || f.Reason == "" || lt.InsufficientEvidence != "") {
+		t.Fatalf("truth.json: fragments needs a count of at least 1 and a reason, and contradicts insufficient_evidence")
+	}
 	for _, in := range lt.Interactions {
 		if in.Count < 1 {
 			t.Fatalf("truth.json: interaction %s -> %s has count %d", in.From, in.To, in.Count)
@@ -329,11 +343,16 @@ func assessLiveRun(t *testing.T, path string, truth *liveTruth) (problems []stri
 	for _, w := range res.Warnings {
 		t.Errorf("the capture itself is faulty: %s", w)
 	}
-	if truth.Traces > 0 && len(res.Tasks) != truth.Traces {
-		problems = append(problems, fmt.Sprintf("%d traces, want %d", len(res.Tasks), truth.Traces))
+	traces := 0
+	for _, task := range res.Tasks {
+		traces += 1 + len(task.Coverage.JoinedTraces) // traces joined by span links are one task
+	}
+	if truth.Traces > 0 && traces != truth.Traces {
+		problems = append(problems, fmt.Sprintf("%d traces, want %d", traces, truth.Traces))
 	}
 
 	var labels, levels []string
+	var fragment []bool
 	agents := map[string]tracedata.Agent{}
 	edges := map[string]int{}
 	errored := map[string]int{}
@@ -343,6 +362,7 @@ func assessLiveRun(t *testing.T, path string, truth *liveTruth) (problems []stri
 		label, level := liveGraphVerdict(task)
 		labels = append(labels, label)
 		levels = append(levels, level)
+		fragment = append(fragment, liveFragment(task))
 		warnings = append(warnings, task.Coverage.Warnings...)
 		for _, a := range task.Agents {
 			if a.Name == tracedata.UserAgent && a.Virtual {
@@ -434,7 +454,41 @@ func assessLiveRun(t *testing.T, path string, truth *liveTruth) (problems []stri
 		problems = append(problems, fmt.Sprintf("%d traces labelled insufficient_evidence, want %d that show no team (%s)",
 			insufficient, noTeam, truth.NoTeamTraces.Reason))
 	}
+	wantFragments, fragments := 0, 0
+	if truth.Fragments != nil {
+		wantFragments = truth.Fragments.Count
+	}
+	for i, label := range labels {
+		if label == evals.LabelInsufficientEvidence || !fragment[i] {
+			continue
+		}
+		fragments++
+		if levels[i] == evals.EvidenceComplete {
+			problems = append(problems, fmt.Sprintf("trace %d is a fragment with evidence complete", i+1))
+		}
+	}
+	if fragments != wantFragments {
+		reason := "none is"
+		if truth.Fragments != nil {
+			reason = truth.Fragments.Reason
+		}
+		problems = append(problems, fmt.Sprintf("%d traces that show the team say they are fragments, want %d (%s)", fragments, wantFragments, reason))
+	}
 	return problems, summary
+}
+
+// liveFragment reports whether an assessed trace says it is a fragment of
+// its run: it begins with a call received from a caller it does not hold,
+// or it holds part of a conversation split across traces.
+func liveFragment(task report.TaskResult) bool {
+	if task.Coverage.Fragment != "" {
+		return true
+	}
+	g, ok := task.Evaluations[evals.GraphEvaluatorName].(*evals.GraphResult)
+	if !ok || g.Evidence == nil {
+		return false
+	}
+	return slices.ContainsFunc(g.Evidence.Reasons, func(r string) bool { return strings.Contains(r, "ran as separate traces") })
 }
 
 // liveGraphVerdict is the graph evaluator's label and evidence level of

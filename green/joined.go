@@ -1,0 +1,108 @@
+package green
+
+import (
+	"bytes"
+	"slices"
+
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/coordbench/coordbench/otelmap"
+	"github.com/coordbench/coordbench/otelmap/assemble"
+	"github.com/coordbench/coordbench/otelmap/tracestore"
+)
+
+// Fragments of one run joined by span links (docs/trace-assembly.md, "A
+// trace that begins with a received call"): a runtime that starts a trace
+// per message (Semantic Kernel's agent runtime) links each message's
+// delivery to the span that created it, in another trace. A trace whose
+// top is such a delivery (assemble.FragmentLinks) continues the trace it
+// links to; traces joined so, transitively, are one task: assembled
+// together (assemble.Options.Joined), named by the trace they began in.
+
+// joinGroups groups ids (sorted) into the traces span links join, in the
+// order of each group's first trace; a trace no link joins is a group of
+// its own. spansOf gives a trace's spans.
+func joinGroups(ids []trace.TraceID, spansOf func(trace.TraceID) []otelmap.Span) [][]trace.TraceID {
+	index := make(map[trace.TraceID]int, len(ids))
+	for k, id := range ids {
+		index[id] = k
+	}
+	parent := make([]int, len(ids))
+	for k := range parent {
+		parent[k] = k
+	}
+	var find func(int) int
+	find = func(k int) int {
+		for parent[k] != k {
+			parent[k] = parent[parent[k]]
+			k = parent[k]
+		}
+		return k
+	}
+	continues := make([]bool, len(ids)) // its tops link to a trace held
+	for k, id := range ids {
+		for _, to := range assemble.FragmentLinks(spansOf(id)) {
+			j, ok := index[to]
+			if !ok {
+				continue
+			}
+			continues[k] = true
+			if a, b := find(k), find(j); a != b {
+				parent[max(a, b)] = min(a, b)
+			}
+		}
+	}
+	byRoot := map[int][]int{}
+	var roots []int
+	for k := range ids {
+		r := find(k)
+		if _, ok := byRoot[r]; !ok {
+			roots = append(roots, r)
+		}
+		byRoot[r] = append(byRoot[r], k)
+	}
+	groups := make([][]trace.TraceID, 0, len(roots))
+	for _, r := range roots {
+		members := byRoot[r]
+		// The trace the run began in names the task: one whose tops
+		// continue no trace held, the first such; else the first.
+		first := members[0]
+		for _, k := range members {
+			if !continues[k] {
+				first = k
+				break
+			}
+		}
+		g := []trace.TraceID{ids[first]}
+		for _, k := range members {
+			if k != first {
+				g = append(g, ids[k])
+			}
+		}
+		groups = append(groups, g)
+	}
+	return groups
+}
+
+// assembleJoined assembles a group of joined traces (joinGroups) as one:
+// the first names it, the others are joined. Spans cut off from a root
+// are counted trace by trace, each trace's tops being its own.
+func (opts OfflineOptions) assembleJoined(group []trace.TraceID, spansOf func(trace.TraceID) []otelmap.Span) assembledTrace {
+	if len(group) == 1 {
+		return opts.assembleTrace(group[0], spansOf(group[0]))
+	}
+	var all []otelmap.Span
+	detached := 0
+	for _, id := range group {
+		spans := spansOf(id)
+		detached += tracestore.DetachedSpans(spans)
+		all = append(all, spans...)
+	}
+	joined := slices.Clone(group[1:])
+	slices.SortFunc(joined, func(x, y trace.TraceID) int { return bytes.Compare(x[:], y[:]) })
+	return assembledTrace{
+		td:       assemble.TraceWith(group[0], all, assemble.Options{Conventions: opts.Conventions, Joined: joined}),
+		convs:    conversationsOf(all),
+		detached: detached,
+	}
+}
