@@ -129,8 +129,8 @@ func TestFaultsCostOneTask(t *testing.T) {
 	}()
 	started := time.Now()
 	res, err := assess(t.Context(), h, sys.URLs(), map[string]any{
-		"entry_role":           "coordinator",
-		"task_ids":             tasks,
+		"entry_role": "coordinator",
+		"task_ids":   tasks,
 		// PeerTimeout is how the coordinator tells reviewer-1's hang:
 		// 15 s, so that an honest reviewer on a machine at a tenth of a
 		// core is never taken for a hung one (at 3 s, one was, at load

@@ -2,23 +2,20 @@ package evals
 
 // The graph metrics, each computed to equal what networkx (the oracle of
 // graph_oracle_test.go) returns with default arguments on the same
-// nx.DiGraph. gonum supplies the graph type and the component algorithms,
-// whose semantics are networkx's. Where gonum's semantics differ
-// (normalisation, incoming-distance closeness, Fagiolo clustering, the A+I
-// power iteration of eigenvector centrality, PageRank's dangling-node rule)
-// or where its map-based Brandes is too slow for the 10,000-node benchmark,
-// the computation is written here over a compact adjacency (CSR) and follows
-// networkx's code step by step, down to the order floating-point sums are
-// taken in where that is cheap, so results agree to a few ulps.
+// nx.DiGraph. Every metric is computed here over a compact adjacency (CSR):
+// the components (graph_components.go) as gonum's topo package finds them
+// (the tests hold them to it), whose semantics are networkx's; the rest
+// following networkx's code step by step, down to the order floating-point
+// sums are taken in where that is cheap, so results agree to a few ulps,
+// where gonum's semantics differ (normalisation, incoming-distance
+// closeness, Fagiolo clustering, the A+I power iteration of eigenvector
+// centrality, PageRank's dangling-node rule) or where its map-based Brandes
+// is too slow for the 10,000-node benchmark.
 
 import (
 	"context"
 	"math"
 	"slices"
-
-	"gonum.org/v1/gonum/graph"
-	"gonum.org/v1/gonum/graph/simple"
-	"gonum.org/v1/gonum/graph/topo"
 )
 
 // networkx's defaults for the iterative metrics.
@@ -92,23 +89,6 @@ func (g *digraph) degree(v int32) int {
 	return int(g.outStart[v+1]-g.outStart[v]) + int(g.inStart[v+1]-g.inStart[v])
 }
 
-// gonum returns g as a gonum graph, self-loops left out (simple graphs have
-// none, and no component depends on them).
-func (g *digraph) gonum() *simple.WeightedDirectedGraph {
-	dg := simple.NewWeightedDirectedGraph(0, math.Inf(1))
-	for i := range g.names {
-		dg.AddNode(simple.Node(int64(i)))
-	}
-	for u := range g.names {
-		for k := g.outStart[u]; k < g.outStart[u+1]; k++ {
-			if v := g.out[k]; int(v) != u {
-				dg.SetWeightedEdge(dg.NewWeightedEdge(simple.Node(int64(u)), simple.Node(int64(v)), float64(g.outCount[k])))
-			}
-		}
-	}
-	return dg
-}
-
 // computeGraphMetrics computes the metrics cfg enables.
 func computeGraphMetrics(ctx context.Context, g *digraph, cfg Config) (GraphMetrics, error) {
 	var m GraphMetrics
@@ -160,11 +140,10 @@ func computeGraphMetrics(ctx context.Context, g *digraph, cfg Config) (GraphMetr
 	wantPaths := on(MetricAverageShortestPathLength) || on(MetricDiameter)
 	var sccs [][]int32
 	if on(MetricNumberWeaklyConnectedComponents) || on(MetricNumberStronglyConnectedComponents) || wantPaths {
-		dg := g.gonum()
 		if on(MetricNumberWeaklyConnectedComponents) {
-			m.NumberWeaklyConnectedComponents = scalar(float64(len(topo.ConnectedComponents(graph.Undirect{G: dg}))))
+			m.NumberWeaklyConnectedComponents = scalar(float64(g.weakComponents()))
 		}
-		sccs = componentIndices(topo.TarjanSCC(dg))
+		sccs = g.strongComponents()
 		if on(MetricNumberStronglyConnectedComponents) {
 			m.NumberStronglyConnectedComponents = scalar(float64(len(sccs)))
 		}
@@ -265,20 +244,6 @@ func (g *digraph) optionalMap(vals []float64, ok bool) map[string]*float64 {
 		} else {
 			out[name] = nil
 		}
-	}
-	return out
-}
-
-// componentIndices turns gonum's components into sorted index lists.
-func componentIndices(comps [][]graph.Node) [][]int32 {
-	out := make([][]int32, len(comps))
-	for i, c := range comps {
-		idx := make([]int32, len(c))
-		for j, v := range c {
-			idx[j] = int32(v.ID())
-		}
-		slices.Sort(idx)
-		out[i] = idx
 	}
 	return out
 }

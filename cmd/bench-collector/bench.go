@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/coordbench/coordbench/internal/procbench"
@@ -66,24 +67,18 @@ var configs = map[string]config{
 				return false, err
 			}
 		}
-		// The collector's own metrics are scraped when the sink has it
-		// all, and at most once a second before: a scrape every tick is
-		// work done for the harness (a Prometheus gather, about 6% of the
-		// collector's CPU over a run of 11 s), which span_metrics's check,
-		// the sink alone, does not ask of its collector.
-		if !ok && time.Since(r.scraped) < time.Second {
-			return false, nil
+		return emitChecked(ctx, r, ok)
+	}},
+	"coordbench_metrics": {name: "coordbench_metrics", file: "coordbench_metrics.yaml", unit: "traces counted (coordbench.traces)", done: func(ctx context.Context, r *runState) (bool, error) {
+		if _, records, _, failures := r.sink.logState(); len(failures) > 0 || records > 0 {
+			return false, fmt.Errorf("the sink could not decode (%v) or got %d log records from a metrics pipeline", failures, records)
 		}
-		r.scraped = time.Now()
-		// A record the logs pipeline refused never arrives: fail now.
-		refused, err := promSum(ctx, r.client, r.telemetry, "otelcol_connector_coordbench_emit_failed")
+		// A trace assessed twice counts twice: over the traces sent fails.
+		ok, err := checkCount(r.sink.counter("coordbench.traces"), r.p.traces, "traces counted (coordbench.traces)")
 		if err != nil {
 			return false, err
 		}
-		if refused > 0 {
-			return false, fmt.Errorf("the connector's metrics or logs pipeline refused %v batches (otelcol_connector_coordbench_emit_failed)", refused)
-		}
-		return ok, nil
+		return emitChecked(ctx, r, ok)
 	}},
 	"span_metrics": {name: "span_metrics", file: "span_metrics.yaml", unit: "spans counted", done: func(_ context.Context, r *runState) (bool, error) {
 		if _, _, _, failures := r.sink.logState(); len(failures) > 0 {
@@ -93,6 +88,28 @@ var configs = map[string]config{
 		// capture's).
 		return checkCount(r.sink.counter("traces.span.metrics.calls"), r.p.namedSpans, "spans counted (traces.span.metrics.calls)")
 	}},
+}
+
+// emitChecked fails a coordbench run whose connector's metrics or logs
+// pipeline refused a batch, which would never arrive. The collector's own
+// metrics are scraped when the sink has it all (ok), and at most once a
+// second before: a scrape every tick is work done for the harness (a
+// Prometheus gather, about 6% of the collector's CPU over a run of 11 s),
+// which span_metrics's check, the sink alone, does not ask of its
+// collector.
+func emitChecked(ctx context.Context, r *runState, ok bool) (bool, error) {
+	if !ok && time.Since(r.scraped) < time.Second {
+		return false, nil
+	}
+	r.scraped = time.Now()
+	refused, err := promSum(ctx, r.client, r.telemetry, "otelcol_connector_coordbench_emit_failed")
+	if err != nil {
+		return false, err
+	}
+	if refused > 0 {
+		return false, fmt.Errorf("the connector's metrics or logs pipeline refused %v batches (otelcol_connector_coordbench_emit_failed)", refused)
+	}
+	return ok, nil
 }
 
 func checkCount(got float64, want int, what string) (bool, error) {
@@ -130,6 +147,7 @@ func runOnce(ctx context.Context, o options, cfg config, p *payload, run int, di
 		return res, err
 	}
 	defer snk.close()
+	snk.snapshot = o.snapshot != "" && run == 1 && strings.HasPrefix(cfg.name, "coordbench")
 	ports := make([]int, 2)
 	for i := range ports {
 		if ports[i], err = procbench.FreePort(); err != nil {
@@ -191,6 +209,12 @@ func runOnce(ctx context.Context, o options, cfg config, p *payload, run int, di
 	res.cpu, res.peakRSS = after.CPU-before.CPU, after.PeakRSS
 	if cfg.name == "coordbench" {
 		_, _, res.completions, _ = snk.logState()
+	}
+	if snk.snapshot {
+		path := filepath.Join(o.snapshot, cfg.name+".txt")
+		if err := os.WriteFile(path, []byte(strings.Join(snk.snapshotLines(), "\n")+"\n"), 0o644); err != nil {
+			return fail(fmt.Errorf("snapshot: %w", err))
+		}
 	}
 	return res, nil
 }

@@ -11,18 +11,23 @@
 // processed the whole payload, reads the process's CPU time (from the
 // first request, start-up not counted) and peak RSS from /proc, and stops
 // it. "Processed whole" is read from outside the process: baseline, the
-// debug exporter's sent spans in the collector's own metrics; coordbench,
-// one log record per trace and the coordbench.traces counter equal to the
-// traces sent (a record twice fails the run); span_metrics, its calls
-// counter summed over every series equal to the spans sent. The
+// debug exporter's sent spans in the collector's own metrics;
+// coordbench_metrics (the connector in a metrics pipeline alone, as
+// span_metrics and servicegraph run), the coordbench.traces counter equal
+// to the traces sent; coordbench (a metrics and a logs pipeline), one log
+// record per trace as well (a record twice fails the run); span_metrics,
+// its calls counter summed over every series equal to the spans sent. The
 // connectors' outputs go by OTLP/HTTP to a sink in this process, which
-// decodes them with pdata.
+// decodes them with pdata; with --snapshot it writes what each coordbench
+// configuration emitted in its first counted run, to compare two builds'
+// results.
 //
-// Configurations alternate run by run (baseline, coordbench, span_metrics,
-// baseline, ...), after one warm-up round not counted; it prints every
-// run, the medians, and the ratios coordbench / span_metrics of spans per
-// CPU-second and of peak RSS, with and without the baseline's CPU (the
-// receiver's own share, which both connectors' runs pay).
+// Configurations alternate run by run (baseline, coordbench_metrics,
+// coordbench, span_metrics, baseline, ...), after one warm-up round not
+// counted; it prints every run, the medians, and the ratios of each
+// coordbench configuration to span_metrics, of spans per CPU-second and of
+// peak RSS, with and without the baseline's CPU (the receiver's own share,
+// which every connector's run pays).
 package main
 
 import (
@@ -61,6 +66,7 @@ type options struct {
 	runTimeout  time.Duration
 	quick       bool
 	configsFlag string
+	snapshot    string
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -86,7 +92,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 func parseFlags(c *cli.Command, args []string) (o options, code int, ok bool) {
 	fs := c.Flags
 	fs.StringVar(&o.otelcol, "otelcol", "bin/otelcol", "the collector binary (coordbench's distribution)")
-	fs.StringVar(&o.configsFlag, "configs", "baseline,coordbench,span_metrics", "the configurations to run, in this order each round")
+	fs.StringVar(&o.configsFlag, "configs", "baseline,coordbench_metrics,coordbench,span_metrics", "the configurations to run, in this order each round")
 	fs.StringVar(&o.shape.capturesDir, "captures", "otelmap/assemble/testdata/frameworks", "the framework captures (*.otlp.json)")
 	fs.IntVar(&o.shape.copies, "copies", 60, "copies of each capture, each a trace of its own")
 	fs.IntVar(&o.shape.generated.Requests, "requests", 40, "generated export requests")
@@ -97,6 +103,7 @@ func parseFlags(c *cli.Command, args []string) (o options, code int, ok bool) {
 	fs.IntVar(&o.warmup, "warmup", 1, "rounds run first and not counted")
 	fs.IntVar(&o.conns, "conns", 4, "concurrent connections of the client")
 	fs.DurationVar(&o.runTimeout, "run-timeout", 5*time.Minute, "longest a run may take, start-up included")
+	fs.StringVar(&o.snapshot, "snapshot", "", "a directory: write what each connector emitted in the first counted run to CONFIG.txt there (records' trace ids, attributes and body hashes; the last metrics' data points), to compare two builds' results")
 	fs.BoolVar(&o.quick, "quick", false, "small sizes where not set: 2 copies, 4 requests of 500 spans, one run, no warm-up (for a test)")
 	positional, code, ok := c.Parse(args)
 	if !ok {
@@ -133,7 +140,7 @@ func parseFlags(c *cli.Command, args []string) (o options, code int, ok bool) {
 	for name := range strings.SplitSeq(o.configsFlag, ",") {
 		name = strings.TrimSpace(name)
 		if _, known := configs[name]; !known {
-			return o, c.UsageError("--configs: unknown configuration %q (known: baseline, coordbench, span_metrics)", name), false
+			return o, c.UsageError("--configs: unknown configuration %q (known: baseline, coordbench_metrics, coordbench, span_metrics)", name), false
 		}
 		if slices.Contains(o.configs, name) {
 			return o, c.UsageError("--configs: %q twice", name), false
@@ -194,13 +201,18 @@ func bench(ctx context.Context, o options, stdout io.Writer) error {
 		meds[name] = m
 		fmt.Fprintf(stdout, row, "median", name, "", fmt.Sprintf("%.2f", m.cpu), procbench.Thousands(float64(p.spans)/m.cpu), fmt.Sprintf("%.0f", m.rss), "")
 	}
-	ours, okO := meds["coordbench"]
 	peer, okP := meds["span_metrics"]
-	if okO && okP {
-		fmt.Fprintf(stdout, "\ncoordbench / span_metrics: spans per CPU-second %s (medians of CPU time: %.2f s / %.2f s), peak RSS %s\n",
-			ratio(peer.cpu, ours.cpu), ours.cpu, peer.cpu, ratio(ours.rss, peer.rss))
-		if base, ok := meds["baseline"]; ok {
-			fmt.Fprintf(stdout, "without the receiver's share (baseline %.2f s): connector CPU %.2f s / %.2f s, spans per connector CPU-second %s / %s = %s\n",
+	base, okB := meds["baseline"]
+	fmt.Fprintln(stdout)
+	for _, name := range []string{"coordbench_metrics", "coordbench"} {
+		ours, okO := meds[name]
+		if !okO || !okP {
+			continue
+		}
+		fmt.Fprintf(stdout, "%s / span_metrics: spans per CPU-second %s (medians of CPU time: %.2f s / %.2f s), peak RSS %s\n",
+			name, ratio(peer.cpu, ours.cpu), ours.cpu, peer.cpu, ratio(ours.rss, peer.rss))
+		if okB {
+			fmt.Fprintf(stdout, "  without the receiver's share (baseline %.2f s): connector CPU %.2f s / %.2f s, spans per connector CPU-second %s / %s = %s\n",
 				base.cpu, ours.cpu-base.cpu, peer.cpu-base.cpu,
 				procbench.Thousands(float64(p.spans)/(ours.cpu-base.cpu)), procbench.Thousands(float64(p.spans)/(peer.cpu-base.cpu)),
 				ratio(peer.cpu-base.cpu, ours.cpu-base.cpu))

@@ -5,10 +5,12 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -37,6 +39,11 @@ type sink struct {
 	records     map[pcommon.TraceID]int
 	completions map[string]int
 	failures    []string
+	// snapshot, when set, keeps what --snapshot writes: a line per log
+	// record and the last metrics request's data points.
+	snapshot    bool
+	recordLines []string
+	metricLines []string
 }
 
 func newSink() (*sink, error) {
@@ -88,6 +95,9 @@ func (s *sink) metrics(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.mu.Lock()
+	if s.snapshot {
+		s.metricLines = canonicalMetrics(req.Metrics())
+	}
 	for _, rm := range req.Metrics().ResourceMetrics().All() {
 		res := fmt.Sprint(rm.Resource().Attributes().AsRaw())
 		for _, sm := range rm.ScopeMetrics().All() {
@@ -133,6 +143,11 @@ func (s *sink) logs(w http.ResponseWriter, r *http.Request) {
 					c = v.AsString()
 				}
 				s.completions[c]++
+				if s.snapshot {
+					sum := sha256.Sum256([]byte(lr.Body().Str()))
+					s.recordLines = append(s.recordLines, fmt.Sprintf("record %s span %s attrs %v body %d bytes sha256 %x",
+						lr.TraceID(), lr.SpanID(), lr.Attributes().AsRaw(), len(lr.Body().Str()), sum))
+				}
 			}
 		}
 	}
@@ -140,6 +155,47 @@ func (s *sink) logs(w http.ResponseWriter, r *http.Request) {
 	out, _ := plogotlp.NewExportResponse().MarshalProto()
 	w.Header().Set("Content-Type", "application/x-protobuf")
 	_, _ = w.Write(out)
+}
+
+// canonicalMetrics is every data point of md, one line each, timestamps
+// left out, and a histogram's sum to 12 significant digits: the
+// connector's workers add durations in whichever order traces finish, and
+// float addition in another order differs in the last bits.
+func canonicalMetrics(md pmetric.Metrics) []string {
+	var out []string
+	for _, rm := range md.ResourceMetrics().All() {
+		res := rm.Resource().Attributes().AsRaw()
+		delete(res, "service.instance.id") // a fresh one each run
+		for _, sm := range rm.ScopeMetrics().All() {
+			for _, m := range sm.Metrics().All() {
+				head := fmt.Sprintf("metric %v %s %s %q %q", res, m.Name(), m.Type(), m.Unit(), m.Description())
+				switch m.Type() {
+				case pmetric.MetricTypeSum:
+					for _, dp := range m.Sum().DataPoints().All() {
+						out = append(out, fmt.Sprintf("%s %v %d", head, dp.Attributes().AsRaw(), dp.IntValue()))
+					}
+				case pmetric.MetricTypeHistogram:
+					for _, dp := range m.Histogram().DataPoints().All() {
+						out = append(out, fmt.Sprintf("%s %v count %d sum %s min %v max %v bounds %v buckets %v",
+							head, dp.Attributes().AsRaw(), dp.Count(), strconv.FormatFloat(dp.Sum(), 'g', 12, 64), dp.Min(), dp.Max(),
+							dp.ExplicitBounds().AsRaw(), dp.BucketCounts().AsRaw()))
+					}
+				default:
+					out = append(out, head)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// snapshotLines is what --snapshot writes: the records sorted, then the
+// last metrics.
+func (s *sink) snapshotLines() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := slices.Sorted(slices.Values(s.recordLines))
+	return append(out, s.metricLines...)
 }
 
 // counter is the sum over the series of the counter named name.

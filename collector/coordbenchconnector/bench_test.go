@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/connector"
 	"go.opentelemetry.io/collector/connector/connectortest"
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -22,7 +23,9 @@ import (
 // benchBatches is a smaller cut of `make bench-collector`'s payload: ten
 // copies of every framework capture (each a trace id of its own) and 400
 // generated traces of 50 spans, as export batches.
-func benchBatches(b *testing.B) (batches []ptrace.Traces, spans, traces int) {
+func benchBatches(b *testing.B) (batches []ptrace.Traces, spans, traces int) { return benchBatchesT(b) }
+
+func benchBatchesT(b testing.TB) (batches []ptrace.Traces, spans, traces int) {
 	files, err := filepath.Glob(filepath.Join("..", "..", "otelmap/assemble/testdata/frameworks/*.otlp.json"))
 	if err != nil || len(files) == 0 {
 		b.Fatalf("captures: %v", err)
@@ -58,16 +61,28 @@ func benchBatches(b *testing.B) (batches []ptrace.Traces, spans, traces int) {
 	return batches, spans + shape.Spans(), traces + shape.Traces()
 }
 
-// BenchmarkConnector feeds the connector, built by its factory into a
-// metrics and a logs consumer as the Collector builds it, the batches of
-// benchBatches, and waits until every trace's record is out (max_wait 1s:
-// the generated traces do not settle). It reports spans per CPU-second of
-// the whole process (its goroutines idle while the traces wait); with
-// -cpuprofile it shows where the connector's time goes:
+// BenchmarkConnector feeds the connector, built by its factory as the
+// Collector builds it, the batches of benchBatches, and waits until every
+// trace is assessed (max_wait 1s: the generated traces do not settle).
+// "records" is a metrics and a logs pipeline (a record per trace);
+// "metrics" a metrics pipeline alone, as servicegraph and span_metrics
+// run. It reports spans per CPU-second of the whole process (its
+// goroutines idle while the traces wait); with -cpuprofile it shows where
+// the connector's time goes:
 //
-//	cd collector/coordbenchconnector && go test -run '^$' -bench Connector -benchtime 3x -cpuprofile /tmp/cpu.out
+//	cd collector/coordbenchconnector && go test -run '^$' -bench Connector/metrics -benchtime 3x -cpuprofile /tmp/cpu.out
 func BenchmarkConnector(b *testing.B) {
 	batches, spans, traces := benchBatches(b)
+	for _, withLogs := range []bool{true, false} {
+		name := "metrics"
+		if withLogs {
+			name = "records"
+		}
+		b.Run(name, func(b *testing.B) { benchConnector(b, batches, spans, traces, withLogs) })
+	}
+}
+
+func benchConnector(b *testing.B, batches []ptrace.Traces, spans, traces int, withLogs bool) {
 	cfg := createDefaultConfig()
 	cfg.Quiet = 200 * time.Millisecond
 	cfg.MaxWait = time.Second
@@ -82,42 +97,58 @@ func BenchmarkConnector(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		l, err := f.CreateTracesToLogs(ctx, set, cfg, logs)
-		if err != nil {
-			b.Fatal(err)
-		}
-		host := componenttest.NewNopHost()
-		if err := m.Start(ctx, host); err != nil {
-			b.Fatal(err)
-		}
-		if err := l.Start(ctx, host); err != nil {
-			b.Fatal(err)
-		}
-		for _, td := range batches {
-			if err := m.ConsumeTraces(ctx, td); err != nil {
+		instances := []connector.Traces{m}
+		if withLogs {
+			l, err := f.CreateTracesToLogs(ctx, set, cfg, logs)
+			if err != nil {
 				b.Fatal(err)
 			}
-			if err := l.ConsumeTraces(ctx, td); err != nil {
+			instances = append(instances, l)
+		}
+		host := componenttest.NewNopHost()
+		for _, in := range instances {
+			if err := in.Start(ctx, host); err != nil {
 				b.Fatal(err)
+			}
+		}
+		for _, td := range batches {
+			for _, in := range instances {
+				if err := in.ConsumeTraces(ctx, td); err != nil {
+					b.Fatal(err)
+				}
 			}
 		}
 		deadline := time.Now().Add(5 * time.Minute)
-		for logs.LogRecordCount() < traces {
+		for assessedTraces(m) < traces {
 			if time.Now().After(deadline) {
-				b.Fatalf("%d records of %d traces", logs.LogRecordCount(), traces)
+				b.Fatalf("%d traces assessed of %d", assessedTraces(m), traces)
 			}
 			time.Sleep(20 * time.Millisecond)
 		}
-		if err := m.Shutdown(ctx); err != nil {
-			b.Fatal(err)
+		for _, in := range instances {
+			if err := in.Shutdown(ctx); err != nil {
+				b.Fatal(err)
+			}
 		}
-		if err := l.Shutdown(ctx); err != nil {
-			b.Fatal(err)
+		if withLogs && logs.LogRecordCount() != traces {
+			b.Fatalf("%d records of %d traces", logs.LogRecordCount(), traces)
 		}
 	}
 	cpu := processCPU(b) - cpu0
 	b.ReportMetric(float64(spans)*float64(b.N)/cpu.Seconds(), "spans/cpu-s")
 	b.ReportMetric(float64(traces), "traces/op")
+}
+
+// assessedTraces is how many traces the core behind in has assessed.
+func assessedTraces(in connector.Traces) int {
+	a := in.(*instance).core.agg
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	n := 0
+	for _, v := range a.traces {
+		n += int(v)
+	}
+	return n
 }
 
 // processCPU is the CPU time (user and system) this process has used.

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
-	"slices"
 	"sync"
 	"time"
 
@@ -97,12 +96,14 @@ var _ connector.Traces = (*instance)(nil)
 
 // heldTrace is the spans of one trace, waiting to be complete.
 type heldTrace struct {
-	id    trace.TraceID
-	spans []otelmap.Span
-	seen  map[trace.SpanID]struct{}
+	id trace.TraceID
+	// spans are packed (tracestore.Held): a few hundred bytes a span that
+	// the garbage collector does not scan, unpacked when the trace is
+	// checked and when it is assessed.
+	spans *tracestore.Held
 	first time.Time
 	last  time.Time
-	// checked is len(spans) when the evidence was last found lacking,
+	// checked is spans.Len() when the evidence was last found lacking,
 	// and unanswered and detached what it lacked then: a trace released
 	// with no span since (at max_wait, mostly) needs no second check.
 	checked    int
@@ -110,6 +111,9 @@ type heldTrace struct {
 	detached   int
 	refused    int
 	elem       *list.Element
+	// quietElem is the trace's place in core.quiet, nil when it is not
+	// there (checked since its last span).
+	quietElem *list.Element
 }
 
 // released is a trace on its way to assessment.
@@ -126,19 +130,35 @@ type core struct {
 	tel      *telemetry
 	registry *evals.Registry
 	evalCfg  evals.Config
-	await    *tracestore.Await
+	// metricsCfg is evalCfg with what only the log record shows off: the
+	// latency and text evaluators, and the graph metrics no metric
+	// carries (metricsOnlyGraph). Without a logs pipeline nothing reads
+	// them: the metrics take the graph's label, evidence and the metrics
+	// graphMetrics names, and the interactions.
+	metricsCfg evals.Config
+	await      *tracestore.Await
+	// dict holds the held spans' attribute keys and names once.
+	dict     *tracestore.Dict
 	resource pcommon.Resource
 	agg      *aggregate
 	refs     int // guarded by factory.mu
 
-	mu       sync.Mutex
-	metrics  consumer.Metrics
-	logs     consumer.Logs
-	held     map[trace.TraceID]*heldTrace
-	order    *list.List // of *heldTrace, oldest first
+	mu      sync.Mutex
+	metrics consumer.Metrics
+	logs    consumer.Logs
+	held    map[trace.TraceID]*heldTrace
+	order   *list.List // of *heldTrace, oldest first
+	// quiet holds the traces whose spans changed since their evidence
+	// was last checked, least recently added to first: a tick looks at
+	// the traces whose wait ends, not at every trace held.
+	quiet    *list.List
 	spans    int
 	done     recentIDs
 	stopping bool
+	// batch packs the spans of the batch being consumed, and inBatch
+	// counts them by trace (both reused from batch to batch).
+	batch   tracestore.Batch
+	inBatch map[trace.TraceID]int
 
 	work    chan released
 	stop    chan struct{}
@@ -170,19 +190,22 @@ func newCore(set connector.Settings, cfg *Config) (*core, error) {
 		workers = runtime.GOMAXPROCS(0)
 	}
 	c := &core{
-		cfg:      cfg,
-		log:      set.Logger,
-		tel:      tel,
-		registry: evals.NewRegistry(evals.Options{}),
-		evalCfg:  evals.Config{Evaluators: cfg.Evaluators, IncludeVirtualNodes: cfg.IncludeVirtualNodes},
-		await:    &tracestore.Await{Calls: assemble.CallRule(nil), AllAgents: true, Except: cfg.AwaitExcept},
-		resource: res,
-		agg:      newAggregate(cfg, tel),
-		held:     map[trace.TraceID]*heldTrace{},
-		order:    list.New(),
-		done:     newRecentIDs(2 * cfg.MaxTraces),
-		work:     make(chan released, 4*workers),
-		stop:     make(chan struct{}),
+		cfg:        cfg,
+		log:        set.Logger,
+		tel:        tel,
+		registry:   evals.NewRegistry(evals.Options{}),
+		evalCfg:    evals.Config{Evaluators: cfg.Evaluators, IncludeVirtualNodes: cfg.IncludeVirtualNodes},
+		metricsCfg: evals.Config{Evaluators: recordOnlyOff(cfg.Evaluators), IncludeVirtualNodes: cfg.IncludeVirtualNodes, GraphMetrics: recordOnlyMetrics},
+		await:      &tracestore.Await{Calls: assemble.CallRule(nil), AllAgents: true, Except: cfg.AwaitExcept},
+		dict:       tracestore.NewDict(),
+		resource:   res,
+		agg:        newAggregate(cfg, tel),
+		held:       map[trace.TraceID]*heldTrace{},
+		order:      list.New(),
+		quiet:      list.New(),
+		done:       newRecentIDs(2 * cfg.MaxTraces),
+		work:       make(chan released, 4*workers),
+		stop:       make(chan struct{}),
 	}
 	c.workers.Add(workers)
 	for range workers {
@@ -216,17 +239,11 @@ func (c *core) start() {
 	})
 }
 
-// consume holds the spans of td by trace. A trace past its bounds evicts
-// the oldest held; spans of a trace already assessed are late, counted
-// and dropped.
+// consume holds the spans of td by trace, packed as they are read from
+// td (otlpdecode.EachSpan: no []otelmap.Span of the batch is made). A
+// trace past its bounds evicts the oldest held; spans of a trace already
+// assessed are late, counted and dropped.
 func (c *core) consume(ctx context.Context, td ptrace.Traces) error {
-	spans, _ := otlpdecode.SpansFromTraces(td, otelmap.SourceOTLP)
-	// inBatch counts the batch's spans by trace, so that a held trace's
-	// spans and seen set grow once per batch, not by doubling.
-	inBatch := make(map[trace.TraceID]int, 16)
-	for i := range spans {
-		inBatch[spans[i].TraceID]++
-	}
 	now := time.Now()
 	var evicted []released
 	var invalid, late, dup, overTrace int
@@ -237,55 +254,103 @@ func (c *core) consume(ctx context.Context, td ptrace.Traces) error {
 	}
 	c.submitting.Add(1) // shutdown closes work only after these sends
 	defer c.submitting.Done()
-	for i := range spans {
-		sp := spans[i]
-		if !sp.TraceID.IsValid() || !sp.SpanID.IsValid() {
-			invalid++
-			continue
+	// The spans are read and packed under the lock. A panic there (a bug
+	// of ours that some exporter's spans reach; ConsumeTraces recovers
+	// it and refuses the batch) still commits what was packed, unlocks,
+	// and assesses the traces the batch evicted, so the hold stays whole.
+	var panicked any
+	func() {
+		defer func() {
+			c.batch.Commit()
+			clear(c.inBatch)
+			c.mu.Unlock()
+			panicked = recover()
+		}()
+		// A trace's heads grow once per batch, by what the batch brings (its
+		// records do in c.batch.Commit).
+		if c.inBatch == nil {
+			c.inBatch = map[trace.TraceID]int{}
 		}
-		if c.done.has(sp.TraceID) {
-			late++
-			continue
-		}
-		h := c.held[sp.TraceID]
-		if h == nil {
-			for len(c.held) >= c.cfg.MaxTraces {
-				evicted = append(evicted, c.evictLocked(nil, reasonMaxTraces))
+		for _, rs := range td.ResourceSpans().All() {
+			for _, ss := range rs.ScopeSpans().All() {
+				for _, sp := range ss.Spans().All() {
+					c.inBatch[trace.TraceID(sp.TraceID())]++
+				}
 			}
-			h = &heldTrace{id: sp.TraceID, seen: make(map[trace.SpanID]struct{}, inBatch[sp.TraceID]), first: now}
-			h.elem = c.order.PushBack(h)
-			c.held[sp.TraceID] = h
 		}
-		if _, ok := h.seen[sp.SpanID]; ok {
-			dup++ // a retried export
-			continue
-		}
-		if len(h.spans) >= c.cfg.MaxSpansPerTrace {
-			h.refused++
-			overTrace++
-			continue
-		}
-		for c.spans >= c.cfg.MaxSpans {
-			evicted = append(evicted, c.evictLocked(h, reasonMaxSpans))
-		}
-		if len(h.spans) == cap(h.spans) {
-			h.spans = slices.Grow(h.spans, min(inBatch[sp.TraceID], c.cfg.MaxSpansPerTrace-len(h.spans)))
-		}
-		inBatch[sp.TraceID]--
-		h.seen[sp.SpanID] = struct{}{}
-		h.spans = append(h.spans, sp)
-		h.last = now
-		c.spans++
-	}
-	c.mu.Unlock()
+		// A batch's spans of one trace mostly come together: the trace last
+		// found is tried first. It is never evicted while it is last: a new
+		// trace's evictions come before it becomes last, and max_spans's keep
+		// the trace being added to.
+		var last *heldTrace
+		otlpdecode.EachSpan(td, otelmap.SourceOTLP, func(sp *otelmap.Span) {
+			if readHook != nil {
+				readHook(sp)
+			}
+			if !sp.TraceID.IsValid() || !sp.SpanID.IsValid() {
+				invalid++
+				return
+			}
+			h := last
+			if h == nil || h.id != sp.TraceID {
+				if c.done.has(sp.TraceID) {
+					late++
+					return
+				}
+				if h = c.held[sp.TraceID]; h == nil {
+					for len(c.held) >= c.cfg.MaxTraces {
+						evicted = append(evicted, c.evictLocked(nil, reasonMaxTraces))
+					}
+					h = &heldTrace{id: sp.TraceID, spans: tracestore.NewHeld(c.dict), first: now}
+					h.elem = c.order.PushBack(h)
+					c.held[sp.TraceID] = h
+				}
+				last = h
+			}
+			if h.spans.Has(sp.SpanID) {
+				dup++ // a retried export
+				return
+			}
+			if h.spans.Len() >= c.cfg.MaxSpansPerTrace {
+				h.refused++
+				overTrace++
+				return
+			}
+			for c.spans >= c.cfg.MaxSpans {
+				evicted = append(evicted, c.evictLocked(h, reasonMaxSpans))
+			}
+			if h.last != now {
+				h.spans.Reserve(c.inBatch[sp.TraceID])
+				if h.quietElem != nil {
+					c.quiet.MoveToBack(h.quietElem)
+				} else {
+					h.quietElem = c.quiet.PushBack(h)
+				}
+			}
+			if c.batch.Add(h.spans, sp) != tracestore.Added {
+				h.refused++ // its records would pass 4 GiB
+				overTrace++
+				return
+			}
+			h.last = now
+			c.spans++
+		})
+	}()
 	c.tel.spansDropped(ctx, invalid, late, dup, overTrace)
 	for _, r := range evicted {
 		if err := c.submit(ctx, r); err != nil {
 			return err
 		}
 	}
+	if panicked != nil {
+		panic(panicked)
+	}
 	return nil
 }
+
+// readHook, when set (by a test), sees each span consume reads, under the
+// lock: a test makes it panic, as a bug reached by some span would.
+var readHook func(sp *otelmap.Span)
 
 // Eviction reasons (attribute reason of the evicted-traces counter).
 const (
@@ -308,8 +373,12 @@ func (c *core) evictLocked(keep *heldTrace, reason string) released {
 
 func (c *core) removeLocked(h *heldTrace) *heldTrace {
 	c.order.Remove(h.elem)
+	if h.quietElem != nil {
+		c.quiet.Remove(h.quietElem)
+		h.quietElem = nil
+	}
 	delete(c.held, h.id)
-	c.spans -= len(h.spans)
+	c.spans -= h.spans.Len()
 	c.done.add(h.id)
 	return h
 }
@@ -321,7 +390,7 @@ func (c *core) submit(ctx context.Context, r released) error {
 	case <-ctx.Done():
 		// The trace is out of the hold already: assess it here rather
 		// than lose it.
-		c.assess(r)
+		c.assess(r, nil)
 		return nil
 	}
 }
@@ -333,12 +402,13 @@ func (c *core) watch() {
 	tick = max(tick, 5*time.Millisecond)
 	t := time.NewTicker(tick)
 	defer t.Stop()
+	var scratch tracestore.Scratch // the settle check's spans, tick after tick
 	for {
 		select {
 		case <-c.stop:
 			return
 		case <-t.C:
-			for _, r := range c.due(time.Now()) {
+			for _, r := range c.due(time.Now(), &scratch) {
 				c.work <- r
 			}
 		}
@@ -350,35 +420,38 @@ func (c *core) watch() {
 // for traces quiet for Quiet whose spans changed since the last check,
 // outside the lock: spans are only ever appended, so a held slice header
 // stays valid.
-func (c *core) due(now time.Time) []released {
+func (c *core) due(now time.Time, scratch *tracestore.Scratch) []released {
 	type candidate struct {
-		h     *heldTrace
-		spans []otelmap.Span
+		h    *heldTrace
+		view *tracestore.Held
 	}
 	var out []released
 	var check []candidate
 	c.mu.Lock()
-	for e := c.order.Front(); e != nil; {
+	// order is by first span, quiet by last: each is read up to the
+	// first trace whose wait has not ended.
+	for e := c.order.Front(); e != nil && now.Sub(e.Value.(*heldTrace).first) >= c.cfg.MaxWait; e = c.order.Front() {
+		out = append(out, released{heldTrace: c.removeLocked(e.Value.(*heldTrace)), completion: completionMaxWait})
+	}
+	for e := c.quiet.Front(); e != nil && now.Sub(e.Value.(*heldTrace).last) >= c.cfg.Quiet; e = e.Next() {
 		h := e.Value.(*heldTrace)
-		e = e.Next()
-		switch {
-		case now.Sub(h.first) >= c.cfg.MaxWait:
-			out = append(out, released{heldTrace: c.removeLocked(h), completion: completionMaxWait})
-		case now.Sub(h.last) >= c.cfg.Quiet && len(h.spans) != h.checked:
-			check = append(check, candidate{h, h.spans})
-		}
+		check = append(check, candidate{h, h.spans.View()})
 	}
 	c.mu.Unlock()
 	var complete []candidate
 	for _, cand := range check {
-		ev := tracestore.CheckEvidence(cand.spans, c.await)
+		ev := tracestore.CheckEvidence(cand.view.SpansForCheck(cand.h.id, scratch), c.await)
 		if ev.Whole() {
 			complete = append(complete, cand)
 			continue
 		}
 		c.mu.Lock()
-		if len(cand.h.spans) == len(cand.spans) {
-			cand.h.checked, cand.h.unanswered, cand.h.detached = len(cand.spans), ev.Unanswered, ev.Detached
+		// Unchanged since the check (and still held): it waits for a
+		// span or max_wait, not to be checked again.
+		if h := cand.h; h.quietElem != nil && h.spans.Len() == cand.view.Len() {
+			h.checked, h.unanswered, h.detached = cand.view.Len(), ev.Unanswered, ev.Detached
+			c.quiet.Remove(h.quietElem)
+			h.quietElem = nil
 		}
 		c.mu.Unlock()
 	}
@@ -389,7 +462,7 @@ func (c *core) due(now time.Time) []released {
 	for _, cand := range complete {
 		// Still held and unchanged since the check: else the next tick
 		// looks again.
-		if c.held[cand.h.id] == cand.h && len(cand.h.spans) == len(cand.spans) {
+		if c.held[cand.h.id] == cand.h && cand.h.spans.Len() == cand.view.Len() {
 			out = append(out, released{heldTrace: c.removeLocked(cand.h), completion: completionSettled})
 		}
 	}
@@ -399,8 +472,9 @@ func (c *core) due(now time.Time) []released {
 
 func (c *core) worker() {
 	defer c.workers.Done()
+	var scratch tracestore.Scratch // the spans of trace after trace
 	for r := range c.work {
-		c.assess(r)
+		c.assess(r, &scratch)
 	}
 }
 
@@ -408,11 +482,15 @@ func (c *core) worker() {
 // the evaluators' registry, report.NewTaskResult), records it in the
 // metrics and emits its log record.
 //
+// The spans are unpacked into scratch (nil: fresh memory), which the next
+// trace reuses: nothing of them outlives assess (aggregate.record copies
+// the names it keeps).
+//
 // It runs in the connector's own workers, on spans any exporter to the
 // Collector may have sent: a panic here (a bug of ours that such spans
 // reach) drops this trace, logged with the stack, and leaves the Collector
 // and the other traces alone (docs/operations.md#failures-stay-where-they-start).
-func (c *core) assess(r released) {
+func (c *core) assess(r released, scratch *tracestore.Scratch) {
 	defer func() {
 		if p := recover(); p != nil {
 			c.log.Error("coordbench: assessing a trace panicked; the trace is dropped",
@@ -420,12 +498,20 @@ func (c *core) assess(r released) {
 		}
 	}()
 	started := time.Now()
-	in := evals.Inputs{Config: c.evalCfg, Collection: &evals.Collection{
+	c.mu.Lock()
+	logs := c.logs
+	c.mu.Unlock()
+	// The trace is out of the hold: its spans are this worker's alone.
+	spans := r.spans.SpansIn(r.id, scratch)
+	in := evals.Inputs{Config: c.metricsCfg, Collection: &evals.Collection{
 		Settled: r.completion == completionSettled, MaxWaitMS: c.cfg.MaxWait.Milliseconds(), RefusedSpans: r.refused,
 	}}
+	if logs != nil {
+		in.Config = c.evalCfg
+	}
 	if r.completion != completionSettled {
-		if r.checked != len(r.spans) {
-			ev := tracestore.CheckEvidence(r.spans, c.await)
+		if r.checked != len(spans) {
+			ev := tracestore.CheckEvidence(spans, c.await)
 			r.unanswered, r.detached = ev.Unanswered, ev.Detached
 		}
 		in.Collection.Detached = r.detached
@@ -433,20 +519,16 @@ func (c *core) assess(r released) {
 			in.Collection.Unanswered = append(in.Collection.Unanswered, u.Caller+" -> "+u.Callee)
 		}
 	}
-	td := assemble.TraceWith(r.id, r.spans, assemble.Options{})
+	td := assemble.TraceWith(r.id, spans, assemble.Options{})
 	rep := c.registry.Run(context.Background(), td, in, nil)
 	tr := report.NewTaskResult(td, rep)
 	tr.RefusedSpans = r.refused
 	c.agg.record(&tr, r.completion)
 	c.tel.assessed(r.completion, time.Since(started))
-
-	c.mu.Lock()
-	logs := c.logs
-	c.mu.Unlock()
 	if logs == nil {
 		return
 	}
-	ld, err := logRecord(c.resource, &tr, r, time.Now())
+	ld, err := logRecord(c.resource, &tr, r, len(spans), time.Now())
 	if err != nil {
 		c.log.Error("coordbench: cannot encode a task result", zap.String("trace_id", r.id.String()), zap.Error(err))
 		return
@@ -455,6 +537,26 @@ func (c *core) assess(r released) {
 		c.tel.emitFailed("logs")
 		c.log.Warn("coordbench: the logs pipeline refused a result record", zap.String("trace_id", r.id.String()), zap.Error(err))
 	}
+}
+
+// recordOnlyMetrics switches off the graph metrics that only the log
+// record shows: graphMetrics (metrics.go) takes none of them, and the
+// graph's label takes betweenness alone (evals, judge).
+var recordOnlyMetrics = map[string]bool{
+	evals.MetricClosenessCentrality: false, evals.MetricEigenvectorCentrality: false, evals.MetricPageRank: false,
+	evals.MetricClustering: false, evals.MetricNumberStronglyConnectedComponents: false,
+}
+
+// recordOnlyOff is evaluators (the configuration's switches) with the
+// evaluators whose results only the log record shows switched off.
+func recordOnlyOff(evaluators map[string]bool) map[string]bool {
+	out := map[string]bool{"latency": false, "text": false}
+	for name, on := range evaluators {
+		if _, recordOnly := out[name]; !recordOnly {
+			out[name] = on
+		}
+	}
+	return out
 }
 
 // flushLoop emits the cumulative metrics every metrics_flush_interval.

@@ -25,7 +25,7 @@ var bodyBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 16<<10); retu
 // logRecord is one record carrying tr's coordbench.result/v2 task JSON as
 // its body, with the trace's id (and its root span's, when held) on the
 // record so a backend shows the verdict next to the trace.
-func logRecord(res pcommon.Resource, tr *report.TaskResult, r released, now time.Time) (plog.Logs, error) {
+func logRecord(res pcommon.Resource, tr *report.TaskResult, r released, spans int, now time.Time) (plog.Logs, error) {
 	buf := bodyBuffers.Get().(*[]byte)
 	defer bodyBuffers.Put(buf)
 	body, err := tr.AppendJSON((*buf)[:0])
@@ -45,11 +45,8 @@ func logRecord(res pcommon.Resource, tr *report.TaskResult, r released, now time
 	rec.SetSeverityText("INFO")
 	rec.SetEventName(eventName)
 	rec.SetTraceID(pcommon.TraceID(r.id))
-	for i := range r.spans {
-		if !r.spans[i].ParentSpanID.IsValid() {
-			rec.SetSpanID(pcommon.SpanID(r.spans[i].SpanID))
-			break
-		}
+	if root, ok := r.spans.Root(); ok {
+		rec.SetSpanID(pcommon.SpanID(root))
 	}
 	rec.Body().SetStr(string(body))
 	*buf = body
@@ -59,6 +56,6 @@ func logRecord(res pcommon.Resource, tr *report.TaskResult, r released, now time
 	attrs.PutStr(attrLabel, label)
 	attrs.PutStr(attrEvidence, evidence)
 	attrs.PutStr(attrCompletion, r.completion)
-	attrs.PutInt("coordbench.trace.spans", int64(len(r.spans)))
+	attrs.PutInt("coordbench.trace.spans", int64(spans))
 	return ld, nil
 }

@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -140,6 +141,7 @@ type aggregate struct {
 	durations map[edgeKey]*histogram
 	traces    map[traceKey]uint64
 	graph     []*histogram // by graphMetrics index
+	names     map[string]string
 }
 
 func newAggregate(cfg *Config, tel *telemetry) *aggregate {
@@ -151,6 +153,7 @@ func newAggregate(cfg *Config, tel *telemetry) *aggregate {
 		errors:    map[edgeKey]uint64{},
 		durations: map[edgeKey]*histogram{},
 		traces:    map[traceKey]uint64{},
+		names:     map[string]string{},
 	}
 	for _, b := range cfg.CallDurationBuckets {
 		a.bounds = append(a.bounds, b.Seconds())
@@ -206,9 +209,12 @@ func (a *aggregate) record(tr *report.TaskResult, completion string) {
 				continue
 			}
 			k := callKey{edge, r.road}
-			if _, ok := a.calls[k]; !ok && len(a.calls) >= a.maxSeries {
-				kept = false
-				continue
+			if _, ok := a.calls[k]; !ok {
+				if len(a.calls) >= a.maxSeries {
+					kept = false
+					continue
+				}
+				k.edgeKey = a.own(edge)
 			}
 			a.calls[k] += uint64(r.n)
 		}
@@ -217,12 +223,15 @@ func (a *aggregate) record(tr *report.TaskResult, completion string) {
 			continue
 		}
 		if it.Errors > 0 {
+			if _, ok := a.errors[edge]; !ok {
+				edge = a.own(edge)
+			}
 			a.errors[edge] += uint64(it.Errors)
 		}
 		h := a.durations[edge]
 		if h == nil && len(it.LatenciesMS) > 0 {
 			h = newHistogram(a.bounds)
-			a.durations[edge] = h
+			a.durations[a.own(edge)] = h
 		}
 		for _, ms := range it.LatenciesMS {
 			h.add(ms / 1000)
@@ -235,6 +244,22 @@ func (a *aggregate) record(tr *report.TaskResult, completion string) {
 			}
 		}
 	}
+}
+
+// own returns edge with the aggregate's copies of its names, for a new
+// series: the names an assessment gives point into the trace's held
+// spans, whose bytes a series kept for good must not keep. The copies are
+// shared by every series that names them (as many as the series).
+func (a *aggregate) own(edge edgeKey) edgeKey {
+	name := func(s string) string {
+		if c, ok := a.names[s]; ok {
+			return c
+		}
+		c := strings.Clone(s)
+		a.names[c] = c
+		return c
+	}
+	return edgeKey{name(edge.caller), name(edge.callee)}
 }
 
 // metrics returns the cumulative metrics as of now; false when no trace

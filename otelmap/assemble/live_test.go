@@ -106,9 +106,31 @@ func (lt *liveTruth) misread(run string) (reason string, programWide bool, err e
 	return byRun[run], false, nil
 }
 
-// liveTally counts the outcomes of the corpus for the summary line.
+// liveTally counts the outcomes of the corpus for the summary lines.
 type liveTally struct {
 	programs, runs, exact, insufficient, misread int
+}
+
+func (t *liveTally) add(o liveTally) {
+	t.programs += o.programs
+	t.runs += o.runs
+	t.exact += o.exact
+	t.insufficient += o.insufficient
+	t.misread += o.misread
+}
+
+func (t liveTally) String() string {
+	return fmt.Sprintf("%d programs, %d runs: %d exact, %d insufficient_evidence as expected, %d known misread, %d wrong",
+		t.programs, t.runs, t.exact, t.insufficient, t.misread, t.runs-t.exact-t.insufficient-t.misread)
+}
+
+// liveLanguage tells a program's language by the file that runs its team:
+// team.py for Python (harness/pylive.mjs), a Node program otherwise.
+func liveLanguage(dir string) string {
+	if _, err := os.Stat(filepath.Join(dir, "team.py")); err == nil {
+		return "Python"
+	}
+	return "JavaScript"
 }
 
 // TestLiveCorpus assesses every committed capture of the live corpus as
@@ -131,11 +153,16 @@ type liveTally struct {
 func TestLiveCorpus(t *testing.T) {
 	fresh := os.Getenv("LIVE_CAPTURES")
 	programs := livePrograms(t)
-	var tally liveTally
+	byLanguage := map[string]*liveTally{}
 	for _, prog := range programs {
+		dir := filepath.Join(liveDir, prog)
+		lang := liveLanguage(dir)
+		if byLanguage[lang] == nil {
+			byLanguage[lang] = &liveTally{}
+		}
+		tally := byLanguage[lang]
 		t.Run(prog, func(t *testing.T) {
 			tally.programs++
-			dir := filepath.Join(liveDir, prog)
 			truth := loadLiveTruth(t, dir)
 			checkLivePackages(t, dir, truth)
 			captures := filepath.Join(dir, "captures")
@@ -182,8 +209,12 @@ func TestLiveCorpus(t *testing.T) {
 			}
 		})
 	}
-	t.Logf("live corpus: %d programs, %d runs: %d exact, %d insufficient_evidence as expected, %d known misread, %d wrong",
-		tally.programs, tally.runs, tally.exact, tally.insufficient, tally.misread, tally.runs-tally.exact-tally.insufficient-tally.misread)
+	var all liveTally
+	for _, lang := range slices.Sorted(maps.Keys(byLanguage)) {
+		t.Logf("live corpus, %s: %s", lang, byLanguage[lang])
+		all.add(*byLanguage[lang])
+	}
+	t.Logf("live corpus: %s", all)
 }
 
 // livePrograms lists the program folders: every folder of testdata/live

@@ -66,6 +66,36 @@ func SpansFromTraces(td ptrace.Traces, source string) ([]otelmap.Span, []string)
 	return c.spans, c.warnings
 }
 
+// EachSpan calls fn with every span of td in SpansFromTraces's order,
+// converted as SpansFromTraces converts it, without keeping any: the span
+// fn gets, its attributes and its links and events are reused for the
+// next span, so fn must copy what it keeps (Held.Add does), and a batch
+// costs a few allocations, not a []Span, whatever its size. The spans of
+// one ResourceSpans share one *Resource, which fn may keep; its strings
+// point into td. Spans with invalid ids are passed on, as SpansFromTraces
+// returns them.
+func EachSpan(td ptrace.Traces, source string, fn func(sp *otelmap.Span)) {
+	c := pdataConverter{source: source, spans: make([]otelmap.Span, 0, 1)}
+	rss := td.ResourceSpans()
+	for i := 0; i < rss.Len(); i++ {
+		rs := rss.At(i)
+		// A resource's attributes outlive its spans: the batch's arena.
+		c.reuse = false
+		c.attrsLeft = rs.Resource().Attributes().Len()
+		res := c.resource(rs.Resource())
+		c.reuse = true
+		sss := rs.ScopeSpans()
+		for j := 0; j < sss.Len(); j++ {
+			ss := sss.At(j).Spans()
+			for k := 0; k < ss.Len(); k++ {
+				c.spans, c.scratch = c.spans[:0], c.scratch[:0]
+				c.span(ss.At(k), res)
+				fn(&c.spans[0])
+			}
+		}
+	}
+}
+
 // pdataConverter carries the state of one SpansFromTraces call.
 type pdataConverter struct {
 	source   string
@@ -77,6 +107,10 @@ type pdataConverter struct {
 	// attrsLeft is how many attributes the batch has yet to convert, so
 	// that a small batch's chunk is its size, not attrChunk.
 	attrsLeft int
+	// reuse (EachSpan): one span at a time, the attributes of it and its
+	// links and events cut from scratch, which the next span reuses.
+	reuse   bool
+	scratch []attribute.KeyValue
 }
 
 // attrCount is the number of attributes of td's resources, spans, links
@@ -171,7 +205,13 @@ func (c *pdataConverter) attrs(m pcommon.Map) []attribute.KeyValue {
 	var out []attribute.KeyValue
 	left := c.attrsLeft
 	c.attrsLeft -= n
-	if n > attrChunk/4 {
+	if c.reuse {
+		if cap(c.scratch)-len(c.scratch) < n {
+			c.scratch = make([]attribute.KeyValue, 0, max(n, 2*cap(c.scratch), 64))
+		}
+		out = c.scratch[len(c.scratch) : len(c.scratch) : len(c.scratch)+n]
+		c.scratch = c.scratch[:len(c.scratch)+n]
+	} else if n > attrChunk/4 {
 		out = make([]attribute.KeyValue, 0, n) // a large set gets its own array
 	} else {
 		if len(c.arena) < n {

@@ -81,6 +81,7 @@ func checkDecodersAgree(t testing.TB, body []byte) {
 			t.Fatalf("warnings differ:\npdata: %s\nthe receiver's decoder: %s", w, g)
 		}
 	}
+	checkEachSpanAgrees(t, body)
 	checkStoreKeeps(t, got, func() {})
 	checkStoreKeeps(t, again, func() {
 		for i := range copied {
@@ -160,6 +161,7 @@ func protoSeeds(tb testing.TB) [][]byte {
 	add(otlptest.Traces(3, 3, 1))
 	add(otlptest.Traces(8, 2, 3))
 	add(protoEveryValueTraces())
+	add(sharedResourcesTraces(0))
 	for _, path := range []string{twoAgentsFixture, sdkFixture} {
 		raw, err := os.ReadFile(path)
 		if err != nil {

@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"math"
 	"slices"
-	"strings"
 	"time"
 	"unsafe"
 
@@ -84,6 +83,19 @@ type packedSpans struct {
 	// the trace is made), so that the first record can size data and
 	// heads for them all rather than grow them by doubling.
 	expect int
+	// dict, when set, holds attribute keys and span names once for every
+	// trace that shares it (dict.go); the records then name them by index.
+	// The Store sets none.
+	dict *Dict
+	// batchResources: resources are the caller's batch's own (not copies
+	// the holder owns), matched as assembly matches processes (Held).
+	batchResources bool
+	// valueRefs (Held, with a dict): string attribute values are written
+	// as appendRefString writes them, a repeat of one earlier in the trace
+	// as a reference to it; refs and refBase are a Batch's while it packs.
+	valueRefs bool
+	refs      *valueRefs
+	refBase   int
 }
 
 func (p *packedSpans) len() int { return len(p.heads) }
@@ -98,6 +110,8 @@ func (p *packedSpans) view() packedSpans {
 		data:      p.data[:len(p.data):len(p.data)],
 		resources: p.resources[:len(p.resources):len(p.resources)],
 		details:   p.details[:len(p.details):len(p.details)],
+		dict:      p.dict,
+		valueRefs: p.valueRefs,
 	}
 }
 
@@ -191,6 +205,9 @@ func (p *packedSpans) resourceIndex(res *otelmap.Resource) int {
 }
 
 func (p *packedSpans) findResource(res *otelmap.Resource) int {
+	if p.batchResources {
+		return p.findBatchResource(res)
+	}
 	for i := len(p.resources) - 1; i >= 0; i-- {
 		r := p.resources[i]
 		if r == res || (r != otelmap.EmptyResource() && res != otelmap.EmptyResource() &&
@@ -231,14 +248,29 @@ func (p *packedSpans) pack(b []byte, sp *otelmap.Span, res *otelmap.Resource) []
 		p.details = append(p.details, cloneDetail(sp.Detail))
 		b = binary.AppendUvarint(b, uint64(len(p.details)-1))
 	}
-	b = appendString(b, sp.Name)
+	if p.dict != nil {
+		p.dict.mu.Lock()
+		defer p.dict.mu.Unlock()
+		b = p.dict.names.appendWord(b, sp.Name)
+	} else {
+		b = appendString(b, sp.Name)
+	}
 	b = appendString(b, sp.StatusMessage)
 	if code == sourceOther {
 		b = appendString(b, sp.Source)
 	}
 	b = binary.AppendUvarint(b, uint64(len(sp.Attrs)))
 	for _, kv := range sp.Attrs {
-		b = appendAttr(b, kv)
+		switch {
+		case p.valueRefs && kv.Value.Type() == attribute.STRING:
+			b = p.dict.keys.appendWord(b, string(kv.Key))
+			b = p.appendRefString(append(b, byte(attribute.STRING)), kv.Value.AsString())
+		case p.dict != nil:
+			b = p.dict.keys.appendWord(b, string(kv.Key))
+			b = appendValue(b, kv.Value)
+		default:
+			b = appendAttr(b, kv)
+		}
 	}
 	return b
 }
@@ -268,41 +300,45 @@ func appendString(b []byte, s string) []byte {
 }
 
 func appendAttr(b []byte, kv attribute.KeyValue) []byte {
-	b = appendString(b, string(kv.Key))
-	t := kv.Value.Type()
+	return appendValue(appendString(b, string(kv.Key)), kv.Value)
+}
+
+// appendValue writes an attribute's type byte and value.
+func appendValue(b []byte, v attribute.Value) []byte {
+	t := v.Type()
 	b = append(b, byte(t))
 	switch t {
 	case attribute.BOOL:
-		return append(b, boolByte(kv.Value.AsBool()))
+		return append(b, boolByte(v.AsBool()))
 	case attribute.INT64:
-		return binary.AppendVarint(b, kv.Value.AsInt64())
+		return binary.AppendVarint(b, v.AsInt64())
 	case attribute.FLOAT64:
-		return binary.LittleEndian.AppendUint64(b, math.Float64bits(kv.Value.AsFloat64()))
+		return binary.LittleEndian.AppendUint64(b, math.Float64bits(v.AsFloat64()))
 	case attribute.STRING:
-		return appendString(b, kv.Value.AsString())
+		return appendString(b, v.AsString())
 	case attribute.BOOLSLICE:
-		vs := kv.Value.AsBoolSlice()
+		vs := v.AsBoolSlice()
 		b = binary.AppendUvarint(b, uint64(len(vs)))
-		for _, v := range vs {
-			b = append(b, boolByte(v))
+		for _, x := range vs {
+			b = append(b, boolByte(x))
 		}
 	case attribute.INT64SLICE:
-		vs := kv.Value.AsInt64Slice()
+		vs := v.AsInt64Slice()
 		b = binary.AppendUvarint(b, uint64(len(vs)))
-		for _, v := range vs {
-			b = binary.AppendVarint(b, v)
+		for _, x := range vs {
+			b = binary.AppendVarint(b, x)
 		}
 	case attribute.FLOAT64SLICE:
-		vs := kv.Value.AsFloat64Slice()
+		vs := v.AsFloat64Slice()
 		b = binary.AppendUvarint(b, uint64(len(vs)))
-		for _, v := range vs {
-			b = binary.LittleEndian.AppendUint64(b, math.Float64bits(v))
+		for _, x := range vs {
+			b = binary.LittleEndian.AppendUint64(b, math.Float64bits(x))
 		}
 	case attribute.STRINGSLICE:
-		vs := kv.Value.AsStringSlice()
+		vs := v.AsStringSlice()
 		b = binary.AppendUvarint(b, uint64(len(vs)))
-		for _, v := range vs {
-			b = appendString(b, v)
+		for _, s := range vs {
+			b = appendString(b, s)
 		}
 	}
 	return b
@@ -319,14 +355,26 @@ func boolByte(v bool) byte {
 // point into p.data, which is only ever appended to; their attributes
 // share a few slices, each span's capacity cut to its length.
 func (p *packedSpans) unpackAll(id trace.TraceID) []otelmap.Span {
-	out := make([]otelmap.Span, len(p.heads))
-	var attrs []attribute.KeyValue
+	out, _ := p.unpackInto(id, make([]otelmap.Span, len(p.heads)), nil, false)
+	return out
+}
+
+// unpackInto is unpackAll into out (len(p.heads) spans, which it
+// overwrites) and attributes appended to attrs when it has room (else to
+// new arrays); it returns the spans and the attribute array last written.
+// With clientAttrs, only CLIENT and PRODUCER spans get their attributes
+// (CheckEvidence reads no others': Held.SpansForCheck).
+func (p *packedSpans) unpackInto(id trace.TraceID, out []otelmap.Span, attrs []attribute.KeyValue, clientAttrs bool) ([]otelmap.Span, []attribute.KeyValue) {
+	var words dictTables
+	if p.dict != nil {
+		words = p.dict.tables()
+	}
 	for i := range p.heads {
 		h := &p.heads[i]
-		attrs = p.unpack(&out[i], p.data[h.off:h.off+h.n], attrs, len(p.heads)-i)
-		out[i].TraceID, out[i].SpanID, out[i].ParentSpanID = id, h.id, h.parent
+		out[i] = otelmap.Span{TraceID: id, SpanID: h.id, ParentSpanID: h.parent}
+		attrs = p.unpack(&out[i], reader{b: p.data[h.off : h.off+h.n], words: words, refs: p.valueRefs, all: p.data}, attrs, len(p.heads)-i, clientAttrs)
 	}
-	return out
+	return out, attrs
 }
 
 // maxAttrReserve bounds the attributes unpackAll reserves room for at
@@ -337,8 +385,7 @@ const maxAttrReserve = 1 << 16
 // unpack decodes rec into sp, its attributes appended to attrs, and
 // returns attrs. When attrs has no room for them, the new slice has room
 // for the rest spans from this one on, if they have as many attributes.
-func (p *packedSpans) unpack(sp *otelmap.Span, rec []byte, attrs []attribute.KeyValue, rest int) []attribute.KeyValue {
-	r := reader{b: rec}
+func (p *packedSpans) unpack(sp *otelmap.Span, r reader, attrs []attribute.KeyValue, rest int, clientAttrs bool) []attribute.KeyValue {
 	h := r.header()
 	sp.StatusError = h.flags&flagError != 0
 	sp.Kind = trace.SpanKind(h.kind)
@@ -359,7 +406,7 @@ func (p *packedSpans) unpack(sp *otelmap.Span, rec []byte, attrs []attribute.Key
 		sp.Source = h.source
 	}
 	n := int(r.uvarint())
-	if n == 0 {
+	if n == 0 || (clientAttrs && sp.Kind != trace.SpanKindClient && sp.Kind != trace.SpanKindProducer) {
 		return attrs
 	}
 	if cap(attrs)-len(attrs) < n {
@@ -374,9 +421,15 @@ func (p *packedSpans) unpack(sp *otelmap.Span, rec []byte, attrs []attribute.Key
 }
 
 // reader reads a record the store wrote itself: it trusts the bytes.
+// words are the tables of the dict the record was written with, if any.
 type reader struct {
-	b   []byte
-	pos int
+	b     []byte
+	pos   int
+	words dictTables
+	// refs: string values as appendRefString writes them, references
+	// into all, the trace's bytes.
+	refs bool
+	all  []byte
 }
 
 type recordHeader struct {
@@ -402,7 +455,11 @@ func (r *reader) header() recordHeader {
 	if h.flags&flagDetail != 0 {
 		h.detail = r.uvarint()
 	}
-	h.name = r.string()
+	if r.words.on {
+		h.name = r.word(r.words.names)
+	} else {
+		h.name = r.string()
+	}
 	h.status = r.string()
 	if int(h.flags&sourceMask)>>sourceShift == sourceOther {
 		h.source = r.string()
@@ -445,7 +502,12 @@ func (r *reader) float() float64 {
 }
 
 func (r *reader) attr() attribute.KeyValue {
-	key := attribute.Key(r.string())
+	var key attribute.Key
+	if r.words.on {
+		key = attribute.Key(r.word(r.words.keys))
+	} else {
+		key = attribute.Key(r.string())
+	}
 	t := attribute.Type(r.b[r.pos])
 	r.pos++
 	switch t {
@@ -458,6 +520,9 @@ func (r *reader) attr() attribute.KeyValue {
 	case attribute.FLOAT64:
 		return key.Float64(r.float())
 	case attribute.STRING:
+		if r.refs {
+			return key.String(r.refString())
+		}
 		return key.String(r.string())
 	case attribute.BOOLSLICE:
 		vs := make([]bool, r.uvarint())
@@ -486,51 +551,4 @@ func (r *reader) attr() attribute.KeyValue {
 		return key.StringSlice(vs)
 	}
 	return attribute.KeyValue{Key: key}
-}
-
-// cloneResource returns a deep copy of res: the store keeps resources
-// beyond the batch they came in, and a decoded resource's strings sit in
-// memory shared with the whole batch (SpansFromProto's arenas, or the
-// request body, which the receiver reuses), which the store does not
-// keep.
-func cloneResource(res *otelmap.Resource) *otelmap.Resource {
-	if res == nil || res == otelmap.EmptyResource() {
-		return otelmap.EmptyResource()
-	}
-	return &otelmap.Resource{ServiceName: strings.Clone(res.ServiceName), Attrs: cloneAttrs(res.Attrs)}
-}
-
-func cloneDetail(d *otelmap.SpanDetail) *otelmap.SpanDetail {
-	out := &otelmap.SpanDetail{}
-	if d.Links != nil {
-		out.Links = make([]otelmap.Link, len(d.Links))
-		for i, l := range d.Links {
-			out.Links[i] = otelmap.Link{TraceID: l.TraceID, SpanID: l.SpanID, Attrs: cloneAttrs(l.Attrs)}
-		}
-	}
-	if d.Events != nil {
-		out.Events = make([]otelmap.Event, len(d.Events))
-		for i, e := range d.Events {
-			out.Events[i] = otelmap.Event{Name: strings.Clone(e.Name), Time: e.Time, Attrs: cloneAttrs(e.Attrs)}
-		}
-	}
-	return out
-}
-
-// cloneAttrs copies attributes with their strings (through a packed
-// record, which owns its bytes).
-func cloneAttrs(attrs []attribute.KeyValue) []attribute.KeyValue {
-	if attrs == nil {
-		return nil
-	}
-	var b []byte
-	for _, kv := range attrs {
-		b = appendAttr(b, kv)
-	}
-	r := reader{b: b}
-	out := make([]attribute.KeyValue, len(attrs))
-	for i := range out {
-		out[i] = r.attr()
-	}
-	return slices.Clip(out)
 }

@@ -1,0 +1,386 @@
+package tracestore
+
+import (
+	"encoding/binary"
+	"slices"
+	"unsafe"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/coordbench/coordbench/otelmap"
+)
+
+// Held is one trace's spans packed as the Store packs them (packed.go),
+// for a holder that keeps traces itself: the Collector connector, which
+// holds each trace until it settles. A held span costs its packed record
+// (with a Dict, its attribute keys and name as an index) and a 24-byte
+// head, and nothing the garbage collector scans; Spans unpacks them when
+// the trace is read, a few times in its life.
+//
+// Resources are the caller's batch's: Add copies one the trace does not
+// hold yet, and takes a resource for one the trace holds as assembly
+// takes resources for processes (assemble's procOf): the same pointer as
+// the last one added, the empty resource, or equal in service.name and
+// attributes with a service.name. So the spans Spans returns group into
+// the processes the batches' spans would, and assembly reads them alike.
+//
+// A Held is not safe for concurrent use; View gives a copy to read while
+// the holder goes on adding.
+type Held struct {
+	p packedSpans
+	// ids holds the span ids once the trace passes heldIndexFrom spans;
+	// below that Has looks through the heads.
+	ids map[trace.SpanID]struct{}
+	// pending is the bytes of this trace's records in an open Batch.
+	pending int
+}
+
+// heldIndexFrom is the size from which a Held indexes its span ids: a scan
+// of this many heads is about as quick as a map lookup, and most traces
+// never need the map's memory.
+const heldIndexFrom = 64
+
+// NewHeld returns an empty trace whose records name keys and names through
+// dict (nil: written out).
+func NewHeld(dict *Dict) *Held {
+	return &Held{p: packedSpans{dict: dict, batchResources: true, valueRefs: dict != nil}}
+}
+
+// Len returns how many spans are held.
+func (h *Held) Len() int { return h.p.len() }
+
+// Has tells whether a span with id is held.
+func (h *Held) Has(id trace.SpanID) bool {
+	if h.ids != nil {
+		_, ok := h.ids[id]
+		return ok
+	}
+	return h.p.index(id) >= 0
+}
+
+// Add holds sp, whose resource is sp.Resource, unless a span with its id is
+// held already or the trace's records would pass 4 GiB (false). sp's
+// strings and attributes are copied: the caller may reuse them. A Batch
+// adds a batch's spans with less copying.
+func (h *Held) Add(sp *otelmap.Span) bool {
+	if h.Has(sp.SpanID) || h.pending > 0 || !h.p.add(sp, sp.Resource, maxPackedBytes) {
+		return false
+	}
+	h.indexLast()
+	return true
+}
+
+// indexLast adds the last head's id to the index, making the index when
+// the trace reaches heldIndexFrom spans.
+func (h *Held) indexLast() {
+	switch {
+	case h.ids != nil:
+		h.ids[h.p.heads[len(h.p.heads)-1].id] = struct{}{}
+	case h.p.len() >= heldIndexFrom:
+		h.ids = make(map[trace.SpanID]struct{}, 2*h.p.len())
+		for i := range h.p.heads {
+			h.ids[h.p.heads[i].id] = struct{}{}
+		}
+	}
+}
+
+// Reserve makes room for the heads of n spans more, so that a batch's
+// heads grow the trace's once, not by doubling.
+func (h *Held) Reserve(n int) {
+	if cap(h.p.heads)-len(h.p.heads) < n {
+		heads := make([]spanHead, len(h.p.heads), len(h.p.heads)+n)
+		copy(heads, h.p.heads)
+		h.p.heads = heads
+	}
+}
+
+// A Batch adds one export batch's spans to the traces they belong to:
+// each span is packed into the batch's buffer, reused from batch to batch,
+// and Commit moves every trace's new records into its bytes, grown once by
+// exactly what they take. Adding record by record to each trace's bytes
+// grows them by doubling, and so allocates and copies them several times
+// over and leaves them up to twice their size. Between Add and Commit the
+// traces added to must not be read, viewed or added to otherwise.
+//
+// With a Dict, a string attribute value that a span of the same trace in
+// the same batch had already (a conversation id, an agent's name or
+// address, a prompt a child span repeats) is held once: the later
+// records refer to its bytes. In `make bench-collector`'s payload half of
+// the value bytes repeat within their trace.
+type Batch struct {
+	buf     []byte
+	records []batchRecord // in the order added
+	traces  []*Held       // in the order first added to
+	refs    valueRefs
+}
+
+type batchRecord struct {
+	h      *Held
+	off, n int
+}
+
+// batchKeeps bounds the buffer a Batch keeps from one batch to the next.
+const batchKeeps = 16 << 20
+
+// AddOutcome is what Batch.Add did with a span.
+type AddOutcome int
+
+const (
+	// Added: the span is held (once the batch is committed).
+	Added AddOutcome = iota
+	// Duplicate: a span with its id is held already.
+	Duplicate
+	// Full: the trace's records would pass 4 GiB.
+	Full
+)
+
+// Add packs sp (its resource sp.Resource) for h, unless h holds a span
+// with its id or has no room for it. sp's strings and attributes are
+// copied: the caller may reuse them.
+func (b *Batch) Add(h *Held, sp *otelmap.Span) AddOutcome {
+	if h.Has(sp.SpanID) {
+		return Duplicate
+	}
+	start := len(b.buf)
+	resources, details := len(h.p.resources), len(h.p.details)
+	lastRes, lastIndex := h.p.lastRes, h.p.lastIndex
+	off := len(h.p.data) + h.pending
+	if h.p.valueRefs {
+		h.p.refs, h.p.refBase = &b.refs, off-start
+		b.refs.added = b.refs.added[:0]
+	}
+	b.buf = h.p.pack(b.buf, sp, sp.Resource)
+	h.p.refs = nil
+	n := len(b.buf) - start
+	if off+n > maxPackedBytes {
+		for _, v := range b.refs.added {
+			if b.refs.at[v].p == &h.p {
+				delete(b.refs.at, v)
+			}
+		}
+		b.buf = b.buf[:start]
+		clear(h.p.resources[resources:])
+		h.p.resources = h.p.resources[:resources]
+		clear(h.p.details[details:])
+		h.p.details = h.p.details[:details]
+		h.p.lastRes, h.p.lastIndex = lastRes, lastIndex
+		return Full
+	}
+	if h.pending == 0 {
+		b.traces = append(b.traces, h)
+	}
+	h.pending += n
+	h.p.heads = append(h.p.heads, spanHead{id: sp.SpanID, parent: sp.ParentSpanID, off: uint32(off), n: uint32(n)})
+	h.indexLast()
+	b.records = append(b.records, batchRecord{h: h, off: start, n: n})
+	return Added
+}
+
+// Commit moves the added records into their traces: each trace's bytes
+// are copied once into an array of their new size (the old one stays as
+// it is, for Views reading it).
+func (b *Batch) Commit() {
+	for _, h := range b.traces {
+		data := make([]byte, len(h.p.data), len(h.p.data)+h.pending)
+		copy(data, h.p.data)
+		h.p.data = data
+		h.pending = 0
+	}
+	for _, r := range b.records {
+		r.h.p.data = append(r.h.p.data, b.buf[r.off:r.off+r.n]...)
+	}
+	clear(b.records)
+	b.records = b.records[:0]
+	clear(b.refs.at)
+	clear(b.refs.added)
+	clear(b.traces)
+	b.traces = b.traces[:0]
+	b.buf = b.buf[:0]
+	if cap(b.buf) > batchKeeps {
+		b.buf = nil
+	}
+}
+
+// Bytes returns how many bytes the records and heads take.
+func (h *Held) Bytes() int {
+	return cap(h.p.data) + cap(h.p.heads)*24
+}
+
+// Root returns the id of the first span held without a parent.
+func (h *Held) Root() (trace.SpanID, bool) {
+	for i := range h.p.heads {
+		if !h.p.heads[i].parent.IsValid() {
+			return h.p.heads[i].id, true
+		}
+	}
+	return trace.SpanID{}, false
+}
+
+// View returns the spans held now, to unpack while h goes on adding: h
+// only ever appends past them, or moves them to a larger array (Commit).
+//
+// Spans added through an open Batch are not in the view.
+func (h *Held) View() *Held {
+	v := &Held{p: h.p.view()}
+	if h.pending > 0 {
+		n := len(v.p.heads)
+		for n > 0 && int(v.p.heads[n-1].off) >= len(v.p.data) {
+			n--
+		}
+		v.p.heads = v.p.heads[:n]
+	}
+	return v
+}
+
+// Spans returns the held spans of trace id, in the order they were added.
+// Their strings point into the held bytes, which stay as they are.
+func (h *Held) Spans(id trace.TraceID) []otelmap.Span {
+	return h.p.unpackAll(id)
+}
+
+// Scratch is memory SpansIn reuses from one call to the next, so that a
+// reader unpacking trace after trace (a settle check, an assessor) does
+// not allocate every span and attribute again. Its zero value is ready.
+type Scratch struct {
+	spans []otelmap.Span
+	attrs []attribute.KeyValue
+}
+
+// scratchKeeps bounds the spans (and eight times as many attributes) a
+// Scratch keeps between calls: one very large trace must not pin its
+// size for good.
+const scratchKeeps = 4096
+
+// SpansIn is Spans in s's memory: the spans, their attribute slices and
+// the Span values are valid until the next call with s (their strings
+// until h is dropped). A nil s allocates, as Spans does.
+func (h *Held) SpansIn(id trace.TraceID, s *Scratch) []otelmap.Span {
+	if s == nil {
+		return h.Spans(id)
+	}
+	return h.spansIn(id, s, false)
+}
+
+// SpansForCheck is SpansIn for CheckEvidence: every span but without its
+// attributes unless it is a CLIENT or PRODUCER span, the only spans whose
+// attributes the settle rule reads (a client chain's: evidence_rule.go, note and
+// CallRule). Unpacking the attributes is most of the cost of reading a
+// trace; TestSpansForCheck holds CheckEvidence's verdicts on these to its
+// verdicts on Spans.
+func (h *Held) SpansForCheck(id trace.TraceID, s *Scratch) []otelmap.Span {
+	if s == nil {
+		s = &Scratch{}
+	}
+	return h.spansIn(id, s, true)
+}
+
+func (h *Held) spansIn(id trace.TraceID, s *Scratch, clientAttrs bool) []otelmap.Span {
+	n := h.p.len()
+	if cap(s.spans) < n {
+		s.spans = make([]otelmap.Span, n)
+	}
+	out, attrs := h.p.unpackInto(id, s.spans[:n], s.attrs[:0], clientAttrs)
+	if cap(attrs) <= 8*scratchKeeps {
+		s.attrs = attrs[:0]
+	}
+	if cap(s.spans) > scratchKeeps {
+		s.spans = nil
+	}
+	return out
+}
+
+// valueRefs are where a batch's string values sit in their traces' bytes:
+// for each value, the trace that last had it and where. A value two
+// traces share is remembered for the last one: a batch's spans of a trace
+// mostly come together, and a value not found is only held again.
+type valueRefs struct {
+	at map[string]valueAt
+	// added are the values the record being packed added.
+	added []string
+}
+
+type valueAt struct {
+	p  *packedSpans
+	at uint32
+}
+
+// minValueRef is the shortest value written as a reference: shorter ones
+// cost about what the reference would.
+const minValueRef = 8
+
+// appendRefString writes a string value: uvarint(len<<1 | 1) and the
+// uvarint offset of its bytes in the trace's bytes, for a value a record
+// of this trace in the Batch being packed has already; else
+// uvarint(len<<1) and the bytes.
+func (p *packedSpans) appendRefString(b []byte, s string) []byte {
+	if p.refs == nil || len(s) < minValueRef {
+		b = binary.AppendUvarint(b, uint64(len(s))<<1)
+		return append(b, s...)
+	}
+	if v, ok := p.refs.at[s]; ok && v.p == p {
+		b = binary.AppendUvarint(b, uint64(len(s))<<1|1)
+		return binary.AppendUvarint(b, uint64(v.at))
+	}
+	b = binary.AppendUvarint(b, uint64(len(s))<<1)
+	if p.refs.at == nil {
+		p.refs.at = map[string]valueAt{}
+	}
+	p.refs.at[s] = valueAt{p: p, at: uint32(p.refBase + len(b))}
+	p.refs.added = append(p.refs.added, s)
+	return append(b, s...)
+}
+
+// refString reads what appendRefString wrote.
+func (r *reader) refString() string {
+	x := r.uvarint()
+	n := int(x >> 1)
+	if n == 0 {
+		return ""
+	}
+	if x&1 == 1 {
+		at := int(r.uvarint())
+		return unsafe.String(&r.all[at], n)
+	}
+	s := unsafe.String(&r.b[r.pos], n)
+	r.pos += n
+	return s
+}
+
+// findBatchResource is findResource for resources of the caller's batch
+// (a decoder's, pointing into its memory): equal to one held when it is
+// the empty resource, or has its service.name and attributes, since
+// assembly takes resources with one service.name for one process;
+// otherwise new, and copied. An unnamed resource is never matched by
+// content: assembly tells unnamed processes apart by resource pointer, one
+// per batch (resourceIndex matches a batch's spans of one resource, which
+// come together, by pointer).
+func (p *packedSpans) findBatchResource(res *otelmap.Resource) int {
+	if res == nil || res == otelmap.EmptyResource() {
+		res = otelmap.EmptyResource()
+		for i, r := range p.resources {
+			if r == res {
+				return i
+			}
+		}
+		p.resources = append(p.resources, res)
+		return len(p.resources) - 1
+	}
+	own := (*otelmap.Resource)(nil)
+	if res.ServiceName != "" {
+		for i := len(p.resources) - 1; i >= 0; i-- {
+			r := p.resources[i]
+			if r.ServiceName == res.ServiceName && slices.Equal(r.Attrs, res.Attrs) {
+				return i
+			}
+		}
+		if p.dict != nil {
+			own = p.dict.resource(res)
+		}
+	}
+	if own == nil {
+		own = cloneResource(res)
+	}
+	p.resources = append(p.resources, own)
+	return len(p.resources) - 1
+}
