@@ -174,7 +174,13 @@ func TestLiveCorpus(t *testing.T) {
 			for _, run := range runs {
 				t.Run(run, func(t *testing.T) {
 					tally.runs++
-					problems, summary := assessLiveRun(t, filepath.Join(captures, run+".otlp.json"), truth)
+					problems, silent, summary := assessLiveRun(t, filepath.Join(captures, run+".otlp.json"), truth)
+					// A trace read wrong with evidence complete is a silent
+					// misread: never excused by a known_misread marker
+					// (docs/trace-assembly.md, "Agents that share a trace").
+					for _, s := range silent {
+						t.Errorf("SILENT MISREAD: %s\n  coordbench read: %s", s, summary)
+					}
 					reason, wide, err := truth.misread(run)
 					if err != nil {
 						t.Fatalf("truth.json: %v", err)
@@ -361,9 +367,11 @@ func liveRuns(t *testing.T, dir string) []string {
 }
 
 // assessLiveRun assesses one capture as `green assess` does and returns
-// what differs from the truth (nothing when the run is read right) and a
-// one-line account of what was read.
-func assessLiveRun(t *testing.T, path string, truth *liveTruth) (problems []string, summary string) {
+// what differs from the truth (nothing when the run is read right), the
+// traces among them read wrong with evidence complete (silent: each
+// trace's own agents and interactions, not the run's, differ from the
+// truth), and a one-line account of what was read.
+func assessLiveRun(t *testing.T, path string, truth *liveTruth) (problems, silent []string, summary string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -388,6 +396,11 @@ func assessLiveRun(t *testing.T, path string, truth *liveTruth) (problems []stri
 	edges := map[string]int{}
 	errored := map[string]int{}
 	var warnings, coverage []string
+	defer func() {
+		if len(problems) > 0 {
+			silent = liveSilent(res.Tasks, truth)
+		}
+	}()
 	for _, task := range res.Tasks {
 		coverage = append(coverage, fmt.Sprintf("recognized %v unrecognized %d", task.Coverage.Recognized, task.Coverage.Unrecognized))
 		label, level := liveGraphVerdict(task)
@@ -439,7 +452,7 @@ func assessLiveRun(t *testing.T, path string, truth *liveTruth) (problems []stri
 					i+1, label, levels[i], truth.InsufficientEvidence))
 			}
 		}
-		return problems, summary
+		return problems, nil, summary
 	}
 
 	wantAgents := slices.Sorted(slices.Values(truth.Agents))
@@ -505,7 +518,51 @@ func assessLiveRun(t *testing.T, path string, truth *liveTruth) (problems []stri
 		}
 		problems = append(problems, fmt.Sprintf("%d traces that show the team say they are fragments, want %d (%s)", fragments, wantFragments, reason))
 	}
-	return problems, summary
+	return problems, nil, summary
+}
+
+// liveSilent returns the tasks of a run read wrong (it has problems) with
+// evidence complete: with the truth insufficient_evidence, any complete
+// trace; otherwise a complete trace whose own agents or interactions (the
+// virtual user's calls and tool servers left out) are not the truth's.
+// A trace that shows the team whole and right may be complete while
+// another trace of the run is misread. A run read right has no silent
+// trace: a complete trace holding part of the team is right when the run
+// ran the team more than once (agno-team-route-py: one trace per
+// team.run), and a part cut off from its caller is a fragment, which
+// truth.fragments counts and which may never be complete.
+func liveSilent(tasks []report.TaskResult, truth *liveTruth) []string {
+	wantAgents := slices.Sorted(slices.Values(truth.Agents))
+	want := map[string]int{}
+	for _, in := range truth.Interactions {
+		want[in.From+" -> "+in.To] += in.Count
+	}
+	var out []string
+	for i, task := range tasks {
+		label, level := liveGraphVerdict(task)
+		if level != evals.EvidenceComplete {
+			continue
+		}
+		var names []string
+		for _, a := range task.Agents {
+			if !(a.Name == tracedata.UserAgent && a.Virtual) && a.Role != tracedata.RoleToolServer {
+				names = append(names, a.Name)
+			}
+		}
+		slices.Sort(names)
+		edges := map[string]int{}
+		for _, in := range task.Interactions {
+			if in.From != tracedata.UserAgent {
+				edges[in.From+" -> "+in.To] += in.Count
+			}
+		}
+		if truth.InsufficientEvidence == "" && slices.Equal(names, wantAgents) && mapsEqual(edges, want) {
+			continue
+		}
+		out = append(out, fmt.Sprintf("trace %d (%s) reads %s with evidence complete: agents %q, interactions %v; the truth: agents %q, interactions %v",
+			i+1, task.TraceID, label, names, edges, wantAgents, want))
+	}
+	return out
 }
 
 // liveFragment reports whether an assessed trace says it is a fragment of
