@@ -18,6 +18,9 @@ import (
 // top is such a delivery (assemble.FragmentLinks) continues the trace it
 // links to; traces joined so, transitively, are one task: assembled
 // together (assemble.Options.Joined), named by the trace they began in.
+// A link joins only when the span it names is held in the trace it names:
+// a link to a trace id alone (forged, or to a span that trace never
+// exported) joins nothing, and the trace stays a fragment, reported.
 
 // joinGroups groups ids (sorted) into the traces span links join, in the
 // order of each group's first trace; a trace no link joins is a group of
@@ -41,10 +44,10 @@ func joinGroups(ids []trace.TraceID, spansOf func(trace.TraceID) []otelmap.Span)
 	}
 	continues := make([]bool, len(ids)) // its tops link to a trace held
 	for k, id := range ids {
-		for _, to := range assemble.FragmentLinks(spansOf(id)) {
-			j, ok := index[to]
-			if !ok {
-				continue
+		for _, l := range assemble.FragmentLinks(spansOf(id)) {
+			j, ok := index[l.TraceID]
+			if !ok || !holdsSpan(spansOf(l.TraceID), l.SpanID) {
+				continue // a link to a trace or span not held joins nothing
 			}
 			continues[k] = true
 			if a, b := find(k), find(j); a != b {
@@ -82,6 +85,11 @@ func joinGroups(ids []trace.TraceID, spansOf func(trace.TraceID) []otelmap.Span)
 		groups = append(groups, g)
 	}
 	return groups
+}
+
+// holdsSpan reports whether spans hold the span id.
+func holdsSpan(spans []otelmap.Span, id trace.SpanID) bool {
+	return slices.ContainsFunc(spans, func(sp otelmap.Span) bool { return sp.SpanID == id })
 }
 
 // assembleJoined assembles a group of joined traces (joinGroups) as one:

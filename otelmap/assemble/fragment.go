@@ -2,6 +2,7 @@ package assemble
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"fmt"
 	"slices"
@@ -100,13 +101,13 @@ func (a *assembler) linkOutside(i int32) (otelmap.Link, bool) {
 	return otelmap.Link{}, false
 }
 
-// FragmentLinks returns the traces the tops of one trace's spans are
-// linked to, by the rule above (a PRODUCER, CONSUMER or SERVER span
-// without a parent id, linked to a span of another trace): the traces it
-// continues, which a reader holding them joins to it (Options.Joined).
-// Sorted, without repeats.
-func FragmentLinks(spans []otelmap.Span) []trace.TraceID {
-	var out []trace.TraceID
+// FragmentLinks returns the links of the tops of one trace's spans, by the
+// rule above (a PRODUCER, CONSUMER or SERVER span without a parent id,
+// linked to a span of another trace): where it continues another trace,
+// which a reader holding that span joins to it (Options.Joined). Sorted by
+// trace then span, without repeats.
+func FragmentLinks(spans []otelmap.Span) []otelmap.Link {
+	var out []otelmap.Link
 	for i := range spans {
 		sp := &spans[i]
 		if sp.ParentSpanID.IsValid() || !deliveryKind(sp.Kind) {
@@ -114,12 +115,14 @@ func FragmentLinks(spans []otelmap.Span) []trace.TraceID {
 		}
 		for _, l := range sp.Links() {
 			if l.TraceID.IsValid() && l.SpanID.IsValid() && l.TraceID != sp.TraceID {
-				out = append(out, l.TraceID)
+				out = append(out, otelmap.Link{TraceID: l.TraceID, SpanID: l.SpanID})
 			}
 		}
 	}
-	slices.SortFunc(out, func(x, y trace.TraceID) int { return bytes.Compare(x[:], y[:]) })
-	return slices.Compact(out)
+	slices.SortFunc(out, func(x, y otelmap.Link) int {
+		return cmp.Or(bytes.Compare(x.TraceID[:], y.TraceID[:]), bytes.Compare(x.SpanID[:], y.SpanID[:]))
+	})
+	return slices.CompactFunc(out, func(x, y otelmap.Link) bool { return x.TraceID == y.TraceID && x.SpanID == y.SpanID })
 }
 
 // deliveryKind reports whether a span of kind k is a side of a message or
