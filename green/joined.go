@@ -114,3 +114,76 @@ func (opts OfflineOptions) assembleJoined(group []trace.TraceID, spansOf func(tr
 		detached: detached,
 	}
 }
+
+// maxLiveJoined bounds the traces green serve joins to one task's trace.
+const maxLiveJoined = 64
+
+// spanKey names a span across traces.
+type spanKey struct {
+	trace trace.TraceID
+	span  trace.SpanID
+}
+
+// fragments returns the traces the store holds that continue the task's
+// trace: whose top deliveries link to a span of spans (the task's trace's,
+// settled) or of a trace already joined, transitively, as green assess
+// joins them (joinGroups), with their spans. A trace holding a span the
+// assessor recorded in process (another task's trace) is never joined. At
+// most maxLiveJoined traces are joined; capped says more linked in. The
+// traces joined are not waited for: what the store holds when the task's
+// trace settled is read, and spans of theirs that come later are late
+// (markJoined).
+func (o *openTrace) fragments(spans []otelmap.Span) (ids []trace.TraceID, more []otelmap.Span, capped bool) {
+	held := make(map[spanKey]bool, len(spans))
+	for i := range spans {
+		held[spanKey{spans[i].TraceID, spans[i].SpanID}] = true
+	}
+	var cands []trace.TraceID
+	for _, id := range o.tt.store.TraceIDs() {
+		if id != o.id {
+			cands = append(cands, id)
+		}
+	}
+	cache := make(map[trace.TraceID][]otelmap.Span)
+	for changed := true; changed; {
+		changed = false
+		for k, id := range cands {
+			if id == (trace.TraceID{}) {
+				continue // joined, or another task's
+			}
+			fs, ok := cache[id]
+			if !ok {
+				fs = o.tt.store.Spans(id)
+				cache[id] = fs
+			}
+			if slices.ContainsFunc(fs, func(sp otelmap.Span) bool { return sp.Source == otelmap.SourceInProcess }) {
+				cands[k] = trace.TraceID{}
+				continue
+			}
+			links := assemble.FragmentLinks(fs)
+			if !slices.ContainsFunc(links, func(l otelmap.Link) bool { return held[spanKey{l.TraceID, l.SpanID}] }) {
+				continue
+			}
+			if len(ids) == maxLiveJoined {
+				return ids, more, true
+			}
+			ids = append(ids, id)
+			more = append(more, fs...)
+			for i := range fs {
+				held[spanKey{fs[i].TraceID, fs[i].SpanID}] = true
+			}
+			cands[k] = trace.TraceID{}
+			changed = true
+		}
+	}
+	slices.SortFunc(ids, func(x, y trace.TraceID) int { return bytes.Compare(x[:], y[:]) })
+	return ids, more, false
+}
+
+// markJoined has the store forget the traces joined to the task's trace
+// and count their later spans as late (tracestore.Store.MarkAssessed).
+func (o *openTrace) markJoined(ids []trace.TraceID) {
+	for _, id := range ids {
+		o.tt.store.MarkAssessed(id)
+	}
+}
