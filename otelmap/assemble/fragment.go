@@ -43,7 +43,9 @@ import (
 // an INTERNAL or CLIENT top is a run, not a delivery.
 //
 // Spans rebuilt from the Traceability Extension and the assessor's own
-// spans are never a fragment's top.
+// spans are never a fragment's top. A received call of rule 2 or 3 under
+// INTERNAL spans only is the trace's first received call all the same
+// (wrappedReceipt).
 
 // fragment returns why the trace is a fragment, "" when it is not.
 func (a *assembler) fragment() string {
@@ -71,6 +73,50 @@ func (a *assembler) fragment() string {
 		}
 		if w != "" && (at < 0 || a.earlier(i, at)) {
 			why, at = w, i
+		}
+	}
+	if why != "" {
+		return why
+	}
+	return a.wrappedReceipt()
+}
+
+// wrappedReceipt finds a received call (rules 2 and 3: a CONSUMER span
+// linking to no span held, the server side of a request read blind) that
+// is not the trace's top but has only INTERNAL spans above it: nothing in
+// the trace sent it, so it is the trace's first received call under a span
+// the receiver opened first (a worker's loop, or a wrapper forged to make
+// the fragment look whole). It returns why, "" when there is none.
+func (a *assembler) wrappedReceipt() string {
+	why, at := "", int32(-1)
+	for _, i := range a.order {
+		n := &a.nodes[i]
+		if n.parent < 0 || n.flags&fExt != 0 || a.procs[n.proc].assessor {
+			continue
+		}
+		sp := a.span(i)
+		consumed := sp.Kind == trace.SpanKindConsumer && !a.linksInside(i)
+		if !consumed && n.flags&fReceivedBlind == 0 {
+			continue
+		}
+		top := n.parent
+		for x := n.parent; x >= 0; x = a.nodes[x].parent {
+			if a.span(x).Kind != trace.SpanKindInternal || a.nodes[x].flags&fExt != 0 || a.procs[a.nodes[x].proc].assessor {
+				top = -1
+				break
+			}
+			top = x
+		}
+		if top < 0 || a.nodes[top].flags&fHasParentID != 0 {
+			continue
+		}
+		what := "a message consumed from a producer the trace does not hold"
+		if !consumed {
+			what = "the server side of a request handled by a library that reads no trace context: its caller may be traced in a trace not held"
+		}
+		if at < 0 || a.earlier(i, at) {
+			why, at = fmt.Sprintf("the trace's first received call is span %016x %q under span %016x %q, %s",
+				n.id, sp.Name, a.nodes[top].id, a.span(top).Name, what), i
 		}
 	}
 	return why

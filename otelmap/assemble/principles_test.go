@@ -281,6 +281,43 @@ func TestPrincipleFragments(t *testing.T) {
 			fragment: "a library that reads no trace context",
 		},
 		{
+			// The consumer wrapped in an INTERNAL span the receiver
+			// opened first (a worker's loop, or forged to make the
+			// fragment's top look like a run): nothing in the trace sent
+			// the message all the same.
+			name: "a CONSUMER under a wrapping INTERNAL root",
+			build: func(p *principleTrace) {
+				root := p.add(-1, "main", trace.SpanKindInternal)
+				c := p.add(root, "process inbox", trace.SpanKindConsumer)
+				m := p.agent(c, "manager")
+				p.agent(m, "worker")
+			},
+			fragment: "the trace's first received call is span 5b02000000000000 \"process inbox\" under span 5b01000000000000 \"main\"",
+		},
+		{
+			// The A2A SDK's handler under a wrapping INTERNAL root, no
+			// HTTP server span above it.
+			name: "the A2A SDK's handler under a wrapping INTERNAL root",
+			build: func(p *principleTrace) {
+				root := p.add(-1, "serve", trace.SpanKindInternal)
+				h := p.add(root, "a2a.server.routes.jsonrpc_dispatcher.JsonRpcDispatcher.handle_requests", trace.SpanKindServer)
+				m := p.agent(h, "manager")
+				p.agent(m, "worker")
+			},
+			fragment: "a library that reads no trace context",
+		},
+		{
+			// The control: a message produced and consumed in the trace
+			// (the consumer under the producer, no link).
+			name: "a CONSUMER under its PRODUCER",
+			build: func(p *principleTrace) {
+				m := p.agent(-1, "manager")
+				prod := p.add(m, "send task", trace.SpanKindProducer)
+				c := p.add(prod, "receive task", trace.SpanKindConsumer)
+				p.agent(c, "worker")
+			},
+		},
+		{
 			// The control: the producer is in the trace, the consumer
 			// links to it: the trace holds the whole message.
 			name: "a CONSUMER linked to its producer in the trace",
