@@ -14,6 +14,7 @@ import (
 
 	"github.com/coordbench/coordbench/evals"
 	"github.com/coordbench/coordbench/otelmap"
+	"github.com/coordbench/coordbench/otelmap/tracestore"
 	"github.com/coordbench/coordbench/report"
 )
 
@@ -207,5 +208,34 @@ func TestJoinedForgedLink(t *testing.T) {
 	td := OfflineOptions{}.assembleJoined([]trace.TraceID{b}, spansOf).td
 	if td.Coverage.Fragment == "" || len(td.Coverage.JoinedTraces) != 0 {
 		t.Errorf("the forged link's trace: coverage %+v, want a fragment joined to nothing", td.Coverage)
+	}
+}
+
+// BenchmarkLiveFragments: what green serve pays per task to look for the
+// traces that continue its trace (openTrace.fragments), with the store
+// holding 1,000 other traces of 20 spans each, none linked to it.
+func BenchmarkLiveFragments(b *testing.B) {
+	store := tracestore.NewStore(tracestore.Limits{})
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	res := &otelmap.Resource{ServiceName: "other"}
+	for n := range 1000 {
+		tid := trace.TraceID{0xbe, byte(n >> 8), byte(n)}
+		spans := make([]otelmap.Span, 20)
+		for k := range spans {
+			spans[k] = otelmap.Span{TraceID: tid, SpanID: trace.SpanID{1, byte(k + 1)}, Name: "work", Kind: trace.SpanKindInternal,
+				Start: t0, End: t0.Add(time.Millisecond), Resource: res, Source: otelmap.SourceOTLP}
+			if k > 0 {
+				spans[k].ParentSpanID = spans[0].SpanID
+			}
+		}
+		store.Add(spans)
+	}
+	task := []otelmap.Span{{TraceID: trace.TraceID{0x7a}, SpanID: trace.SpanID{0x7a}, Name: "task", Start: t0, End: t0.Add(time.Second), Resource: res}}
+	o := &openTrace{tt: &taskTraces{store: store}, id: task[0].TraceID}
+	b.ReportAllocs()
+	for b.Loop() {
+		if ids, _, _ := o.fragments(task); len(ids) != 0 {
+			b.Fatal(ids)
+		}
 	}
 }
