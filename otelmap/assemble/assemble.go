@@ -34,6 +34,8 @@
 package assemble
 
 import (
+	"slices"
+
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/coordbench/coordbench/otelmap"
@@ -68,7 +70,7 @@ func Trace(traceID trace.TraceID, spans []otelmap.Span) *tracedata.TraceData {
 // convention map read before them.
 func TraceWith(traceID trace.TraceID, spans []otelmap.Span, opts Options) *tracedata.TraceData {
 	reg := opts.registry()
-	a := &assembler{traceID: traceID, reg: reg, reader: reg.Reader()}
+	a := &assembler{traceID: traceID, joined: opts.Joined, reg: reg, reader: reg.Reader()}
 	defer reg.Release(a.reader)
 	a.index(spans)             // tree.go
 	a.link()                   // tree.go, scan.go
@@ -108,6 +110,7 @@ const (
 	fServiceAgent                     // a trace root whose work outside agent spans is its service's unnamed agent (outside.go)
 	fServiceCall                      // an agent span that unnamed agent called (outside.go)
 	fClientMethod                     // a client library's method span inside a call (recognize.Verdict.ClientMethod)
+	fReceivedBlind                    // a request received by a library that reads no trace context (recognize.Verdict.ReceivedBlind)
 )
 
 // node is assembly's working record of one span. Indexes are node indexes,
@@ -145,6 +148,7 @@ type node struct {
 // assembler holds one assembly's working state; Trace makes one per call.
 type assembler struct {
 	traceID trace.TraceID
+	joined  []trace.TraceID     // other traces read as part of this one (Options.Joined)
 	reg     *recognize.Registry // the families read by
 	spans   []otelmap.Span
 	nodes   []node
@@ -197,6 +201,12 @@ type assembler struct {
 	unknownService                 bool
 	cycles                         []uint64
 	attrWarnings                   []recognize.Warning // steps.go's; the reader keeps its own
+}
+
+// inTrace reports whether a span of trace id is read as part of this
+// trace: the trace's own id, or one of the traces joined to it.
+func (a *assembler) inTrace(id trace.TraceID) bool {
+	return id == a.traceID || len(a.joined) > 0 && slices.Contains(a.joined, id)
 }
 
 // span returns node i's span.

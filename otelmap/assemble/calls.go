@@ -22,6 +22,7 @@ import (
 type chain struct {
 	top      int32
 	server   int32 // the first entry paired with the chain
+	servers  int32 // how many entries it is paired with (a message delivered to several consumers)
 	inproc   int32 // the first INTERNAL agent span run under the chain in-process
 	nameSpan int32 // the highest chain span with gen_ai.agent.name/id
 	addrSpan int32 // the highest chain span with server.address
@@ -190,6 +191,7 @@ func (a *assembler) structure() {
 			}
 			if pn != nil && pn.role == recognize.RoleClient {
 				ch := a.chainOf(p)
+				ch.servers++
 				if ch.server < 0 || a.earlier(i, ch.server) {
 					ch.server = i
 				}
@@ -252,6 +254,7 @@ func (a *assembler) collectCalls() {
 // made through a client library below them answers them
 // (answeredBelow).
 func (a *assembler) chainCalls() {
+	a.agentDeliveries()
 	below := a.answeredBelow()
 	for c := range a.chains {
 		ch := &a.chains[c]
@@ -294,6 +297,27 @@ func (a *assembler) chainCalls() {
 		a.nodes[ch.top].call = ch.call
 		// The agent call span's error is the call's, whatever its request said.
 		a.calls[ch.call].failed = a.calls[ch.call].failed || ch.failed
+	}
+}
+
+// agentDeliveries makes the server of a chain paired with several entries
+// (a message published to a topic and delivered to each subscriber) the
+// first entry under which an agent span runs, if one does: the delivery
+// the message was for, where the others are the runtime's bookkeeping (a
+// subscriber caching it). The other entries answer the same call.
+func (a *assembler) agentDeliveries() {
+	for _, e := range a.entries {
+		p := a.nodes[e].parent
+		if p < 0 || a.nodes[p].role != recognize.RoleClient {
+			continue
+		}
+		ch := a.chainOf(p)
+		if ch.servers < 2 || ch.server == e {
+			continue
+		}
+		if a.firstAgentBelow(e) >= 0 && (a.firstAgentBelow(ch.server) < 0 || a.earlier(e, ch.server)) {
+			ch.server = e
+		}
 	}
 }
 

@@ -68,3 +68,10 @@ func (t *familyTree) RunBy(i, p int32) bool {
 	nodes[i].parent = p
 	return true
 }
+
+func (t *familyTree) NameCaller(i int32, name string, identity int) {
+	if name == "" {
+		return
+	}
+	t.a.callerNames = append(t.a.callerNames, namedCaller{span: i, name: name, rank: t.a.reg.Rank(t.fam, identity)})
+}

@@ -273,4 +273,9 @@ type Tree interface {
 	// p as its parent. Refused, false, for p in another process, or i
 	// itself or a span under i.
 	RunBy(i, p int32) bool
+	// NameCaller: agent span i was called by the agent name, by the
+	// family's Identities[identity]: an edge only a pass over several
+	// spans finds (a group chat's turns), read as CallerNamer's are: a
+	// call when no nesting, client span or handoff gives i a caller.
+	NameCaller(i int32, name string, identity int)
 }

@@ -35,6 +35,12 @@ type Verdict struct {
 	// a2a.client.* spans, a2a.go): not a side of a call, but inside the
 	// call a client span above it in its process makes.
 	ClientMethod bool
+	// ReceivedBlind: the server side of a request received by a
+	// protocol's library that reads no trace context from it (the A2A
+	// Python SDK's request handler): at a trace's top, nothing says
+	// whether its caller was traced elsewhere (docs/trace-assembly.md, "A
+	// trace that begins with a received call").
+	ReceivedBlind bool
 
 	Workflow  bool // an orchestration: never an agent, not a step
 	AgentLike bool // looks like an agent's work but names no agent
