@@ -136,8 +136,13 @@ func (a *assembler) structure() {
 				n.stepAnc = pn.stepAnc
 			}
 			if n.segRoot != i {
+				// A model call is never answered by an agent: the agents
+				// under an LLM client span (Mastra's OpenTelemetry bridge
+				// writes its model_generation span, the whole tool loop,
+				// as CLIENT "chat <model>") are the enclosing agent's own
+				// calls, read by nesting, not the model call's other side.
 				switch {
-				case pn.role == recognize.RoleClient:
+				case pn.role == recognize.RoleClient && pn.op != recognize.OpLLM:
 					n.clientAnc = p
 				case pn.flags&fAgent != 0 && pn.selfIdent >= 0:
 				default:
