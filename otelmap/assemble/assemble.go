@@ -68,7 +68,7 @@ func Trace(traceID trace.TraceID, spans []otelmap.Span) *tracedata.TraceData {
 // convention map read before them.
 func TraceWith(traceID trace.TraceID, spans []otelmap.Span, opts Options) *tracedata.TraceData {
 	reg := opts.registry()
-	a := &assembler{traceID: traceID, reg: reg, reader: reg.Reader()}
+	a := &assembler{traceID: traceID, reg: reg, reader: reg.Reader(), withoutSteps: opts.WithoutSteps}
 	defer reg.Release(a.reader)
 	a.index(spans)             // tree.go
 	a.link()                   // tree.go, scan.go
@@ -195,6 +195,8 @@ type assembler struct {
 	unknownService                 bool
 	cycles                         []uint64
 	attrWarnings                   []recognize.Warning // steps.go's; the reader keeps its own
+
+	withoutSteps bool // Options.WithoutSteps
 }
 
 // span returns node i's span.
