@@ -100,7 +100,7 @@ live:
 	rm -rf $(BIN)/live
 	otelmap/assemble/testdata/live/run.sh -n $(LIVE_RUNS) -j $(LIVE_JOBS) -o $(BIN)/live
 	LIVE_CAPTURES=$(CURDIR)/$(BIN)/live $(GO) test -count=1 -timeout 20m -run '^(TestLiveCorpus|TestVercelAI|TestGenkit|TestVoltAgent|TestA2AServicesHostingSeveralAgents|TestOTelGenAIManualClientKind)$$' -v ./otelmap/assemble/... >$(BIN)/live.log 2>&1; \
-	rc=$$?; grep -E -- '--- FAIL|^FAIL|^ok|live corpus:' $(BIN)/live.log; \
+	rc=$$?; grep -E -- '--- FAIL|^FAIL|^ok|live corpus[:,]' $(BIN)/live.log; \
 	[ $$rc = 0 ] || echo "make live: TestLiveCorpus failed; the whole log is $(BIN)/live.log"; exit $$rc
 
 # The participants that work tasks through MCP with the official MCP SDKs,

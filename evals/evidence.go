@@ -182,7 +182,14 @@ func JudgeEvidence(trace *tracedata.TraceData, in Inputs) Evidence {
 		}
 	}
 	if n := trace.Coverage.UnwiredAgents; n > 0 {
-		partial = append(partial, fmt.Sprintf("%d agents ran beside each other under an orchestration and no span says who passed control to whom: the graph lacks those edges", n))
+		if n == 1 {
+			partial = append(partial, "1 agent shares the trace with another and no call, handoff, nesting or message the spans show says how control reached it: the graph lacks that edge (coverage.warnings names it)")
+		} else {
+			partial = append(partial, fmt.Sprintf("%d agents share the trace and no call, handoff, nesting or message the spans show says how control reached them: the graph lacks those edges (coverage.warnings names them)", n))
+		}
+	}
+	if f := trace.Coverage.Fragment; f != "" {
+		partial = append(partial, f)
 	}
 	// A service hosting several agents that no span names (Coverage.
 	// SharedServices): they are one node in the graph, whose shape is then

@@ -217,15 +217,22 @@ func TestEvidenceSplitConversation(t *testing.T) {
 	}
 }
 
-// TestEvidenceUnwiredAgents: agents run beside each other under an
-// orchestration with no span saying who called whom make the graph
-// partial.
+// TestEvidenceUnwiredAgents: agents that share the trace with no span
+// saying how control reached them make the graph partial; and a trace
+// that is a fragment (it begins with a call received from a caller it
+// does not hold) is never complete.
 func TestEvidenceUnwiredAgents(t *testing.T) {
 	tr := evidenceTrace(nil)
 	tr.Coverage.UnwiredAgents = 3
 	res := evaluateEvidence(t, tr, Inputs{})
-	if res.Evidence.Level != EvidencePartial || !strings.Contains(strings.Join(res.Evidence.Reasons, "\n"), "3 agents ran beside each other under an orchestration") {
+	if res.Evidence.Level != EvidencePartial || !strings.Contains(strings.Join(res.Evidence.Reasons, "\n"), "3 agents share the trace and no call") {
 		t.Errorf("unwired: evidence %+v", res.Evidence)
+	}
+	tr = evidenceTrace(nil)
+	tr.Coverage.Fragment = "the trace begins with span 1 \"handle\", a message consumed from a producer the trace does not hold"
+	res = evaluateEvidence(t, tr, Inputs{})
+	if res.Evidence.Level != EvidencePartial || !slices.Contains(res.Evidence.Reasons, tr.Coverage.Fragment) {
+		t.Errorf("fragment: evidence %+v", res.Evidence)
 	}
 }
 

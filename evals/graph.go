@@ -6,6 +6,7 @@ package evals
 // result types and turns the metrics into findings.
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -13,7 +14,6 @@ import (
 	"slices"
 	"sort"
 	"strconv"
-	"strings"
 
 	"github.com/coordbench/coordbench/tracedata"
 )
@@ -432,7 +432,7 @@ func buildDrawnGraph(trace *tracedata.TraceData, participants []string, includeV
 		nodes[p] = &GraphNode{Name: p, Participant: true, NoAgent: true, Measured: true}
 	}
 	type key struct{ from, to string }
-	weights := map[key]int{}
+	weights := make(map[key]int, len(trace.Interactions))
 	for _, it := range trace.Interactions {
 		if it.From == "" || it.To == "" {
 			warn["interaction with an empty endpoint ignored"] = true
@@ -470,26 +470,29 @@ func buildDrawnGraph(trace *tracedata.TraceData, participants []string, includeV
 	for i, name := range names {
 		res.Nodes[i] = *nodes[name]
 	}
-	res.Edges = make([]GraphEdge, 0, len(weights))
-	for k, w := range weights {
-		res.Edges = append(res.Edges, GraphEdge{
-			From: k.from, To: k.to, Weight: w,
-			Measured: nodes[k.from].Measured && nodes[k.to].Measured,
-		})
-	}
-	slices.SortFunc(res.Edges, func(a, b GraphEdge) int {
-		if c := strings.Compare(a.From, b.From); c != 0 {
-			return c
-		}
-		return strings.Compare(a.To, b.To)
-	})
 	idx := make(map[string]int, len(res.Nodes))
 	for i, n := range res.Nodes {
 		idx[n.Name] = i
 	}
-	for _, e := range res.Edges {
-		res.Nodes[idx[e.From]].CallsOut = satAdd(res.Nodes[idx[e.From]].CallsOut, e.Weight)
-		res.Nodes[idx[e.To]].CallsIn = satAdd(res.Nodes[idx[e.To]].CallsIn, e.Weight)
+	// Edges sorted by (from, to): by the ends' places in the sorted nodes,
+	// which is their names' order and cheaper to compare.
+	type indexed struct{ from, to, w int }
+	sorted := make([]indexed, 0, len(weights))
+	for k, w := range weights {
+		sorted = append(sorted, indexed{idx[k.from], idx[k.to], w})
+	}
+	slices.SortFunc(sorted, func(a, b indexed) int {
+		if a.from != b.from {
+			return cmp.Compare(a.from, b.from)
+		}
+		return cmp.Compare(a.to, b.to)
+	})
+	res.Edges = make([]GraphEdge, len(sorted))
+	for i, e := range sorted {
+		from, to := &res.Nodes[e.from], &res.Nodes[e.to]
+		res.Edges[i] = GraphEdge{From: from.Name, To: to.Name, Weight: e.w, Measured: from.Measured && to.Measured}
+		from.CallsOut = satAdd(from.CallsOut, e.w)
+		to.CallsIn = satAdd(to.CallsIn, e.w)
 	}
 	for w := range warn {
 		res.Warnings = append(res.Warnings, w)

@@ -33,9 +33,9 @@ func benchTrace(n, degree int) *tracedata.TraceData {
 }
 
 // BenchmarkGraphEvaluator times the full metric set on random graphs of
-// 100, 1,000 and 10,000 agents with ten calls edges per agent.
+// 100, 1,000, 3,000 and 10,000 agents with ten calls edges per agent.
 func BenchmarkGraphEvaluator(b *testing.B) {
-	for _, n := range []int{100, 1000, 10000} {
+	for _, n := range []int{100, 1000, 3000, 10000} {
 		tr := benchTrace(n, 10)
 		b.Run(fmt.Sprintf("nodes=%d", n), func(b *testing.B) {
 			b.ReportAllocs()

@@ -1,18 +1,16 @@
 package evals
 
-import "slices"
+// The component metrics (nx.number_weakly_connected_components,
+// nx.number_strongly_connected_components, and the largest strongly
+// connected component the path metrics fall back to), over the digraph's
+// own adjacency. gonum's topo package computes the same components
+// (TestGraphComponentsMatchGonum holds these to it), but over its
+// map-based graph, which had to be built for it: at 3,000 nodes and 30,000
+// edges building it and walking it took a fifth of the evaluator's CPU once
+// the searches were fast (docs/performance.md).
 
-// The connected components, over the compact adjacency rather than a
-// gonum graph: a trace's graph has a handful of agents, and building
-// gonum's map-based graph for them was most of the metrics' time
-// (BenchmarkConnector in the Collector connector: gonum's graph and
-// ConnectedComponents were 0.09 s of computeGraphMetrics' 0.14 s). The
-// components are sets, so these give what gonum's topo.ConnectedComponents
-// and topo.TarjanSCC give, whatever order they are found in
-// (graph_components_test.go holds them to gonum's).
-
-// weakComponents is nx.number_weakly_connected_components: union-find
-// over the edges, directions ignored.
+// weakComponents is the number of weakly connected components, by
+// union-find over the edges.
 func (g *digraph) weakComponents() int {
 	n := len(g.names)
 	parent := make([]int32, n)
@@ -21,86 +19,110 @@ func (g *digraph) weakComponents() int {
 	}
 	find := func(v int32) int32 {
 		for parent[v] != v {
-			parent[v] = parent[parent[v]]
+			parent[v] = parent[parent[v]] // path halving
 			v = parent[v]
 		}
 		return v
 	}
-	comps := n
+	count := n
 	for u := range n {
 		for _, v := range g.succ(int32(u)) {
 			if a, b := find(int32(u)), find(v); a != b {
 				parent[max(a, b)] = min(a, b)
-				comps--
+				count--
 			}
 		}
 	}
-	return comps
+	return count
 }
 
-// strongComponents returns the strongly connected components
-// (nx.strongly_connected_components), each sorted by node index, by
-// Tarjan's algorithm without recursion.
-func (g *digraph) strongComponents() [][]int32 {
+// strongComponents labels each node with its strongly connected
+// component (Tarjan's algorithm, without recursion) and returns the labels
+// and the number of components.
+func (g *digraph) strongComponents() (comp []int32, count int) {
 	n := len(g.names)
-	const unseen = -1
-	index := make([]int32, n)
+	index := make([]int32, n) // order of discovery, from 1; 0: not yet
 	low := make([]int32, n)
+	comp = make([]int32, n)
 	onStack := make([]bool, n)
-	for i := range index {
-		index[i] = unseen
-	}
-	type frame struct{ v, next int32 }
-	var frames []frame
 	var stack []int32
-	var comps [][]int32
-	next := int32(0)
+	type frame struct{ v, next int32 } // next: the out-edge to follow next
+	var frames []frame
+	seen := int32(0)
 	visit := func(v int32) {
-		index[v], low[v] = next, next
-		next++
+		seen++
+		index[v], low[v] = seen, seen
 		stack = append(stack, v)
 		onStack[v] = true
 		frames = append(frames, frame{v, g.outStart[v]})
 	}
-	for s := range int32(n) {
-		if index[s] != unseen {
+	for root := range int32(n) {
+		if index[root] != 0 {
 			continue
 		}
-		visit(s)
+		visit(root)
 		for len(frames) > 0 {
 			f := &frames[len(frames)-1]
 			v := f.v
 			if f.next < g.outStart[v+1] {
 				w := g.out[f.next]
 				f.next++
-				switch {
-				case index[w] == unseen:
+				if index[w] == 0 {
 					visit(w)
-				case onStack[w]:
+				} else if onStack[w] {
 					low[v] = min(low[v], index[w])
 				}
 				continue
 			}
 			frames = frames[:len(frames)-1]
 			if len(frames) > 0 {
-				u := frames[len(frames)-1].v
-				low[u] = min(low[u], low[v])
+				p := frames[len(frames)-1].v
+				low[p] = min(low[p], low[v])
 			}
-			if low[v] != index[v] {
-				continue
+			if low[v] == index[v] {
+				for {
+					w := stack[len(stack)-1]
+					stack = stack[:len(stack)-1]
+					onStack[w] = false
+					comp[w] = int32(count)
+					if w == v {
+						break
+					}
+				}
+				count++
 			}
-			k := len(stack) - 1
-			for stack[k] != v {
-				k--
-			}
-			comp := slices.Clone(stack[k:])
-			for _, w := range comp {
-				onStack[w] = false
-			}
-			stack = stack[:k]
-			slices.Sort(comp)
-			comps = append(comps, comp)
 		}
 	}
-	return comps
+	return comp, count
+}
+
+// largestComponent returns the nodes of the largest component of the
+// labelling comp (count components), in index order; among equally large
+// ones the one whose smallest node index (so smallest name) is least, so
+// the choice does not depend on the order the components were found in.
+func largestComponent(comp []int32, count int) []int32 {
+	if len(comp) == 0 {
+		return nil
+	}
+	size := make([]int32, count)
+	first := make([]int32, count) // smallest node + 1; 0: none seen yet
+	for v, c := range comp {
+		size[c]++
+		if first[c] == 0 {
+			first[c] = int32(v) + 1
+		}
+	}
+	best := int32(0)
+	for c := range int32(count) {
+		if size[c] > size[best] || (size[c] == size[best] && first[c] < first[best]) {
+			best = c
+		}
+	}
+	out := make([]int32, 0, size[best])
+	for v, c := range comp {
+		if c == best {
+			out = append(out, int32(v))
+		}
+	}
+	return out
 }

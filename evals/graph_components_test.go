@@ -28,6 +28,56 @@ func (g *digraph) gonum() *simple.WeightedDirectedGraph {
 	return dg
 }
 
+// TestGraphComponentsMatchGonum holds the component metrics to gonum's
+// topo package on random digraphs of every density, with self-loops and
+// isolated nodes: the number of weakly and of strongly connected
+// components, the strongly connected components themselves, and the
+// largest one chosen (the path metrics' scope).
+func TestGraphComponentsMatchGonum(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	for i := range 300 {
+		n := r.IntN(200)
+		p := []float64{0, 0.5, 1, 2, 5}[i%5] / float64(max(n, 1))
+		var edges []wedge
+		for u := range n {
+			for v := range n {
+				if (u != v || r.IntN(10) == 0) && r.Float64() < p {
+					edges = append(edges, wedge{from: int32(u), to: int32(v), w: 1})
+				}
+			}
+		}
+		g := newDigraph(make([]string, n), edges)
+		dg := g.gonum()
+		if got, want := g.weakComponents(), len(topo.ConnectedComponents(graph.Undirect{G: dg})); got != want {
+			t.Fatalf("graph %d (%d nodes, %d edges): %d weakly connected components, gonum %d", i, n, len(edges), got, want)
+		}
+		comp, count := g.strongComponents()
+		var want [][]int32
+		for _, c := range topo.TarjanSCC(dg) {
+			ids := make([]int32, len(c))
+			for j, v := range c {
+				ids[j] = int32(v.ID())
+			}
+			slices.Sort(ids)
+			want = append(want, ids)
+		}
+		if count != len(want) {
+			t.Fatalf("graph %d: %d strongly connected components, gonum %d", i, count, len(want))
+		}
+		for _, c := range want {
+			for _, v := range c {
+				if comp[v] != comp[c[0]] {
+					t.Fatalf("graph %d: nodes %d and %d of one gonum component in components %d and %d", i, c[0], v, comp[c[0]], comp[v])
+				}
+			}
+		}
+		// The largest, ties to the smallest node, from gonum's.
+		if got, best := largestComponent(comp, count), largestOf(want); !slices.Equal(got, best) {
+			t.Fatalf("graph %d: largest strongly connected component %v, from gonum's %v", i, got, best)
+		}
+	}
+}
+
 // componentIndices turns gonum's components into sorted index lists,
 // sorted by their first index.
 func componentIndices(comps [][]graph.Node) [][]int32 {
@@ -42,6 +92,29 @@ func componentIndices(comps [][]graph.Node) [][]int32 {
 	}
 	slices.SortFunc(out, func(a, b []int32) int { return int(a[0] - b[0]) })
 	return out
+}
+
+// componentLists turns a labelling (strongComponents') into index lists
+// as componentIndices gives gonum's: each sorted, sorted by first index.
+func componentLists(comp []int32, count int) [][]int32 {
+	out := make([][]int32, count)
+	for v, c := range comp {
+		out[c] = append(out[c], int32(v))
+	}
+	slices.SortFunc(out, func(a, b []int32) int { return int(a[0] - b[0]) })
+	return out
+}
+
+// largestOf is the largest of sorted index lists, ties to the one with the
+// smallest node: the rule largestComponent follows, applied to gonum's.
+func largestOf(comps [][]int32) []int32 {
+	var best []int32
+	for _, c := range comps {
+		if best == nil || len(c) > len(best) || (len(c) == len(best) && c[0] < best[0]) {
+			best = c
+		}
+	}
+	return best
 }
 
 // randomDigraph has n nodes and about n·degree edges, self-loops and
@@ -102,13 +175,13 @@ func TestComponentsAgreeWithGonum(t *testing.T) {
 		if got, want := g.weakComponents(), len(topo.ConnectedComponents(graph.Undirect{G: dg})); got != want {
 			t.Errorf("graph %d (%d nodes, %d edges): %d weak components, gonum %d", k, len(g.names), g.m, got, want)
 		}
-		got := g.strongComponents()
+		comp, count := g.strongComponents()
+		got := componentLists(comp, count)
 		want := componentIndices(topo.TarjanSCC(dg))
-		slices.SortFunc(got, func(a, b []int32) int { return int(a[0] - b[0]) })
 		if !slices.EqualFunc(got, want, slices.Equal) {
 			t.Errorf("graph %d (%d nodes, %d edges): strong components differ from gonum's:\n%v\n%v", k, len(g.names), g.m, got, want)
 		}
-		if a, b := largestComponent(g.strongComponents()), largestComponent(want); !slices.Equal(a, b) {
+		if a, b := largestComponent(comp, count), largestOf(want); !slices.Equal(a, b) {
 			t.Errorf("graph %d: largest strong component %v, from gonum's %v", k, a, b)
 		}
 	}

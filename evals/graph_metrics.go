@@ -2,15 +2,16 @@ package evals
 
 // The graph metrics, each computed to equal what networkx (the oracle of
 // graph_oracle_test.go) returns with default arguments on the same
-// nx.DiGraph. Every metric is computed here over a compact adjacency (CSR):
-// the components (graph_components.go) as gonum's topo package finds them
-// (the tests hold them to it), whose semantics are networkx's; the rest
-// following networkx's code step by step, down to the order floating-point
-// sums are taken in where that is cheap, so results agree to a few ulps,
-// where gonum's semantics differ (normalisation, incoming-distance
-// closeness, Fagiolo clustering, the A+I power iteration of eigenvector
-// centrality, PageRank's dangling-node rule) or where its map-based Brandes
-// is too slow for the 10,000-node benchmark.
+// nx.DiGraph, over a compact adjacency (CSR). gonum has most of these
+// algorithms, but its semantics differ from networkx's in several
+// (normalisation, incoming-distance closeness, Fagiolo clustering, the A+I
+// power iteration of eigenvector centrality, PageRank's dangling-node rule),
+// and its map-based graph and Brandes are too slow for the benchmarks (the
+// components: graph_components.go); the tests hold the computations here to
+// networkx (graph_oracle_test.go) and, for betweenness and the components,
+// to gonum. Each follows networkx's code step by step, down to the order
+// floating-point sums are taken in where that is cheap, so results agree
+// to a few ulps.
 
 import (
 	"context"
@@ -84,6 +85,9 @@ func newDigraph(names []string, edges []wedge) *digraph {
 func (g *digraph) succ(v int32) []int32 { return g.out[g.outStart[v]:g.outStart[v+1]] }
 func (g *digraph) pred(v int32) []int32 { return g.in[g.inStart[v]:g.inStart[v+1]] }
 
+func (g *digraph) outDegree(v int32) int { return int(g.outStart[v+1] - g.outStart[v]) }
+func (g *digraph) inDegree(v int32) int  { return int(g.inStart[v+1] - g.inStart[v]) }
+
 // degree is networkx's DiGraph degree: in + out, a self-loop counting twice.
 func (g *digraph) degree(v int32) int {
 	return int(g.outStart[v+1]-g.outStart[v]) + int(g.inStart[v+1]-g.inStart[v])
@@ -138,14 +142,15 @@ func computeGraphMetrics(ctx context.Context, g *digraph, cfg Config) (GraphMetr
 	}
 
 	wantPaths := on(MetricAverageShortestPathLength) || on(MetricDiameter)
-	var sccs [][]int32
-	if on(MetricNumberWeaklyConnectedComponents) || on(MetricNumberStronglyConnectedComponents) || wantPaths {
-		if on(MetricNumberWeaklyConnectedComponents) {
-			m.NumberWeaklyConnectedComponents = scalar(float64(g.weakComponents()))
-		}
-		sccs = g.strongComponents()
+	if on(MetricNumberWeaklyConnectedComponents) {
+		m.NumberWeaklyConnectedComponents = scalar(float64(g.weakComponents()))
+	}
+	var scc []int32
+	var sccCount int
+	if on(MetricNumberStronglyConnectedComponents) || wantPaths {
+		scc, sccCount = g.strongComponents()
 		if on(MetricNumberStronglyConnectedComponents) {
-			m.NumberStronglyConnectedComponents = scalar(float64(len(sccs)))
+			m.NumberStronglyConnectedComponents = scalar(float64(sccCount))
 		}
 	}
 
@@ -177,7 +182,7 @@ func computeGraphMetrics(ctx context.Context, g *digraph, cfg Config) (GraphMetr
 	var inLSCC []bool
 	var lscc []int32
 	if wantPaths {
-		lscc = largestComponent(sccs)
+		lscc = largestComponent(scc, sccCount)
 		inLSCC = make([]bool, n)
 		for _, v := range lscc {
 			inLSCC[v] = true
@@ -246,22 +251,6 @@ func (g *digraph) optionalMap(vals []float64, ok bool) map[string]*float64 {
 		}
 	}
 	return out
-}
-
-// largestComponent returns the largest component; among equally large ones
-// the one whose smallest node index (so smallest name) is least, so the
-// choice does not depend on the order Tarjan's algorithm found them in.
-func largestComponent(comps [][]int32) []int32 {
-	var best []int32
-	for _, c := range comps {
-		if len(c) == 0 {
-			continue
-		}
-		if best == nil || len(c) > len(best) || (len(c) == len(best) && c[0] < best[0]) {
-			best = c
-		}
-	}
-	return best
 }
 
 // degreeCentrality is nx.degree_centrality: degree × 1/(n-1), and 1 for

@@ -570,3 +570,124 @@ func FuzzGraph(f *testing.F) {
 		}
 	})
 }
+
+// requireSamePathStats fails unless a and b hold the same bits.
+func requireSamePathStats(t *testing.T, what string, a, b pathStats) {
+	t.Helper()
+	if len(a.bc) != len(b.bc) || a.lsccSum != b.lsccSum || a.lsccMax != b.lsccMax ||
+		!slices.Equal(a.reach, b.reach) || !slices.Equal(a.distSum, b.distSum) {
+		t.Fatalf("%s: path stats differ: %+v, top down %+v", what, a, b)
+	}
+	for v := range a.bc {
+		if math.Float64bits(a.bc[v]) != math.Float64bits(b.bc[v]) {
+			t.Fatalf("%s: node %d: betweenness %v (%#x), top down %v (%#x)", what, v,
+				a.bc[v], math.Float64bits(a.bc[v]), b.bc[v], math.Float64bits(b.bc[v]))
+		}
+	}
+}
+
+// TestGraphBottomUpSearchMatchesTopDown: the searches that find their
+// last levels bottom up give the bits a search top down all the way gives,
+// on graphs of every density, with self-loops, several components, and
+// the largest SCC's path sums.
+func TestGraphBottomUpSearchMatchesTopDown(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	searches, bottomUp := 0, 0
+	for i := range 120 {
+		n := 2 + r.IntN(400)
+		var edges []wedge
+		p := []float64{0.5 / float64(n), 3 / float64(n), 10 / float64(n), 0.2, 0.6}[i%5]
+		for u := range n {
+			for v := range n {
+				if (u != v || r.IntN(20) == 0) && r.Float64() < p {
+					edges = append(edges, wedge{from: int32(u), to: int32(v), w: 1 + r.IntN(3)})
+				}
+			}
+		}
+		g := newDigraph(make([]string, n), edges)
+		inLSCC := make([]bool, n)
+		for v := range n {
+			inLSCC[v] = r.IntN(3) > 0
+		}
+		got, err := g.allPairsWith(context.Background(), inLSCC, true, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := g.allPairsWith(context.Background(), inLSCC, true, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		requireSamePathStats(t, fmt.Sprintf("graph %d (%d nodes, %d edges)", i, n, len(edges)), got, want)
+		if want.searchesBottomUp != 0 {
+			t.Fatalf("graph %d: %d searches went bottom up with bottom up off", i, want.searchesBottomUp)
+		}
+		searches += n
+		bottomUp += got.searchesBottomUp
+	}
+	t.Logf("%d of %d searches found levels bottom up", bottomUp, searches)
+	if bottomUp < searches/4 {
+		t.Fatalf("only %d of %d searches went bottom up: the test no longer exercises it", bottomUp, searches)
+	}
+}
+
+// TestGraphBottomUpSearchHugeSigma: where the paths from a source number
+// 2^53 or more, a sum of sigmas taken bottom up may round otherwise than
+// top down, so such a search is done again top down. The graph: a chain of
+// layers of six nodes, each joined to four of the next at random (some
+// 4^40 paths through it, of many different counts per node), then a wide
+// level of nodes that reach each other and a few sinks, which makes the
+// search go bottom up.
+func TestGraphBottomUpSearchHugeSigma(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	const layers, width, wide, sinks = 40, 6, 1500, 20
+	n := 1 + layers*width + wide + sinks
+	var edges []wedge
+	layer := func(l, i int) int32 { return int32(1 + l*width + i) }
+	for i := range width {
+		edges = append(edges, wedge{from: 0, to: layer(0, i), w: 1})
+	}
+	for l := range layers - 1 {
+		for i := range width {
+			for _, j := range r.Perm(width)[:4] {
+				edges = append(edges, wedge{from: layer(l, i), to: layer(l+1, j), w: 1})
+			}
+		}
+	}
+	firstWide := int32(1 + layers*width)
+	for k := range wide {
+		for i := range width {
+			if r.IntN(2) == 0 || i == k%width {
+				edges = append(edges, wedge{from: layer(layers-1, i), to: firstWide + int32(k), w: 1})
+			}
+		}
+	}
+	for k := range wide {
+		for range 6 {
+			edges = append(edges, wedge{from: firstWide + int32(k), to: firstWide + int32(r.IntN(wide)), w: 1})
+		}
+		if r.IntN(4) == 0 {
+			edges = append(edges, wedge{from: firstWide + int32(k), to: firstWide + wide + int32(r.IntN(sinks)), w: 1})
+		}
+	}
+	slices.SortFunc(edges, func(a, b wedge) int {
+		if a.from != b.from {
+			return int(a.from - b.from)
+		}
+		return int(a.to - b.to)
+	})
+	edges = slices.CompactFunc(edges, func(a, b wedge) bool { return a.from == b.from && a.to == b.to })
+	g := newDigraph(make([]string, n), edges)
+	got, err := g.allPairsWith(context.Background(), nil, true, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := g.allPairsWith(context.Background(), nil, true, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	requireSamePathStats(t, "layered graph", got, want)
+	if got.searchesRedone == 0 {
+		t.Fatalf("no search was done again top down (%d went bottom up): the graph no longer has 2^53 paths where it goes bottom up", got.searchesBottomUp)
+	}
+	t.Logf("%d searches went bottom up, %d of them done again top down", got.searchesBottomUp, got.searchesRedone)
+}

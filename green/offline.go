@@ -85,12 +85,22 @@ func AssessOTLPFiles(ctx context.Context, paths []string, opts OfflineOptions) (
 		}
 	}
 	ids := store.TraceIDs()
-	traces := make([]assembledTrace, len(ids))
-	for k, id := range ids {
+	held := make(map[trace.TraceID][]otelmap.Span, len(ids))
+	spansOf := func(id trace.TraceID) []otelmap.Span {
+		spans, ok := held[id]
+		if !ok {
+			spans = store.Spans(id)
+			held[id] = spans
+		}
+		return spans
+	}
+	groups := joinGroups(ids, spansOf)
+	traces := make([]assembledTrace, len(groups))
+	for k, g := range groups {
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("assess: %w", err)
 		}
-		traces[k] = opts.assembleTrace(id, store.Spans(id))
+		traces[k] = opts.assembleJoined(g, spansOf)
 	}
 	tasks, err := opts.evaluateTraces(ctx, registry, traces, 1)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -95,22 +96,36 @@ func (a *traceAssessor) assess(ctx context.Context, task trace.Span, tt *openTra
 				n, st.Awaited, strings.Join(in.Collection.Unanswered, ", "))
 		}
 	}
-	spans, aside, asideWarning := vouchedSpans(taskID, st.Spans, root)
+	// Traces that continue the task's trace (a participant whose runtime
+	// starts a trace per message, linked back) are read with it, as green
+	// assess reads them (joined.go).
+	read, readSpans, capped := tt.fragments(st.Spans)
+	all := st.Spans
+	if len(read) > 0 {
+		all = append(slices.Clip(st.Spans), readSpans...)
+	}
+	if capped {
+		warning = joinWarning(warning, fmt.Sprintf("task %s: more than %d traces link into trace %s; the first %d were joined to it, the others are not assessed with it",
+			taskID, maxLiveJoined, traceID, maxLiveJoined))
+	}
+	spans, aside, asideWarning := vouchedSpans(taskID, all, root)
 	if aside != nil {
 		in.Collection.SetAsideOutside = aside.Outside
 	}
 	if asideWarning != "" {
-		if warning != "" {
-			warning += "; "
-		}
-		warning += asideWarning
+		warning = joinWarning(warning, asideWarning)
 		if a.log != nil {
 			a.log.Warn("spans set aside", "task", taskID, "trace_id", traceID.String(), "set_aside", aside.Spans,
 				"impersonating", aside.Impersonating, "outside", aside.Outside)
 		}
 	}
-	td := assemble.TraceWith(traceID, spans, assemble.Options{Conventions: a.conventions})
+	// A trace read is joined when provenance kept a span of it.
+	joined := slices.DeleteFunc(slices.Clone(read), func(id trace.TraceID) bool {
+		return !slices.ContainsFunc(spans, func(sp otelmap.Span) bool { return sp.TraceID == id })
+	})
+	td := assemble.TraceWith(traceID, spans, assemble.Options{Conventions: a.conventions, Joined: joined})
 	st.markAssessed()
+	tt.markJoined(read)
 	if a.log != nil {
 		a.log.Debug("task trace settled", "task", taskID, "trace_id", traceID.String(), "complete", st.Complete,
 			"awaited_calls", st.Awaited, "unanswered_calls", len(st.Unanswered), "waited", st.Waited, "spans", len(st.Spans))
@@ -127,6 +142,14 @@ func (a *traceAssessor) assess(ctx context.Context, task trace.Span, tt *openTra
 	tr.RefusedSpans = refused
 	tr.SetAside = aside
 	return tr, st.Silent, warning, nil
+}
+
+// joinWarning appends w to warning, "; " between.
+func joinWarning(warning, w string) string {
+	if warning == "" {
+		return w
+	}
+	return warning + "; " + w
 }
 
 // lateSpans fills each task's LateSpans from the store, and returns a

@@ -202,12 +202,25 @@ type Coverage struct {
 	// interaction it is no evidence (NoEvidence). Absent when there are
 	// none.
 	UnreadNamespaces map[string]int `json:"unread_namespaces,omitempty"`
-	// UnwiredAgents counts the agents that ran beside each other under an
-	// orchestration (a workflow, graph, swarm or crew span) with no span
-	// saying who passed control to whom: the graph lacks those edges. A
-	// trace with any is never complete evidence. A warning names each
-	// orchestration.
+	// UnwiredAgents counts the agents that share the trace with another
+	// agent and that no call reaches (no call, handoff, nesting or message
+	// the rules read): the tops of the graph, when there are several, or
+	// one beside an agent called from outside the team. The trace joins
+	// them and no span says how control passed: the graph lacks those
+	// edges. A trace with any is never complete evidence; a warning names
+	// them and the span that holds them all (docs/trace-assembly.md,
+	// "Agents that share a trace").
 	UnwiredAgents int `json:"unwired_agents,omitempty"`
+	// Fragment, when set, says why the trace is a fragment: it begins with
+	// a call received from a caller it does not hold (a server span whose
+	// instrumentation reads no trace context, a message consumed, a span
+	// linked to a span of another trace). A fragment is never complete
+	// evidence (docs/trace-assembly.md, "A trace that begins with a
+	// received call").
+	Fragment string `json:"fragment,omitempty"`
+	// JoinedTraces lists, sorted, the other traces read as part of this
+	// one: fragments of one run joined by span links.
+	JoinedTraces []string `json:"joined_traces,omitempty"`
 	// SharedServices lists, by service.name, the endpoints of each process
 	// that names no agent on its spans (its service.name is its agent) yet
 	// received calls at several local ports or served A2A agent cards from

@@ -78,8 +78,15 @@ func TestFrameworkFixturesMatchGreenAssess(t *testing.T) {
 				t.Fatal(err)
 			}
 			byID := map[string]report.TaskResult{}
+			joined := map[string]bool{} // traces green assess read joined to others
 			for _, tr := range want.Tasks {
 				byID[tr.TraceID] = tr
+				if len(tr.Coverage.JoinedTraces) > 0 {
+					joined[tr.TraceID] = true
+				}
+				for _, id := range tr.Coverage.JoinedTraces {
+					joined[id] = true
+				}
 			}
 
 			cfg := testConfig()
@@ -100,6 +107,18 @@ func TestFrameworkFixturesMatchGreenAssess(t *testing.T) {
 					// Not settled: a call whose server side never came;
 					// its evidence must say so (checked elsewhere).
 					t.Logf("trace %s: %s", got.TraceID, attr(rec, attrCompletion))
+					continue
+				}
+				if joined[got.TraceID] {
+					// green assess joined this trace to others its top
+					// deliveries link to (one task); the connector judges
+					// each trace alone and must not say it saw everything
+					// (docs/collector.md, "What differs from green assess").
+					label, level := labelAndEvidence(&got)
+					t.Logf("trace %s: joined by green assess; alone %s %s fragment=%q", got.TraceID, label, level, got.Coverage.Fragment)
+					if level == evals.EvidenceComplete {
+						t.Errorf("trace %s: green assess joined it to other traces, the connector alone says %s with evidence complete", got.TraceID, label)
+					}
 					continue
 				}
 				compared++

@@ -34,6 +34,8 @@
 package assemble
 
 import (
+	"slices"
+
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/coordbench/coordbench/otelmap"
@@ -68,7 +70,7 @@ func Trace(traceID trace.TraceID, spans []otelmap.Span) *tracedata.TraceData {
 // convention map read before them.
 func TraceWith(traceID trace.TraceID, spans []otelmap.Span, opts Options) *tracedata.TraceData {
 	reg := opts.registry()
-	a := &assembler{traceID: traceID, reg: reg, reader: reg.Reader(), withoutSteps: opts.WithoutSteps}
+	a := &assembler{traceID: traceID, joined: opts.Joined, reg: reg, reader: reg.Reader(), withoutSteps: opts.WithoutSteps}
 	defer reg.Release(a.reader)
 	a.index(spans)             // tree.go
 	a.link()                   // tree.go, scan.go
@@ -107,6 +109,7 @@ const (
 	fToolServer                       // the tool server's side of a tool call (toolservers.go)
 	fServiceAgent                     // a trace root whose work outside agent spans is its service's unnamed agent (outside.go)
 	fServiceCall                      // an agent span that unnamed agent called (outside.go)
+	fReceivedBlind                    // a request received by a library that reads no trace context (recognize.Verdict.ReceivedBlind)
 )
 
 // node is assembly's working record of one span. Indexes are node indexes,
@@ -144,6 +147,7 @@ type node struct {
 // assembler holds one assembly's working state; Trace makes one per call.
 type assembler struct {
 	traceID trace.TraceID
+	joined  []trace.TraceID     // other traces read as part of this one (Options.Joined)
 	reg     *recognize.Registry // the families read by
 	spans   []otelmap.Span
 	nodes   []node
@@ -197,6 +201,12 @@ type assembler struct {
 	attrWarnings                   []recognize.Warning // steps.go's; the reader keeps its own
 
 	withoutSteps bool // Options.WithoutSteps
+}
+
+// inTrace reports whether a span of trace id is read as part of this
+// trace: the trace's own id, or one of the traces joined to it.
+func (a *assembler) inTrace(id trace.TraceID) bool {
+	return id == a.traceID || len(a.joined) > 0 && slices.Contains(a.joined, id)
 }
 
 // span returns node i's span.

@@ -3,7 +3,6 @@ package assemble
 import (
 	"cmp"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -136,11 +135,11 @@ func (a *assembler) buildInteractions(td *tracedata.TraceData) {
 		if c.class == classDropped {
 			continue
 		}
+		if c.caller == c.callee {
+			continue // a call to oneself makes no node: it did no step of its own
+		}
 		a.idents[c.caller].used = true
 		a.idents[c.callee].used = true
-		if c.caller == c.callee {
-			continue
-		}
 		key := interactionKey(c.caller, c.callee)
 		ix, ok := byPair[key]
 		if !ok {
@@ -299,6 +298,17 @@ func (a *assembler) buildEvidence(td *tracedata.TraceData) {
 	var wiring []string
 	cov.UnwiredAgents, wiring = a.unwiredAgents()
 	cov.Warnings = append(cov.Warnings, wiring...)
+	cov.Fragment = a.fragment()
+	if len(a.joined) > 0 {
+		cov.JoinedTraces = make([]string, 0, len(a.joined))
+		for _, id := range a.joined {
+			if id != a.traceID {
+				cov.JoinedTraces = append(cov.JoinedTraces, id.String())
+			}
+		}
+		slices.Sort(cov.JoinedTraces)
+		cov.JoinedTraces = slices.Compact(cov.JoinedTraces)
+	}
 	var shared []string
 	cov.SharedServices, shared = a.sharedServices()
 	cov.Warnings = append(cov.Warnings, shared...)
@@ -368,50 +378,4 @@ func (a *assembler) unnamedAgents() int {
 		}
 	}
 	return count
-}
-
-// unwiredAgents finds the orchestrations (a workflow, graph, swarm or crew
-// span) under which agents of two or more names ran beside each other and
-// none of them got a caller: no handoff, named caller or link said who
-// passed control to whom, though the orchestration passed it. The graph
-// then lacks those edges whatever it shows (a graph recorded without the
-// message content that names its edges, a framework's router that records
-// nothing).
-// It returns how many agents ran so, and a warning per orchestration.
-func (a *assembler) unwiredAgents() (int, []string) {
-	if len(a.loose) < 2 {
-		return 0, nil
-	}
-	groups := map[int32][]int32{}
-	for _, b := range a.loose {
-		proc := a.nodes[b].proc
-		for x := a.nodes[b].parent; x >= 0 && a.nodes[x].proc == proc; x = a.nodes[x].parent {
-			if a.nodes[x].flags&fWorkflow != 0 {
-				groups[x] = append(groups[x], b)
-				break
-			}
-		}
-	}
-	orchs := slices.Collect(maps.Keys(groups))
-	slices.SortFunc(orchs, func(x, y int32) int { return cmp.Compare(a.nodes[x].id, a.nodes[y].id) })
-	total := 0
-	var w []string
-	for _, o := range orchs {
-		var agents []int32
-		called := false
-		for _, b := range groups[o] {
-			n := &a.nodes[b]
-			called = called || n.call >= 0
-			if !slices.Contains(agents, n.selfIdent) {
-				agents = append(agents, n.selfIdent)
-			}
-		}
-		if called || len(agents) < 2 {
-			continue
-		}
-		total += len(agents)
-		w = append(w, fmt.Sprintf("%d agents ran under the orchestration span %016x %q and no span says who passed control to whom: the graph lacks those edges",
-			len(agents), a.nodes[o].id, a.span(o).Name))
-	}
-	return total, w
 }

@@ -22,6 +22,7 @@ import (
 type chain struct {
 	top      int32
 	server   int32 // the first entry paired with the chain
+	servers  int32 // how many entries it is paired with (a message delivered to several consumers)
 	inproc   int32 // the first INTERNAL agent span run under the chain in-process
 	nameSpan int32 // the highest chain span with gen_ai.agent.name/id
 	addrSpan int32 // the highest chain span with server.address
@@ -190,6 +191,7 @@ func (a *assembler) structure() {
 			}
 			if pn != nil && pn.role == recognize.RoleClient {
 				ch := a.chainOf(p)
+				ch.servers++
 				if ch.server < 0 || a.earlier(i, ch.server) {
 					ch.server = i
 				}
@@ -250,6 +252,7 @@ func (a *assembler) collectCalls() {
 // (both sides), completed by an agent run in-process under them, or, when
 // they carry an agent marker, seen from the client only.
 func (a *assembler) chainCalls() {
+	a.agentDeliveries()
 	for c := range a.chains {
 		ch := &a.chains[c]
 		if ch.server < 0 && ch.inproc < 0 && !ch.marker {
@@ -281,6 +284,27 @@ func (a *assembler) chainCalls() {
 		}
 		ch.call = a.addCall(cl)
 		top.call = ch.call
+	}
+}
+
+// agentDeliveries makes the server of a chain paired with several entries
+// (a message published to a topic and delivered to each subscriber) the
+// first entry under which an agent span runs, if one does: the delivery
+// the message was for, where the others are the runtime's bookkeeping (a
+// subscriber caching it). The other entries answer the same call.
+func (a *assembler) agentDeliveries() {
+	for _, e := range a.entries {
+		p := a.nodes[e].parent
+		if p < 0 || a.nodes[p].role != recognize.RoleClient {
+			continue
+		}
+		ch := a.chainOf(p)
+		if ch.servers < 2 || ch.server == e {
+			continue
+		}
+		if a.firstAgentBelow(e) >= 0 && (a.firstAgentBelow(ch.server) < 0 || a.earlier(e, ch.server)) {
+			ch.server = e
+		}
 	}
 }
 

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sync"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/coordbench/coordbench/otelmap/assemble/convmap"
 	"github.com/coordbench/coordbench/otelmap/assemble/families"
 	"github.com/coordbench/coordbench/otelmap/assemble/recognize"
@@ -33,6 +35,13 @@ type Options struct {
 	// Conventions, when set, is a user's convention map, read before the
 	// families.
 	Conventions *Conventions
+
+	// Joined are other traces whose spans are read as part of this one:
+	// fragments of one run that span links join (docs/trace-assembly.md,
+	// "A trace that begins with a received call"). Their spans keep their
+	// own trace ids (each step says its own); links into them count as
+	// links into the trace. The spans given may hold them all.
+	Joined []trace.TraceID
 
 	// WithoutSteps leaves out what only the steps carry, for a reader of
 	// the graph alone (the Collector connector without a logs pipeline):

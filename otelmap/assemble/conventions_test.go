@@ -322,7 +322,7 @@ func TestUnwiredAgents(t *testing.T) {
 	td := assemble.Trace(id, spans)
 	c := td.Coverage
 	if len(td.Interactions) != 0 || c.UnwiredAgents != 3 || !c.NoEvidence || c.Complete != 0 ||
-		!hasWarning(td, `3 agents ran under the orchestration span`) || !hasWarning(td, `"invoke_graph graph" and no span says who passed control to whom`) {
+		!hasWarning(td, `3 agents (coordinator, researcher, writer) ran under the orchestration span`) || !hasWarning(td, `"invoke_graph graph" and no span says who passed control to whom`) {
 		t.Errorf("without content: edges %v, coverage %+v", edges(td), c)
 	}
 }

@@ -54,3 +54,10 @@ func (t *familyTree) MarkUnnamed(i int32) {
 	}
 	n.flags |= fUnnamedAgent
 }
+
+func (t *familyTree) NameCaller(i int32, name string, identity int) {
+	if name == "" {
+		return
+	}
+	t.a.callerNames = append(t.a.callerNames, namedCaller{span: i, name: name, rank: t.a.reg.Rank(t.fam, identity)})
+}

@@ -29,7 +29,7 @@ import (
 // trace, as evidence of who caused it.
 func (a *assembler) keepLink(i int32, sp *otelmap.Span) {
 	for _, l := range sp.Links() {
-		if l.TraceID != a.traceID || !l.SpanID.IsValid() {
+		if !a.inTrace(l.TraceID) || !l.SpanID.IsValid() {
 			continue
 		}
 		if j, ok := a.byID.Get(binary.BigEndian.Uint64(l.SpanID[:])); ok && j != i {

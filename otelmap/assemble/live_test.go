@@ -71,6 +71,17 @@ type liveTruth struct {
 		Count  int    `json:"count"`
 		Reason string `json:"reason"`
 	} `json:"no_team_traces"`
+	// Fragments, when set, says how many of the traces that show the
+	// team are fragments of the run, and why: each begins with a call
+	// received from a caller it does not hold, or holds only part of a
+	// conversation split across traces. Exactly that many must say so
+	// (coverage.fragment, or a split conversation among their evidence's
+	// reasons), and none of them may be complete
+	// (docs/trace-assembly.md, "A trace that begins with a received call").
+	Fragments *struct {
+		Count  int    `json:"count"`
+		Reason string `json:"reason"`
+	} `json:"fragments"`
 	// KnownMisread is a reason (the whole program) or an object of reasons
 	// by run ("run-2"): coordbench misreads it today (FINDINGS.md).
 	KnownMisread json.RawMessage `json:"known_misread"`
@@ -95,9 +106,31 @@ func (lt *liveTruth) misread(run string) (reason string, programWide bool, err e
 	return byRun[run], false, nil
 }
 
-// liveTally counts the outcomes of the corpus for the summary line.
+// liveTally counts the outcomes of the corpus for the summary lines.
 type liveTally struct {
 	programs, runs, exact, insufficient, misread int
+}
+
+func (t *liveTally) add(o liveTally) {
+	t.programs += o.programs
+	t.runs += o.runs
+	t.exact += o.exact
+	t.insufficient += o.insufficient
+	t.misread += o.misread
+}
+
+func (t liveTally) String() string {
+	return fmt.Sprintf("%d programs, %d runs: %d exact, %d insufficient_evidence as expected, %d known misread, %d wrong",
+		t.programs, t.runs, t.exact, t.insufficient, t.misread, t.runs-t.exact-t.insufficient-t.misread)
+}
+
+// liveLanguage tells a program's language by the file that runs its team:
+// team.py for Python (harness/pylive.mjs), a Node program otherwise.
+func liveLanguage(dir string) string {
+	if _, err := os.Stat(filepath.Join(dir, "team.py")); err == nil {
+		return "Python"
+	}
+	return "JavaScript"
 }
 
 // TestLiveCorpus assesses every committed capture of the live corpus as
@@ -120,11 +153,16 @@ type liveTally struct {
 func TestLiveCorpus(t *testing.T) {
 	fresh := os.Getenv("LIVE_CAPTURES")
 	programs := livePrograms(t)
-	var tally liveTally
+	byLanguage := map[string]*liveTally{}
 	for _, prog := range programs {
+		dir := filepath.Join(liveDir, prog)
+		lang := liveLanguage(dir)
+		if byLanguage[lang] == nil {
+			byLanguage[lang] = &liveTally{}
+		}
+		tally := byLanguage[lang]
 		t.Run(prog, func(t *testing.T) {
 			tally.programs++
-			dir := filepath.Join(liveDir, prog)
 			truth := loadLiveTruth(t, dir)
 			checkLivePackages(t, dir, truth)
 			captures := filepath.Join(dir, "captures")
@@ -136,7 +174,13 @@ func TestLiveCorpus(t *testing.T) {
 			for _, run := range runs {
 				t.Run(run, func(t *testing.T) {
 					tally.runs++
-					problems, summary := assessLiveRun(t, filepath.Join(captures, run+".otlp.json"), truth)
+					problems, silent, summary := assessLiveRun(t, filepath.Join(captures, run+".otlp.json"), truth)
+					// A trace read wrong with evidence complete is a silent
+					// misread: never excused by a known_misread marker
+					// (docs/trace-assembly.md, "Agents that share a trace").
+					for _, s := range silent {
+						t.Errorf("SILENT MISREAD: %s\n  coordbench read: %s", s, summary)
+					}
 					reason, wide, err := truth.misread(run)
 					if err != nil {
 						t.Fatalf("truth.json: %v", err)
@@ -171,8 +215,12 @@ func TestLiveCorpus(t *testing.T) {
 			}
 		})
 	}
-	t.Logf("live corpus: %d programs, %d runs: %d exact, %d insufficient_evidence as expected, %d known misread, %d wrong",
-		tally.programs, tally.runs, tally.exact, tally.insufficient, tally.misread, tally.runs-tally.exact-tally.insufficient-tally.misread)
+	var all liveTally
+	for _, lang := range slices.Sorted(maps.Keys(byLanguage)) {
+		t.Logf("live corpus, %s: %s", lang, byLanguage[lang])
+		all.add(*byLanguage[lang])
+	}
+	t.Logf("live corpus: %s", all)
 }
 
 // livePrograms lists the program folders: every folder of testdata/live
@@ -213,6 +261,9 @@ func loadLiveTruth(t *testing.T, dir string) *liveTruth {
 	}
 	if nt := lt.NoTeamTraces; nt != nil && (nt.Count < 1 || nt.Reason == "" || lt.InsufficientEvidence != "") {
 		t.Fatalf("truth.json: no_team_traces needs a count of at least 1 and a reason, and contradicts insufficient_evidence")
+	}
+	if f := lt.Fragments; f != nil && (f.Count < 1 || f.Reason == "" || lt.InsufficientEvidence != "") {
+		t.Fatalf("truth.json: fragments needs a count of at least 1 and a reason, and contradicts insufficient_evidence")
 	}
 	for _, in := range lt.Interactions {
 		if in.Count < 1 {
@@ -316,9 +367,11 @@ func liveRuns(t *testing.T, dir string) []string {
 }
 
 // assessLiveRun assesses one capture as `green assess` does and returns
-// what differs from the truth (nothing when the run is read right) and a
-// one-line account of what was read.
-func assessLiveRun(t *testing.T, path string, truth *liveTruth) (problems []string, summary string) {
+// what differs from the truth (nothing when the run is read right), the
+// traces among them read wrong with evidence complete (silent: each
+// trace's own agents and interactions, not the run's, differ from the
+// truth), and a one-line account of what was read.
+func assessLiveRun(t *testing.T, path string, truth *liveTruth) (problems, silent []string, summary string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -329,20 +382,31 @@ func assessLiveRun(t *testing.T, path string, truth *liveTruth) (problems []stri
 	for _, w := range res.Warnings {
 		t.Errorf("the capture itself is faulty: %s", w)
 	}
-	if truth.Traces > 0 && len(res.Tasks) != truth.Traces {
-		problems = append(problems, fmt.Sprintf("%d traces, want %d", len(res.Tasks), truth.Traces))
+	traces := 0
+	for _, task := range res.Tasks {
+		traces += 1 + len(task.Coverage.JoinedTraces) // traces joined by span links are one task
+	}
+	if truth.Traces > 0 && traces != truth.Traces {
+		problems = append(problems, fmt.Sprintf("%d traces, want %d", traces, truth.Traces))
 	}
 
 	var labels, levels []string
+	var fragment []bool
 	agents := map[string]tracedata.Agent{}
 	edges := map[string]int{}
 	errored := map[string]int{}
 	var warnings, coverage []string
+	defer func() {
+		if len(problems) > 0 {
+			silent = liveSilent(res.Tasks, truth)
+		}
+	}()
 	for _, task := range res.Tasks {
 		coverage = append(coverage, fmt.Sprintf("recognized %v unrecognized %d", task.Coverage.Recognized, task.Coverage.Unrecognized))
 		label, level := liveGraphVerdict(task)
 		labels = append(labels, label)
 		levels = append(levels, level)
+		fragment = append(fragment, liveFragment(task))
 		warnings = append(warnings, task.Coverage.Warnings...)
 		for _, a := range task.Agents {
 			if a.Name == tracedata.UserAgent && a.Virtual {
@@ -388,7 +452,7 @@ func assessLiveRun(t *testing.T, path string, truth *liveTruth) (problems []stri
 					i+1, label, levels[i], truth.InsufficientEvidence))
 			}
 		}
-		return problems, summary
+		return problems, nil, summary
 	}
 
 	wantAgents := slices.Sorted(slices.Values(truth.Agents))
@@ -434,7 +498,85 @@ func assessLiveRun(t *testing.T, path string, truth *liveTruth) (problems []stri
 		problems = append(problems, fmt.Sprintf("%d traces labelled insufficient_evidence, want %d that show no team (%s)",
 			insufficient, noTeam, truth.NoTeamTraces.Reason))
 	}
-	return problems, summary
+	wantFragments, fragments := 0, 0
+	if truth.Fragments != nil {
+		wantFragments = truth.Fragments.Count
+	}
+	for i, label := range labels {
+		if label == evals.LabelInsufficientEvidence || !fragment[i] {
+			continue
+		}
+		fragments++
+		if levels[i] == evals.EvidenceComplete {
+			problems = append(problems, fmt.Sprintf("trace %d is a fragment with evidence complete", i+1))
+		}
+	}
+	if fragments != wantFragments {
+		reason := "none is"
+		if truth.Fragments != nil {
+			reason = truth.Fragments.Reason
+		}
+		problems = append(problems, fmt.Sprintf("%d traces that show the team say they are fragments, want %d (%s)", fragments, wantFragments, reason))
+	}
+	return problems, nil, summary
+}
+
+// liveSilent returns the tasks of a run read wrong (it has problems) with
+// evidence complete: with the truth insufficient_evidence, any complete
+// trace; otherwise a complete trace whose own agents or interactions (the
+// virtual user's calls and tool servers left out) are not the truth's.
+// A trace that shows the team whole and right may be complete while
+// another trace of the run is misread. A run read right has no silent
+// trace: a complete trace holding part of the team is right when the run
+// ran the team more than once (agno-team-route-py: one trace per
+// team.run), and a part cut off from its caller is a fragment, which
+// truth.fragments counts and which may never be complete.
+func liveSilent(tasks []report.TaskResult, truth *liveTruth) []string {
+	wantAgents := slices.Sorted(slices.Values(truth.Agents))
+	want := map[string]int{}
+	for _, in := range truth.Interactions {
+		want[in.From+" -> "+in.To] += in.Count
+	}
+	var out []string
+	for i, task := range tasks {
+		label, level := liveGraphVerdict(task)
+		if level != evals.EvidenceComplete {
+			continue
+		}
+		var names []string
+		for _, a := range task.Agents {
+			if !(a.Name == tracedata.UserAgent && a.Virtual) && a.Role != tracedata.RoleToolServer {
+				names = append(names, a.Name)
+			}
+		}
+		slices.Sort(names)
+		edges := map[string]int{}
+		for _, in := range task.Interactions {
+			if in.From != tracedata.UserAgent {
+				edges[in.From+" -> "+in.To] += in.Count
+			}
+		}
+		if truth.InsufficientEvidence == "" && slices.Equal(names, wantAgents) && mapsEqual(edges, want) {
+			continue
+		}
+		out = append(out, fmt.Sprintf("trace %d (%s) reads %s with evidence complete: agents %q, interactions %v; the truth: agents %q, interactions %v",
+			i+1, task.TraceID, label, names, edges, wantAgents, want))
+	}
+	return out
+}
+
+// liveFragment reports whether an assessed trace says it is a fragment of
+// its run: it begins with a call received from a caller it does not hold,
+// or it holds part of a conversation split across traces.
+func liveFragment(task report.TaskResult) bool {
+	if task.Coverage.Fragment != "" {
+		return true
+	}
+	g, ok := task.Evaluations[evals.GraphEvaluatorName].(*evals.GraphResult)
+	if !ok || g.Evidence == nil {
+		return false
+	}
+	return slices.ContainsFunc(g.Evidence.Reasons, func(r string) bool { return strings.Contains(r, "ran as separate traces") })
 }
 
 // liveGraphVerdict is the graph evaluator's label and evidence level of

@@ -17,7 +17,7 @@ func TestOTelGenAIManualClientKind(t *testing.T) {
 	truth := loadLiveTruth(t, filepath.Join(liveDir, program))
 	for _, run := range []string{"run-1", "run-2", "run-3"} {
 		t.Run(run, func(t *testing.T) {
-			problems, summary := assessLiveRun(t, liveCapture(program, filepath.Join("captures-client-kind", run+".otlp.json")), truth)
+			problems, _, summary := assessLiveRun(t, liveCapture(program, filepath.Join("captures-client-kind", run+".otlp.json")), truth)
 			if len(problems) > 0 {
 				t.Errorf("%s\n  coordbench read: %s", strings.Join(problems, "\n  "), summary)
 			}

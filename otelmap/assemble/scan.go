@@ -37,6 +37,9 @@ func (a *assembler) scan(i int32) {
 	if r.HasAddr {
 		n.flags |= fHasAddr
 	}
+	if r.ReceivedBlind {
+		n.flags |= fReceivedBlind
+	}
 	if r.AgentLike {
 		n.flags |= fAgentLike
 		a.agentLike++

@@ -57,6 +57,9 @@ func (a *assembler) buildSteps(td *tracedata.TraceData, nSteps int) {
 		st := &td.Steps[k]
 		st.StepID = ids[16*k : 16*k+16]
 		st.TraceID = traceHex
+		if len(a.joined) > 0 && a.spans[n.sp].TraceID != a.traceID {
+			st.TraceID = a.spans[n.sp].TraceID.String()
+		}
 		if p := n.stepAnc; p >= 0 {
 			j := a.nodes[p].stepIx
 			st.ParentStepID = ids[16*j : 16*j+16]

@@ -36,7 +36,7 @@ func (a *assembler) index(spans []otelmap.Span) {
 	a.byID = spanindex.New(len(spans))
 	for i := range spans {
 		sp := &spans[i]
-		if sp.TraceID != a.traceID {
+		if !a.inTrace(sp.TraceID) {
 			a.otherTrace++
 			continue
 		}

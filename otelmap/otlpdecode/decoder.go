@@ -64,7 +64,13 @@ const maxPooledSpans = 1 << 16
 
 // Reusable tells whether d is worth keeping for another body (a pool
 // lets go of one that decoded a very large request).
-func (d *Decoder) Reusable() bool { return cap(d.wire.spans) <= maxPooledSpans }
+func (d *Decoder) Reusable() bool {
+	return cap(d.wire.spans) <= maxPooledSpans && cap(d.wire.packed.Buf) <= maxPooledPacked
+}
+
+// maxPooledPacked bounds the packed attributes (DecodePacked) of the
+// decoders worth reusing, as maxPooledSpans bounds their spans.
+const maxPooledPacked = 16 << 20
 
 // Decode decodes body, in format, into spans, with warnings about what
 // was dropped (invalid ids, say). An empty body is an empty request.
@@ -97,6 +103,23 @@ func (d *Decoder) Decode(body []byte, format Format) ([]otelmap.Span, []string, 
 	}
 	spans, warnings := SpansFromTraces(td, source)
 	return spans, warnings, nil
+}
+
+// DecodePacked is Decode for a protobuf body whose spans go to a consumer
+// that keeps their attributes packed, as the trace store does
+// (otelmap.PackedAttrs): the spans have no Attrs, and their attributes
+// are returned packed instead, span i's attrs.Of(i), which spares
+// building a KeyValue for each only for the store to pack it. The spans
+// are otherwise Decode's, attribute for attribute (FuzzProtoDecodersAgree
+// holds the two to that). What it returns is valid as Decode's is.
+func (d *Decoder) DecodePacked(body []byte) (spans []otelmap.Span, attrs *otelmap.PackedAttrs, warnings []string, err error) {
+	d.wire.packAttrs = true
+	defer func() { d.wire.packAttrs = false }()
+	spans, warnings, err = d.Decode(body, FormatProtobuf)
+	if err != nil || spans == nil {
+		return nil, nil, warnings, err
+	}
+	return spans, &d.wire.packed, warnings, nil
 }
 
 // errTooManySpans: a request holds more spans than MaxSpansPerRequest.

@@ -2,10 +2,8 @@ package otlpdecode
 
 import (
 	"fmt"
-	"math"
 	"math/bits"
 
-	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/otel/attribute"
 	"google.golang.org/protobuf/encoding/protowire"
 
@@ -49,6 +47,9 @@ func (d *wireDecoder) decodeCounted(body []byte, n int, source string, pdataGrou
 	d.warnings, d.badIDs, d.lastKey, d.lastIsStr = nil, 0, nil, false
 	d.attrs, d.strs, d.attrNext, d.strNext = nil, nil, 0, 0
 	d.values = 0
+	if d.packAttrs {
+		d.packed.Buf, d.packed.Spans = d.packed.Buf[:0], d.packed.Spans[:0]
+	}
 	// The intern table grows with the request, so a one-span export does
 	// not pay for a large one's table. A reused table is cleared: its
 	// strings point into arenas about to be written over.
@@ -108,6 +109,10 @@ type wireDecoder struct {
 	// is its first such key's value if that is a string.
 	lastKey   []byte
 	lastIsStr bool
+	// packAttrs: spans' attributes are written to packed in otelmap's
+	// packed encoding, not built as KeyValues (Decoder.DecodePacked).
+	packAttrs bool
+	packed    otelmap.PackedAttrs
 }
 
 // skip skips the value of unknown field num of type typ at pos.
@@ -174,8 +179,10 @@ func (d *wireDecoder) resourceSpans(b []byte) error {
 			// Deprecated spans beside current ones: pdata drops them,
 			// but only after decoding them.
 			spans, warnings, badIDs := len(d.spans), len(d.warnings), d.badIDs
+			packedSpans, packedBuf := len(d.packed.Spans), len(d.packed.Buf)
 			err = d.scopeSpans(b[start:end], res)
 			d.spans, d.warnings, d.badIDs = d.spans[:spans], d.warnings[:warnings], badIDs
+			d.packed.Spans, d.packed.Buf = d.packed.Spans[:packedSpans], d.packed.Buf[:packedBuf]
 		}
 		if err != nil {
 			return fmt.Errorf("scope_spans: %w", err)
@@ -298,9 +305,55 @@ func (d *wireDecoder) span(b []byte, res *otelmap.Resource) error {
 		name, statusMessage []byte
 	)
 	first := len(d.attrs)
+	pk := packState{start: len(d.packed.Buf)}
 	// The fields are walked here rather than through fields' callback:
 	// this loop runs once per field of every span received.
 	for pos := 0; pos < len(b); {
+		// The fields every span has, with a one-byte tag and length (or
+		// value), are read inline; any other field, or one of these in
+		// another shape, by field, which reads them the same way.
+		if pos+1 < len(b) && b[pos+1] < 0x80 {
+			var err error
+			switch l := int(b[pos+1]); b[pos] {
+			case 0x4a: // attributes, the most frequent
+				if e := pos + 2 + l; e <= len(b) {
+					if d.packAttrs {
+						err = d.packAttr(b[pos+2:e], &pk)
+					} else {
+						err = d.attr(b[pos+2:e], &first)
+					}
+					if err != nil {
+						return fmt.Errorf("span: %w", err)
+					}
+					pos = e
+					continue
+				}
+			case 0x0a, 0x12, 0x22: // trace_id, span_id, parent_span_id
+				if e := pos + 2 + l; e <= len(b) {
+					dst, what := sp.TraceID[:], "trace_id"
+					if b[pos] == 0x12 {
+						dst, what = sp.SpanID[:], "span_id"
+					} else if b[pos] == 0x22 {
+						dst, what = sp.ParentSpanID[:], "parent_span_id"
+					}
+					if err = wireID(dst, b[pos+2:e], what); err != nil {
+						return fmt.Errorf("span: %w", err)
+					}
+					pos = e
+					continue
+				}
+			case 0x2a: // name
+				if e := pos + 2 + l; e <= len(b) {
+					name = b[pos+2 : e]
+					pos = e
+					continue
+				}
+			case 0x30: // kind
+				kind = uint64(l)
+				pos += 2
+				continue
+			}
+		}
 		num, v, x, next, known, err := d.field(b, pos, "Span", spanFieldTypes)
 		if err != nil {
 			return fmt.Errorf("span: %w", err)
@@ -325,7 +378,11 @@ func (d *wireDecoder) span(b []byte, res *otelmap.Resource) error {
 		case 8:
 			end = x
 		case 9:
-			err = d.attr(v, &first)
+			if d.packAttrs {
+				err = d.packAttr(v, &pk)
+			} else {
+				err = d.attr(v, &first)
+			}
 		case 11:
 			nEvents++
 		case 13:
@@ -344,7 +401,11 @@ func (d *wireDecoder) span(b []byte, res *otelmap.Resource) error {
 			return fmt.Errorf("span: %w", err)
 		}
 	}
-	sp.Attrs = d.carve(first)
+	if d.packAttrs {
+		d.packed.Spans = append(d.packed.Spans, otelmap.PackedSpanAttrs{Start: uint32(pk.start), End: uint32(len(d.packed.Buf)), Count: pk.count})
+	} else {
+		sp.Attrs = d.carve(first)
+	}
 	sp.Name = d.key(name)
 	sp.Kind = pdataKindNumber(int32(kind))
 	sp.Start, sp.End = wireTime(start), wireTime(end)
@@ -357,7 +418,11 @@ func (d *wireDecoder) span(b []byte, res *otelmap.Resource) error {
 			return fmt.Errorf("span: %w", err)
 		}
 	}
-	if v, ok := sp.Attr(otelmap.AttrSource); ok && v.Type() == attribute.STRING && v.AsString() == otelmap.SourceExtension {
+	if d.packAttrs {
+		if pk.extension {
+			sp.Source = otelmap.SourceExtension
+		}
+	} else if v, ok := sp.Attr(otelmap.AttrSource); ok && v.Type() == attribute.STRING && v.AsString() == otelmap.SourceExtension {
 		sp.Source = otelmap.SourceExtension
 	}
 	if !sp.TraceID.IsValid() || !sp.SpanID.IsValid() {
@@ -432,179 +497,3 @@ func (d *wireDecoder) eventsAndLinks(b []byte, sp *otelmap.Span, nEvents, nLinks
 		return nil
 	}, "")
 }
-
-// attr decodes one KeyValue of a span and appends it to the attribute
-// arena, unless its value is empty (see keyValue). The common shapes are
-// written in place: this runs once per attribute received.
-func (d *wireDecoder) attr(b []byte, first *int) error {
-	key, str, kind, num, ok := keyValueCommon(b)
-	if !ok {
-		kv, keep, err := d.keyValue(b, first)
-		if keep {
-			d.attrs = append(d.attrs, kv)
-		}
-		return err
-	}
-	if err := d.countValue(); err != nil {
-		return err
-	}
-	d.reserve(first)
-	d.lastKey, d.lastIsStr = key, kind == 1
-	if kind == 0 {
-		return nil // an empty value, dropped
-	}
-	d.attrs = d.attrs[:len(d.attrs)+1]
-	kv := &d.attrs[len(d.attrs)-1]
-	kv.Key = attribute.Key(d.key(key))
-	switch kind {
-	case 1:
-		kv.Value = attribute.StringValue(d.key(str))
-	case 2:
-		kv.Value = attribute.BoolValue(num != 0)
-	case 3:
-		kv.Value = attribute.Int64Value(int64(num))
-	default:
-		kv.Value = attribute.Float64Value(math.Float64frombits(num))
-	}
-	return nil
-}
-
-// keyValue decodes one KeyValue. keep is false for an empty value, which
-// is dropped as SpansFromTraces drops it. Before it returns, the arena has
-// room for one more attribute after the ones from *first on (moved to a
-// new chunk if need be, *first updated), so the caller's append never
-// reallocates.
-func (d *wireDecoder) keyValue(b []byte, first *int) (attribute.KeyValue, bool, error) {
-	if err := d.countValue(); err != nil {
-		return attribute.KeyValue{}, false, err
-	}
-	var (
-		key  []byte
-		kind int32 // the AnyValue field last set, 0 for none
-		num  uint64
-		str  []byte
-		// val is the last array, map or bytes value, built when met.
-		val     pcommon.Value
-		hasComp bool
-	)
-	var err error
-	if key, str, kind, num, ok := keyValueCommon(b); ok {
-		return d.keyValueOf(key, str, kind, num, pcommon.Value{}, first)
-	}
-	err = d.fields(b, "KeyValue", func(n int32, v []byte, x uint64) error {
-		switch n {
-		case 1:
-			key = v
-		case 2:
-			return d.fields(v, "AnyValue", func(n int32, v []byte, x uint64) error {
-				switch n {
-				case 1:
-					str = v
-				case 2, 3, 4, 8:
-					num = x
-				case 5, 6, 7:
-					// Built now, into one value: a later value replaces it,
-					// but pdata decodes and checks it first.
-					if !hasComp {
-						hasComp, val = true, pcommon.NewValueEmpty()
-					}
-					if err := d.fillComplex(val, n, v); err != nil {
-						return err
-					}
-				default:
-					return nil
-				}
-				kind = n
-				return nil
-			}, anyValueTypes)
-		}
-		return nil
-	}, "-bbv")
-	if err != nil {
-		return attribute.KeyValue{}, false, err
-	}
-	return d.keyValueOf(key, str, kind, num, val, first)
-}
-
-// keyValueCommon decodes a KeyValue in the shapes SDKs and collectors
-// write: a key and a value holding one string, boolean, integer or double,
-// or nothing, each field once, in either order (the protobuf runtimes
-// write the key first; pdata's marshaller, and so every Collector and
-// Jaeger, the value first). ok is false for any other shape, which
-// keyValue decodes field by field.
-func keyValueCommon(b []byte) (key, str []byte, kind int32, num uint64, ok bool) {
-	var v []byte
-	var haveKey, haveValue bool
-	for pos := 0; pos < len(b); {
-		tag := b[pos]
-		if tag != 0x0a && tag != 0x12 { // field 1 or 2, length-delimited
-			return
-		}
-		s, e, err := wireLen(b, pos+1)
-		if err != nil {
-			return
-		}
-		if tag == 0x0a {
-			if haveKey {
-				return
-			}
-			haveKey, key = true, b[s:e]
-		} else {
-			if haveValue {
-				return
-			}
-			haveValue, v = true, b[s:e]
-		}
-		pos = e
-	}
-	if !haveKey {
-		return
-	}
-	if len(v) == 0 {
-		return key, nil, 0, 0, true
-	}
-	switch v[0] {
-	case 0x0a: // string_value
-		s, e, err := wireLen(v, 1)
-		if err != nil || e != len(v) {
-			return
-		}
-		return key, v[s:e], 1, 0, true
-	case 0x10, 0x18: // bool_value, int_value
-		x, e, err := wireVarint(v, 1)
-		if err != nil || e != len(v) {
-			return
-		}
-		return key, nil, int32(v[0] >> 3), x, true
-	case 0x21: // double_value
-		if len(v) != 9 {
-			return
-		}
-		x, _, _ := wireFixed64(v, 1)
-		return key, nil, 4, x, true
-	}
-	return
-}
-
-// keyValueOf makes the attribute of a decoded KeyValue.
-func (d *wireDecoder) keyValueOf(key, str []byte, kind int32, num uint64, val pcommon.Value, first *int) (attribute.KeyValue, bool, error) {
-	d.reserve(first)
-	d.lastKey, d.lastIsStr = key, kind == 1
-	k := attribute.Key(d.key(key))
-	switch kind {
-	case 5, 6, 7:
-		kv, ok := pdataKeyValue(string(k), val)
-		return kv, ok, nil
-	case 1:
-		return k.String(d.key(str)), true, nil
-	case 2:
-		return k.Bool(num != 0), true, nil
-	case 3:
-		return k.Int64(int64(num)), true, nil
-	case 4:
-		return k.Float64(math.Float64frombits(num)), true, nil
-	}
-	return attribute.KeyValue{}, false, nil // empty, or a string table index
-}
-
-const anyValueTypes = "-bvv8bbbv"

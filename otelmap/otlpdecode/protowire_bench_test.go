@@ -1,6 +1,7 @@
 package otlpdecode
 
 import (
+	"context"
 	"fmt"
 	"runtime"
 	"syscall"
@@ -63,9 +64,10 @@ func BenchmarkDecodeWire(b *testing.B) {
 
 // BenchmarkIngestWire is BenchmarkIngestProtobuf on the receiver's road
 // since issue 14: a decoder that reuses its memory from request to
-// request (SpansFromProto's, pooled in the receiver) and Store.Add, which
-// packs each span (packed.go), into a fresh store
-// each round. Besides spans/s it reports spans per CPU-second (all the
+// request (SpansFromProto's, pooled in the receiver), the spans'
+// attributes packed as it decodes them (DecodePacked), and
+// Store.ConsumePackedSpans, which packs each span (packed.go), into a
+// fresh store each round. Besides spans/s it reports spans per CPU-second (all the
 // process's threads, the garbage collector's included) and, after a
 // collection with the store still held, the live heap per span held.
 // Run it in a fresh process with -benchtime 1x for the cold-heap figure
@@ -92,11 +94,11 @@ func BenchmarkIngestWire(b *testing.B) {
 			for b.Loop() {
 				st = tracestore.NewStore(limits)
 				for _, body := range bodies {
-					spans, _, err := dec.wire.decode(body, otelmap.SourceOTLP, false)
+					spans, attrs, _, err := dec.DecodePacked(body)
 					if err != nil {
 						b.Fatal(err)
 					}
-					if count, res := len(spans), st.Add(spans); res.Accepted != count {
+					if count, res := len(spans), st.ConsumePackedSpans(context.Background(), "", "", spans, attrs); res.Accepted != count {
 						b.Fatalf("store: %+v", res)
 					}
 				}

@@ -82,8 +82,50 @@ func checkDecodersAgree(t testing.TB, body []byte) {
 		}
 	}
 	checkEachSpanAgrees(t, body)
-	checkStoreKeeps(t, got, func() {})
-	checkStoreKeeps(t, again, func() {
+	checkStoreKeeps(t, got, nil, func() {})
+	checkStoreKeeps(t, again, nil, func() {
+		for i := range copied {
+			copied[i] = 0xff
+		}
+	})
+	// The receiver's road to the store (DecodePacked): the same spans,
+	// their attributes packed as the store packs the KeyValues; and the
+	// store keeps them as it keeps the others.
+	copied = slices.Clone(body)
+	dec.wire.packAttrs = true
+	bare, bareWarn, err := dec.wire.decode(copied, otelmap.SourceOTLP, true)
+	dec.wire.packAttrs = false
+	if err != nil {
+		t.Fatalf("packing attributes, the decoder rejects what it accepts otherwise: %v", err)
+	}
+	if w, g := strings.Join(wantWarn, "\n"), strings.Join(bareWarn, "\n"); w != g {
+		t.Fatalf("warnings differ:\npdata: %s\npacking attributes: %s", w, g)
+	}
+	attrs := &dec.wire.packed
+	if len(attrs.Spans) != len(bare) || len(bare) != len(want) {
+		t.Fatalf("packing attributes: %d spans, %d of them with attributes, want %d", len(bare), len(attrs.Spans), len(want))
+	}
+	stripped := slices.Clone(want)
+	for i := range stripped {
+		var packed []byte
+		for _, kv := range stripped[i].Attrs {
+			packed = otelmap.AppendPackedAttr(packed, kv)
+		}
+		gotPacked, count := attrs.Of(i)
+		if count != len(stripped[i].Attrs) || !bytes.Equal(gotPacked, packed) {
+			t.Fatalf("span %d: %d attributes packed as %x, want %d as %x", i, count, gotPacked, len(stripped[i].Attrs), packed)
+		}
+		if bare[i].Attrs != nil {
+			t.Fatalf("span %d: has %d attributes besides the packed ones", i, len(bare[i].Attrs))
+		}
+		stripped[i].Attrs = nil
+	}
+	if w, g := otlptest.SpansText(stripped), otlptest.SpansText(bare); w != g {
+		t.Fatalf("spans differ:\npdata, attributes left out:\n%s\npacking attributes:\n%s", w, g)
+	}
+	checkStoreKeeps(t, want, func(st *tracestore.Store) {
+		st.ConsumePackedSpans(context.Background(), "fuzz", "", bare, attrs)
+	}, func() {
 		for i := range copied {
 			copied[i] = 0xff
 		}
@@ -95,9 +137,10 @@ func checkDecodersAgree(t testing.TB, body []byte) {
 // their contents): packing (packed.go) loses nothing. Which spans it
 // accepts follows Add's rules: valid ids, the first of each span id,
 // except that a span from another road replaces one rebuilt from the
-// Traceability Extension. afterAdd runs once the store has the spans (it
-// overwrites the body that aliasing spans point into).
-func checkStoreKeeps(t testing.TB, spans []otelmap.Span, afterAdd func()) {
+// Traceability Extension. add, if not nil, stores them another way than
+// AddFrom; afterAdd runs once the store has the spans (it overwrites the
+// body that aliasing spans point into).
+func checkStoreKeeps(t testing.TB, spans []otelmap.Span, add func(*tracestore.Store), afterAdd func()) {
 	t.Helper()
 	want := map[trace.TraceID][]otelmap.Span{}
 	var order []trace.TraceID
@@ -123,7 +166,11 @@ func checkStoreKeeps(t testing.TB, spans []otelmap.Span, afterAdd func()) {
 	}
 	st := tracestore.NewStore(tracestore.Limits{MaxTraces: len(spans) + 1, MaxSpansPerTrace: len(spans) + 1,
 		Admission: tracestore.AdmissionLimits{MaxTracesPerSource: len(spans) + 1}})
-	st.AddFrom("fuzz", spans)
+	if add != nil {
+		add(st)
+	} else {
+		st.AddFrom("fuzz", spans)
+	}
 	afterAdd()
 	for _, id := range order {
 		if g := otlptest.SpansTextOf(st.Spans(id), false); wantText[id] != g {
@@ -188,6 +235,7 @@ func protoSeeds(tb testing.TB) [][]byte {
 	seeds = append(seeds, sdkExportedBody(tb))
 	seeds = append(seeds, otlptest.HandBuiltBodies(false)...)
 	seeds = append(seeds, otlptest.HandBuiltBodies(true)...)
+	seeds = append(seeds, packedAttrBodies()...)
 	n := len(seeds)
 	for _, s := range seeds[:n] {
 		seeds = append(seeds, s[:len(s)/2], s[:len(s)-1])
@@ -323,4 +371,72 @@ func TestSpansFromProtoSkipsGroups(t *testing.T) {
 	if _, _, err := SpansFromProto(bad, otelmap.SourceOTLP); err == nil {
 		t.Fatal("a group closed by another field's end tag was accepted")
 	}
+}
+
+// packedAttrBodies are bodies for the decoder that packs attributes
+// (DecodePacked): spans whose coordbench.source attribute comes twice,
+// first empty (dropped), of another type, or another string, then
+// "extension", in the protobuf runtimes' field order and in pdata's
+// (value first); keys and values of 127, 128 and 300 bytes (one- and
+// two-byte lengths); integers at their bounds, booleans, doubles; a
+// bytes value among them (packed from the KeyValue pdata makes of it).
+func packedAttrBodies() [][]byte {
+	tag := func(b []byte, num protowire.Number, typ protowire.Type) []byte {
+		return protowire.AppendTag(b, num, typ)
+	}
+	bytesField := func(num protowire.Number, v []byte) []byte {
+		return protowire.AppendBytes(tag(nil, num, protowire.BytesType), v)
+	}
+	str := func(v string) []byte { return bytesField(1, []byte(v)) } // AnyValue.string_value
+	integer := func(v int64) []byte { return protowire.AppendVarint(tag(nil, 3, protowire.VarintType), uint64(v)) }
+	boolean := func(v bool) []byte {
+		return protowire.AppendVarint(tag(nil, 2, protowire.VarintType), protowire.EncodeBool(v))
+	}
+	double := func(v float64) []byte {
+		return protowire.AppendFixed64(tag(nil, 4, protowire.Fixed64Type), math.Float64bits(v))
+	}
+	raw := func(v []byte) []byte { return bytesField(7, v) }
+	kv := func(key string, value []byte, valueFirst bool) []byte {
+		k, v := bytesField(1, []byte(key)), bytesField(2, value)
+		if valueFirst {
+			return bytesField(9, append(v, k...))
+		}
+		return bytesField(9, append(k, v...))
+	}
+	span := func(id byte, attrs ...[]byte) []byte {
+		b := bytesField(1, bytes.Repeat([]byte{id}, 16))
+		b = append(b, bytesField(2, bytes.Repeat([]byte{id}, 8))...)
+		b = append(b, bytesField(5, []byte("span"))...)
+		for _, a := range attrs {
+			b = append(b, a...)
+		}
+		return bytesField(2, b)
+	}
+	body := func(spans ...[]byte) []byte {
+		return bytesField(1, bytesField(2, bytes.Join(spans, nil)))
+	}
+	src := string(otelmap.AttrSource)
+	var out [][]byte
+	for _, valueFirst := range []bool{false, true} {
+		out = append(out, body(
+			span(1, kv(src, nil, valueFirst), kv(src, str(otelmap.SourceExtension), valueFirst)),
+			span(2, kv(src, str(otelmap.SourceOTLP), valueFirst), kv(src, str(otelmap.SourceExtension), valueFirst)),
+			span(3, kv(src, integer(1), valueFirst), kv(src, str(otelmap.SourceExtension), valueFirst)),
+			span(4, kv(src, raw([]byte("extension")), valueFirst), kv(src, str(otelmap.SourceExtension), valueFirst)),
+			span(5, kv(src, str(otelmap.SourceExtension), valueFirst), kv(src, str(otelmap.SourceOTLP), valueFirst)),
+			span(6,
+				kv(strings.Repeat("k", 127), str(strings.Repeat("v", 127)), valueFirst),
+				kv(strings.Repeat("k", 128), str(strings.Repeat("v", 128)), valueFirst),
+				kv(strings.Repeat("k", 300), str(strings.Repeat("v", 300)), valueFirst),
+				kv(strings.Repeat("i", 200), integer(math.MinInt64), valueFirst),
+				kv("max", integer(math.MaxInt64), valueFirst),
+				kv("no", boolean(false), valueFirst),
+				kv(strings.Repeat("b", 130), boolean(true), valueFirst),
+				kv("nan", double(math.NaN()), valueFirst),
+				kv(strings.Repeat("d", 129), double(-1.5), valueFirst),
+				kv("bytes", raw([]byte{0, 0xff}), valueFirst),
+				kv("", str(""), valueFirst)),
+		))
+	}
+	return out
 }

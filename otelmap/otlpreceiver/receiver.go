@@ -157,6 +157,17 @@ type Consumer interface {
 	ConsumeSpans(ctx context.Context, source, ingestToken string, spans []otelmap.Span) otelmap.AddResult
 }
 
+// PackedConsumer is a Consumer that also takes spans whose attributes are
+// packed (otelmap.PackedAttrs), as the trace store keeps them: for
+// protobuf bodies the receiver then decodes with
+// otlpdecode.Decoder.DecodePacked and hands the spans so, which spares
+// building a KeyValue for every attribute only for the store to pack it.
+// What the consumer keeps it copies, as ConsumeSpans.
+type PackedConsumer interface {
+	Consumer
+	ConsumePackedSpans(ctx context.Context, source, ingestToken string, spans []otelmap.Span, attrs *otelmap.PackedAttrs) otelmap.AddResult
+}
+
 // NewReceiver returns a receiver that hands what it decodes to next.
 func NewReceiver(next Consumer, limits ReceiverLimits) *Receiver {
 	limits = limits.withDefaults()
@@ -338,7 +349,17 @@ func (r *Receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 			r.bodies.put(body)
 		}
 	}()
-	spans, warnings, err := dec.Decode(body, format.decodeFormat())
+	var (
+		spans    []otelmap.Span
+		attrs    *otelmap.PackedAttrs
+		warnings []string
+	)
+	packed, _ := r.next.(PackedConsumer)
+	if packed != nil && format == formatProtobuf {
+		spans, attrs, warnings, err = dec.DecodePacked(body)
+	} else {
+		spans, warnings, err = dec.Decode(body, format.decodeFormat())
+	}
 	if errors.Is(err, otlpdecode.ErrOverLimit) {
 		r.reject(w, req, format, r.tooLarge(err.Error()))
 		return
@@ -356,8 +377,13 @@ func (r *Receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	received := len(spans)
 	// The consumer (the trace store) applies span admission: the ingest
 	// token's rules, then its own, with the request's source.
-	res := r.next.ConsumeSpans(req.Context(), requestSource(req), req.Header.Get(otelmap.IngestTokenHeader), spans) // it keeps copies
-	spans = nil
+	var res otelmap.AddResult
+	if attrs != nil {
+		res = packed.ConsumePackedSpans(req.Context(), requestSource(req), req.Header.Get(otelmap.IngestTokenHeader), spans, attrs) // it keeps copies
+	} else {
+		res = r.next.ConsumeSpans(req.Context(), requestSource(req), req.Header.Get(otelmap.IngestTokenHeader), spans) // it keeps copies
+	}
+	spans, attrs = nil, nil
 	r.spansReceived.Add(uint64(received))
 	r.spansAccepted.Add(uint64(res.Accepted))
 	r.spansDuplicate.Add(uint64(res.Duplicates))

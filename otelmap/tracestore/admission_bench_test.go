@@ -32,7 +32,7 @@ func BenchmarkFloodAdmission(b *testing.B) {
 			b.Fatal(err)
 		}
 		spans, _ := otlpdecode.SpansFromTraces(req.Traces(), otelmap.SourceOTLP)
-		spans, _, _ = st.filterIngest("", spans)
+		spans, _, _ = st.filterIngest("", spans, nil)
 		res := st.AddFrom("ip:192.0.2.1", spans)
 		if want := DefaultMaxTraces / 4; res.Accepted != want || res.Rejected != n-want {
 			b.Fatalf("store: %+v", res)

@@ -46,7 +46,7 @@ func cloneAttrs(attrs []attribute.KeyValue) []attribute.KeyValue {
 	}
 	var b []byte
 	for _, kv := range attrs {
-		b = appendAttr(b, kv)
+		b = otelmap.AppendPackedAttr(b, kv)
 	}
 	r := reader{b: b}
 	out := make([]attribute.KeyValue, len(attrs))

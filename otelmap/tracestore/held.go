@@ -64,9 +64,14 @@ func (h *Held) Has(id trace.SpanID) bool {
 // strings and attributes are copied: the caller may reuse them. A Batch
 // adds a batch's spans with less copying.
 func (h *Held) Add(sp *otelmap.Span) bool {
-	if h.Has(sp.SpanID) || h.pending > 0 || !h.p.add(sp, sp.Resource, maxPackedBytes) {
+	if h.Has(sp.SpanID) || h.pending > 0 {
 		return false
 	}
+	var rec []byte
+	if !h.p.add(sp, spanAttrs{}, sp.Resource, maxPackedBytes, &rec) {
+		return false
+	}
+	h.p.place(rec)
 	h.indexLast()
 	return true
 }
@@ -145,12 +150,12 @@ func (b *Batch) Add(h *Held, sp *otelmap.Span) AddOutcome {
 	start := len(b.buf)
 	resources, details := len(h.p.resources), len(h.p.details)
 	lastRes, lastIndex := h.p.lastRes, h.p.lastIndex
-	off := len(h.p.data) + h.pending
+	off := h.p.size + h.pending
 	if h.p.valueRefs {
 		h.p.refs, h.p.refBase = &b.refs, off-start
 		b.refs.added = b.refs.added[:0]
 	}
-	b.buf = h.p.pack(b.buf, sp, sp.Resource)
+	b.buf = h.p.pack(b.buf, sp, spanAttrs{}, sp.Resource)
 	h.p.refs = nil
 	n := len(b.buf) - start
 	if off+n > maxPackedBytes {
@@ -178,17 +183,22 @@ func (b *Batch) Add(h *Held, sp *otelmap.Span) AddOutcome {
 }
 
 // Commit moves the added records into their traces: each trace's bytes
-// are copied once into an array of their new size (the old one stays as
-// it is, for Views reading it).
+// are copied once into one chunk of their new size (the old chunks stay as
+// they are, for Views reading them). A Held's records are so in one chunk,
+// sized exactly, where the Store's grow by chunks with room to spare
+// (packed.go): a held trace is read a few times and its size is the
+// holder's memory. A batch's records of a trace, which alone refer to
+// each other's values, are so in one chunk.
 func (b *Batch) Commit() {
 	for _, h := range b.traces {
-		data := make([]byte, len(h.p.data), len(h.p.data)+h.pending)
-		copy(data, h.p.data)
-		h.p.data = data
+		h.p.regrow(h.pending)
 		h.pending = 0
+		h.p.firstPending = len(h.p.heads) // Held.Add places only the heads after these
 	}
 	for _, r := range b.records {
-		r.h.p.data = append(r.h.p.data, b.buf[r.off:r.off+r.n]...)
+		c := &r.h.p.chunks[0]
+		c.b = append(c.b, b.buf[r.off:r.off+r.n]...)
+		r.h.p.size = len(c.b)
 	}
 	clear(b.records)
 	b.records = b.records[:0]
@@ -204,7 +214,11 @@ func (b *Batch) Commit() {
 
 // Bytes returns how many bytes the records and heads take.
 func (h *Held) Bytes() int {
-	return cap(h.p.data) + cap(h.p.heads)*24
+	n := cap(h.p.heads) * 24
+	for _, c := range h.p.chunks {
+		n += cap(c.b)
+	}
+	return n
 }
 
 // Root returns the id of the first span held without a parent.
@@ -225,7 +239,7 @@ func (h *Held) View() *Held {
 	v := &Held{p: h.p.view()}
 	if h.pending > 0 {
 		n := len(v.p.heads)
-		for n > 0 && int(v.p.heads[n-1].off) >= len(v.p.data) {
+		for n > 0 && int(v.p.heads[n-1].off) >= v.p.size {
 			n--
 		}
 		v.p.heads = v.p.heads[:n]
@@ -264,7 +278,7 @@ func (h *Held) SpansIn(id trace.TraceID, s *Scratch) []otelmap.Span {
 
 // SpansForCheck is SpansIn for CheckEvidence: every span but without its
 // attributes unless it is a CLIENT or PRODUCER span, the only spans whose
-// attributes the settle rule reads (a client chain's: settle.go, note and
+// attributes the settle rule reads (a client chain's: evidence_rule.go, note and
 // CallRule). Unpacking the attributes is most of the cost of reading a
 // trace; TestSpansForCheck holds CheckEvidence's verdicts on these to its
 // verdicts on Spans.
@@ -288,6 +302,16 @@ func (h *Held) spansIn(id trace.TraceID, s *Scratch, clientAttrs bool) []otelmap
 		s.spans = nil
 	}
 	return out
+}
+
+// regrow copies the trace's records into one chunk with room for extra
+// bytes more.
+func (p *packedSpans) regrow(extra int) {
+	b := make([]byte, 0, p.size+extra)
+	for _, c := range p.chunks {
+		b = append(b, c.b...)
+	}
+	p.chunks = append(p.chunks[:0], chunk{b: b}) // a View has its own chunks
 }
 
 // valueRefs are where a batch's string values sit in their traces' bytes:
@@ -339,8 +363,8 @@ func (r *reader) refString() string {
 		return ""
 	}
 	if x&1 == 1 {
-		at := int(r.uvarint())
-		return unsafe.String(&r.all[at], n)
+		at := int(r.uvarint()) - int(r.chunk.start)
+		return unsafe.String(&r.chunk.b[at], n)
 	}
 	s := unsafe.String(&r.b[r.pos], n)
 	r.pos += n

@@ -17,8 +17,26 @@ import (
 // rules refused count as rejected, with the first reason met. It makes
 // the Store the OTLP receiver's consumer.
 func (s *Store) ConsumeSpans(_ context.Context, source, ingestToken string, spans []otelmap.Span) otelmap.AddResult {
-	kept, refused, why := s.filterIngest(ingestToken, spans)
+	kept, refused, why := s.filterIngest(ingestToken, spans, nil)
 	res := s.AddFrom(source, kept)
+	res.Rejected += refused
+	if res.Reason == "" {
+		res.Reason = why
+	}
+	return res
+}
+
+// ConsumePackedSpans is ConsumeSpans for spans whose attributes a decoder
+// packed (otlpdecode.Decoder.DecodePacked): span i has none of its own,
+// its attributes are attrs.Of(i), and the store keeps them as they are.
+// It makes the Store the OTLP receiver's otlpreceiver.PackedConsumer.
+func (s *Store) ConsumePackedSpans(_ context.Context, source, ingestToken string, spans []otelmap.Span, attrs *otelmap.PackedAttrs) otelmap.AddResult {
+	var keep []int
+	kept, refused, why := s.filterIngest(ingestToken, spans, &keep)
+	if refused > 0 || len(kept) != len(spans) {
+		attrs = attrs.Select(keep)
+	}
+	res := s.add(source, kept, attrs, batchResources{})
 	res.Rejected += refused
 	if res.Reason == "" {
 		res.Reason = why
@@ -31,8 +49,9 @@ func (s *Store) ConsumeSpans(_ context.Context, source, ingestToken string, span
 // (and late spans of traces already assessed) are kept; without one, or
 // with one nobody holds, everything is kept except, under StrictIngest,
 // spans of traces reserved with a token. It returns the spans kept, how
-// many were refused and the first reason.
-func (s *Store) filterIngest(token string, spans []otelmap.Span) (kept []otelmap.Span, refused int, reason string) {
+// many were refused and the first reason; and, if keep is not nil and
+// spans were refused, the positions of those kept in *keep.
+func (s *Store) filterIngest(token string, spans []otelmap.Span, keep *[]int) (kept []otelmap.Span, refused int, reason string) {
 	if token == "" && !s.adm.limits.StrictIngest {
 		return spans, 0, ""
 	}
@@ -75,6 +94,9 @@ func (s *Store) filterIngest(token string, spans []otelmap.Span) (kept []otelmap
 			continue
 		}
 		kept = append(kept, *sp)
+		if keep != nil {
+			*keep = append(*keep, i)
+		}
 	}
 	return kept, refused, reason
 }

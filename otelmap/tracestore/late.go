@@ -56,9 +56,9 @@ func (s *Store) MarkAssessed(id trace.TraceID) {
 	defer s.mu.Unlock()
 	a := &assessedTrace{at: now}
 	if t := s.traces[id]; t != nil {
-		a.held = make([]trace.SpanID, 0, len(t.ids))
-		for sid := range t.ids {
-			a.held = append(a.held, sid)
+		a.held = make([]trace.SpanID, len(t.spans.heads))
+		for i, h := range t.spans.heads {
+			a.held[i] = h.id
 		}
 		slices.SortFunc(a.held, compareSpanIDs)
 		delete(s.traces, id)

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"math"
 	"slices"
+	"sort"
 	"time"
 	"unsafe"
 
@@ -36,12 +37,27 @@ import (
 //	name      uvarint length, bytes
 //	status    uvarint length, bytes (the status message)
 //	source    uvarint length, bytes (only for sourceOther)
-//	attrs     uvarint count, then per attribute: uvarint key length, key
-//	          bytes, type byte (attribute.Type), value: bool 1 byte,
-//	          int64 zigzag varint, float64 8 bytes, string uvarint length
-//	          and bytes, slices uvarint count and their elements so.
+//	attrs     uvarint count, then the attributes in otelmap's packed
+//	          attribute encoding (otelmap.AppendPackedAttr).
+//
+// With a Dict (Held), the name and each attribute's key are the Dict's
+// words (wordTable.appendWord), a key followed by the value as
+// otelmap.AppendPackedValue writes it, and a string value of a Held with
+// value references as appendRefString writes it.
 //
 // The trace id is the trace's own; the span and parent ids are in the head.
+//
+// A batch's records are first written to a buffer of the store's (its
+// scratch), one after the other whichever trace they belong to, and moved
+// into their traces' bytes when the batch is done (place). A trace's
+// bytes are chunks: the records a batch brings go to the last chunk if it
+// has room for them all, else to a new one made for them (and for a
+// quarter of the trace more, if the batch brought less, so that a trace
+// arriving a few spans at a time has few chunks); a chunk is never moved
+// or grown past its capacity. Grown by append one record at a time, a
+// trace's bytes were copied and zeroed some four times over, held up to a
+// quarter unused, and left the copies as garbage, whose fresh pages were
+// a sixth of a server's CPU while it ingested (docs/performance.md).
 const (
 	flagError     = 1 << 0
 	flagStartZero = 1 << 1
@@ -63,13 +79,24 @@ const (
 // spanHead is what the store looks up without unpacking a span.
 type spanHead struct {
 	id, parent trace.SpanID
-	off, n     uint32 // the record: data[off : off+n]
+	// off and n locate the record: n bytes from the trace's byte off,
+	// counting the chunks' bytes one after the other (chunk.start).
+	off, n uint32
+}
+
+// chunk is a run of a trace's records: bytes start to start+len(b) of
+// the trace's.
+type chunk struct {
+	start uint32
+	b     []byte
 }
 
 // packedSpans are one trace's spans, in arrival order.
 type packedSpans struct {
 	heads []spanHead
-	data  []byte
+	// chunks hold the records; size is the bytes they hold in all.
+	chunks []chunk
+	size   int
 	// resources and details are what records point at by index: few per
 	// trace (a resource per batch and agent; details only for spans with
 	// links or events). They are deep copies owned by the store.
@@ -80,9 +107,14 @@ type packedSpans struct {
 	lastRes   *otelmap.Resource
 	lastIndex int
 	// expect is how many spans the trace's first batch brings (set when
-	// the trace is made), so that the first record can size data and
-	// heads for them all rather than grow them by doubling.
+	// the trace is made), so that heads can be sized for them all.
 	expect int
+	// The records of the batch being added are in the store's scratch
+	// until place moves them here: those of heads[firstPending:], and of
+	// the heads listed in replaced; pending is their length in all.
+	firstPending int
+	replaced     []int32
+	pending      int
 	// dict, when set, holds attribute keys and span names once for every
 	// trace that shares it (dict.go); the records then name them by index.
 	// The Store sets none.
@@ -107,12 +139,133 @@ func (p *packedSpans) len() int { return len(p.heads) }
 func (p *packedSpans) view() packedSpans {
 	return packedSpans{
 		heads:     slices.Clone(p.heads),
-		data:      p.data[:len(p.data):len(p.data)],
+		chunks:    slices.Clone(p.chunks), // place appends to the last chunk's b
+		size:      p.size,
 		resources: p.resources[:len(p.resources):len(p.resources)],
 		details:   p.details[:len(p.details):len(p.details)],
 		dict:      p.dict,
 		valueRefs: p.valueRefs,
 	}
+}
+
+// record returns the record of h, and the chunk it is in; from is a chunk
+// to look in first (the one the last record was in).
+func (p *packedSpans) record(h *spanHead, from int) ([]byte, int) {
+	c := from
+	if c >= len(p.chunks) || h.off < p.chunks[c].start || h.off >= p.chunks[c].start+uint32(len(p.chunks[c].b)) {
+		c = sort.Search(len(p.chunks), func(i int) bool { return p.chunks[i].start > h.off }) - 1
+	}
+	ch := &p.chunks[c]
+	off := h.off - ch.start
+	return ch.b[off : off+h.n], c
+}
+
+// sourceOf returns the source code of span i; scratch holds the records
+// of the batch being added.
+func (p *packedSpans) sourceOf(i int, scratch []byte) int {
+	h := &p.heads[i]
+	var flags byte
+	if p.isPending(i) {
+		flags = scratch[h.off]
+	} else {
+		rec, _ := p.record(h, len(p.chunks)-1)
+		flags = rec[0]
+	}
+	return int(flags&sourceMask) >> sourceShift
+}
+
+// isPending tells whether span i's record is still in the store's scratch.
+func (p *packedSpans) isPending(i int) bool {
+	return i >= p.firstPending || slices.Contains(p.replaced, int32(i))
+}
+
+// maxPackedBytes is the most a trace's packed spans may take: records
+// are found by 32-bit offsets (and an int must hold it).
+const maxPackedBytes = min(math.MaxUint32, math.MaxInt)
+
+// add appends sp, whose resource is res (a copy the store owns), its
+// record written to scratch, unless the record would take the trace's
+// packed bytes past maxBytes; it reports whether it did.
+func (p *packedSpans) add(sp *otelmap.Span, attrs spanAttrs, res *otelmap.Resource, maxBytes int, scratch *[]byte) bool {
+	off, ok := p.packWithin(sp, attrs, res, maxBytes, scratch)
+	if !ok {
+		return false
+	}
+	if len(p.heads) == 0 && p.expect > 1 {
+		p.heads = make([]spanHead, 0, p.expect)
+	}
+	p.expect = 0
+	p.heads = append(p.heads, spanHead{id: sp.SpanID, parent: sp.ParentSpanID, off: uint32(off), n: uint32(len(*scratch) - off)})
+	return true
+}
+
+// replace puts sp in place of span i, its record written to scratch,
+// unless the record would take the trace's packed bytes past maxBytes; it
+// reports whether it did. The old record stays in data, unused: records
+// are never rewritten, because spans read before point into them.
+func (p *packedSpans) replace(i int, sp *otelmap.Span, attrs spanAttrs, res *otelmap.Resource, maxBytes int, scratch *[]byte) bool {
+	off, ok := p.packWithin(sp, attrs, res, maxBytes, scratch)
+	if !ok {
+		return false
+	}
+	if p.isPending(i) {
+		p.pending -= int(p.heads[i].n) // that record will not be placed
+	} else {
+		p.replaced = append(p.replaced, int32(i))
+	}
+	p.heads[i] = spanHead{id: sp.SpanID, parent: sp.ParentSpanID, off: uint32(off), n: uint32(len(*scratch) - off)}
+	return true
+}
+
+// packWithin appends sp's record to scratch and returns where it starts,
+// or, if the trace's bytes would then pass maxBytes, leaves scratch (and
+// the resources and details) as they were and returns false.
+func (p *packedSpans) packWithin(sp *otelmap.Span, attrs spanAttrs, res *otelmap.Resource, maxBytes int, scratch *[]byte) (int, bool) {
+	off, resources, details := len(*scratch), len(p.resources), len(p.details)
+	lastRes, lastIndex := p.lastRes, p.lastIndex
+	*scratch = p.pack(*scratch, sp, attrs, res)
+	n := len(*scratch) - off
+	if p.size+p.pending+n > maxBytes {
+		*scratch = (*scratch)[:off]
+		clear(p.resources[resources:])
+		p.resources = p.resources[:resources]
+		clear(p.details[details:])
+		p.details = p.details[:details]
+		p.lastRes, p.lastIndex = lastRes, lastIndex
+		return off, false
+	}
+	p.pending += n
+	return off, true
+}
+
+// place moves the records of the batch being added from scratch into the
+// last chunk, or into a new one if it has no room for them all.
+func (p *packedSpans) place(scratch []byte) {
+	if p.pending > 0 {
+		last := p.room(p.pending)
+		move := func(h *spanHead) {
+			off := last.start + uint32(len(last.b))
+			last.b = append(last.b, scratch[h.off:h.off+h.n]...)
+			h.off = off
+		}
+		for i := p.firstPending; i < len(p.heads); i++ {
+			move(&p.heads[i])
+		}
+		for _, i := range p.replaced {
+			move(&p.heads[i])
+		}
+		p.size += p.pending
+	}
+	p.firstPending, p.replaced, p.pending = len(p.heads), p.replaced[:0], 0
+}
+
+// room returns the last chunk if it has room for n bytes more, else a
+// new last chunk made for them and for a quarter of the trace more.
+func (p *packedSpans) room(n int) *chunk {
+	if k := len(p.chunks); k == 0 || cap(p.chunks[k-1].b)-len(p.chunks[k-1].b) < n {
+		p.chunks = append(p.chunks, chunk{start: uint32(p.size), b: make([]byte, 0, max(n, p.size/4))})
+	}
+	return &p.chunks[len(p.chunks)-1]
 }
 
 // index returns the position of the span with id, or -1.
@@ -123,74 +276,6 @@ func (p *packedSpans) index(id trace.SpanID) int {
 		}
 	}
 	return -1
-}
-
-// sourceOf returns the source code of span i.
-func (p *packedSpans) sourceOf(i int) int {
-	return int(p.data[p.heads[i].off]&sourceMask) >> sourceShift
-}
-
-// maxPackedBytes is the most a trace's packed spans may take: records
-// are found by 32-bit offsets (and an int must hold it).
-const maxPackedBytes = min(math.MaxUint32, math.MaxInt)
-
-// maxReserve bounds the room a trace's first record reserves for the
-// spans its batch brings after it: a batch whose first span is large must
-// not make the store reserve that size a thousand times over.
-const maxReserve = 4 << 20
-
-// add appends sp, whose resource is res (a copy the store owns), unless
-// its record would take the trace's packed bytes past maxBytes; it
-// reports whether it did.
-func (p *packedSpans) add(sp *otelmap.Span, res *otelmap.Resource, maxBytes int) bool {
-	off, ok := p.packWithin(sp, res, maxBytes)
-	if !ok {
-		return false
-	}
-	if off == 0 && p.expect > 1 {
-		// Room for the batch's other spans of this trace, if they are
-		// the size of the first.
-		data := make([]byte, len(p.data), max(len(p.data), min(len(p.data)*p.expect, maxReserve)))
-		copy(data, p.data)
-		p.data = data
-		p.heads = make([]spanHead, 0, p.expect)
-		p.expect = 0
-	}
-	p.heads = append(p.heads, spanHead{id: sp.SpanID, parent: sp.ParentSpanID, off: uint32(off), n: uint32(len(p.data) - off)})
-	return true
-}
-
-// replace puts sp in place of span i, unless its record would take the
-// trace's packed bytes past maxBytes; it reports whether it did. The old
-// record stays in data, unused: records are never rewritten, because spans
-// read before point into them.
-func (p *packedSpans) replace(i int, sp *otelmap.Span, res *otelmap.Resource, maxBytes int) bool {
-	off, ok := p.packWithin(sp, res, maxBytes)
-	if !ok {
-		return false
-	}
-	p.heads[i] = spanHead{id: sp.SpanID, parent: sp.ParentSpanID, off: uint32(off), n: uint32(len(p.data) - off)}
-	return true
-}
-
-// packWithin appends sp's record to data and returns where it starts, or,
-// if data would then pass maxBytes, leaves data (and the resources and
-// details) as they were and returns false. Bytes written past data's
-// length before the undo are never part of a record: nothing reads them.
-func (p *packedSpans) packWithin(sp *otelmap.Span, res *otelmap.Resource, maxBytes int) (int, bool) {
-	off, resources, details := len(p.data), len(p.resources), len(p.details)
-	lastRes, lastIndex := p.lastRes, p.lastIndex
-	p.data = p.pack(p.data, sp, res)
-	if len(p.data) > maxBytes {
-		p.data = p.data[:off]
-		clear(p.resources[resources:])
-		p.resources = p.resources[:resources]
-		clear(p.details[details:])
-		p.details = p.details[:details]
-		p.lastRes, p.lastIndex = lastRes, lastIndex
-		return off, false
-	}
-	return off, true
 }
 
 // resourceIndex returns the index of res in p.resources, adding it if
@@ -219,7 +304,16 @@ func (p *packedSpans) findResource(res *otelmap.Resource) int {
 	return len(p.resources) - 1
 }
 
-func (p *packedSpans) pack(b []byte, sp *otelmap.Span, res *otelmap.Resource) []byte {
+// spanAttrs are a span's attributes already packed (otelmap.PackedAttrs),
+// when the decoder packed them: ok, count of them in packed. Otherwise the
+// span's Attrs are packed.
+type spanAttrs struct {
+	packed []byte
+	count  int
+	ok     bool
+}
+
+func (p *packedSpans) pack(b []byte, sp *otelmap.Span, attrs spanAttrs, res *otelmap.Resource) []byte {
 	flags := byte(0)
 	if sp.StatusError {
 		flags |= flagError
@@ -248,31 +342,50 @@ func (p *packedSpans) pack(b []byte, sp *otelmap.Span, res *otelmap.Resource) []
 		p.details = append(p.details, cloneDetail(sp.Detail))
 		b = binary.AppendUvarint(b, uint64(len(p.details)-1))
 	}
-	if p.dict != nil {
+	if p.dict == nil {
+		b = appendString(b, sp.Name)
+	} else {
 		p.dict.mu.Lock()
 		defer p.dict.mu.Unlock()
 		b = p.dict.names.appendWord(b, sp.Name)
-	} else {
-		b = appendString(b, sp.Name)
 	}
 	b = appendString(b, sp.StatusMessage)
 	if code == sourceOther {
 		b = appendString(b, sp.Source)
 	}
+	switch {
+	case attrs.ok && p.dict == nil:
+		b = binary.AppendUvarint(b, uint64(attrs.count))
+		return append(b, attrs.packed...)
+	case attrs.ok:
+		b = binary.AppendUvarint(b, uint64(attrs.count))
+		for rest := attrs.packed; len(rest) > 0; {
+			kv, n := otelmap.ReadPackedAttr(rest)
+			b = p.appendDictAttr(b, kv)
+			rest = rest[n:]
+		}
+		return b
+	}
 	b = binary.AppendUvarint(b, uint64(len(sp.Attrs)))
 	for _, kv := range sp.Attrs {
-		switch {
-		case p.valueRefs && kv.Value.Type() == attribute.STRING:
-			b = p.dict.keys.appendWord(b, string(kv.Key))
-			b = p.appendRefString(append(b, byte(attribute.STRING)), kv.Value.AsString())
-		case p.dict != nil:
-			b = p.dict.keys.appendWord(b, string(kv.Key))
-			b = appendValue(b, kv.Value)
-		default:
-			b = appendAttr(b, kv)
+		if p.dict == nil {
+			b = otelmap.AppendPackedAttr(b, kv)
+		} else {
+			b = p.appendDictAttr(b, kv)
 		}
 	}
 	return b
+}
+
+// appendDictAttr writes kv with its key through the dict (the caller holds
+// its lock), and a string value as appendRefString writes it if the trace
+// writes value references.
+func (p *packedSpans) appendDictAttr(b []byte, kv attribute.KeyValue) []byte {
+	b = p.dict.keys.appendWord(b, string(kv.Key))
+	if p.valueRefs && kv.Value.Type() == attribute.STRING {
+		return p.appendRefString(append(b, byte(attribute.STRING)), kv.Value.AsString())
+	}
+	return otelmap.AppendPackedValue(b, kv.Value)
 }
 
 func sourceCode(s string) int {
@@ -299,61 +412,9 @@ func appendString(b []byte, s string) []byte {
 	return append(b, s...)
 }
 
-func appendAttr(b []byte, kv attribute.KeyValue) []byte {
-	return appendValue(appendString(b, string(kv.Key)), kv.Value)
-}
-
-// appendValue writes an attribute's type byte and value.
-func appendValue(b []byte, v attribute.Value) []byte {
-	t := v.Type()
-	b = append(b, byte(t))
-	switch t {
-	case attribute.BOOL:
-		return append(b, boolByte(v.AsBool()))
-	case attribute.INT64:
-		return binary.AppendVarint(b, v.AsInt64())
-	case attribute.FLOAT64:
-		return binary.LittleEndian.AppendUint64(b, math.Float64bits(v.AsFloat64()))
-	case attribute.STRING:
-		return appendString(b, v.AsString())
-	case attribute.BOOLSLICE:
-		vs := v.AsBoolSlice()
-		b = binary.AppendUvarint(b, uint64(len(vs)))
-		for _, x := range vs {
-			b = append(b, boolByte(x))
-		}
-	case attribute.INT64SLICE:
-		vs := v.AsInt64Slice()
-		b = binary.AppendUvarint(b, uint64(len(vs)))
-		for _, x := range vs {
-			b = binary.AppendVarint(b, x)
-		}
-	case attribute.FLOAT64SLICE:
-		vs := v.AsFloat64Slice()
-		b = binary.AppendUvarint(b, uint64(len(vs)))
-		for _, x := range vs {
-			b = binary.LittleEndian.AppendUint64(b, math.Float64bits(x))
-		}
-	case attribute.STRINGSLICE:
-		vs := v.AsStringSlice()
-		b = binary.AppendUvarint(b, uint64(len(vs)))
-		for _, s := range vs {
-			b = appendString(b, s)
-		}
-	}
-	return b
-}
-
-func boolByte(v bool) byte {
-	if v {
-		return 1
-	}
-	return 0
-}
-
 // unpackAll returns the trace's spans, in arrival order. Their strings
-// point into p.data, which is only ever appended to; their attributes
-// share a few slices, each span's capacity cut to its length.
+// point into the chunks, which are only ever appended to; their
+// attributes share a few slices, each span's capacity cut to its length.
 func (p *packedSpans) unpackAll(id trace.TraceID) []otelmap.Span {
 	out, _ := p.unpackInto(id, make([]otelmap.Span, len(p.heads)), nil, false)
 	return out
@@ -369,10 +430,14 @@ func (p *packedSpans) unpackInto(id trace.TraceID, out []otelmap.Span, attrs []a
 	if p.dict != nil {
 		words = p.dict.tables()
 	}
+	c := 0
 	for i := range p.heads {
 		h := &p.heads[i]
+		var rec []byte
+		rec, c = p.record(h, c)
 		out[i] = otelmap.Span{TraceID: id, SpanID: h.id, ParentSpanID: h.parent}
-		attrs = p.unpack(&out[i], reader{b: p.data[h.off : h.off+h.n], words: words, refs: p.valueRefs, all: p.data}, attrs, len(p.heads)-i, clientAttrs)
+		r := reader{b: rec, words: words, refs: p.valueRefs, chunk: &p.chunks[c]}
+		attrs = p.unpack(&out[i], r, attrs, len(p.heads)-i, clientAttrs)
 	}
 	return out, attrs
 }
@@ -427,9 +492,10 @@ type reader struct {
 	pos   int
 	words dictTables
 	// refs: string values as appendRefString writes them, references
-	// into all, the trace's bytes.
-	refs bool
-	all  []byte
+	// into chunk, the record's (a batch's records of a trace, which alone
+	// refer to each other, are placed in one chunk).
+	refs  bool
+	chunk *chunk
 }
 
 type recordHeader struct {
@@ -506,60 +572,18 @@ func (r *reader) string() string {
 	return s
 }
 
-func (r *reader) float() float64 {
-	v := math.Float64frombits(binary.LittleEndian.Uint64(r.b[r.pos:]))
-	r.pos += 8
-	return v
-}
-
 func (r *reader) attr() attribute.KeyValue {
-	var key attribute.Key
-	if r.words.on {
-		key = attribute.Key(r.word(r.words.keys))
-	} else {
-		key = attribute.Key(r.string())
+	if !r.words.on {
+		kv, n := otelmap.ReadPackedAttr(r.b[r.pos:])
+		r.pos += n
+		return kv
 	}
-	t := attribute.Type(r.b[r.pos])
-	r.pos++
-	switch t {
-	case attribute.BOOL:
-		v := r.b[r.pos] != 0
+	key := attribute.Key(r.word(r.words.keys))
+	if r.refs && attribute.Type(r.b[r.pos]) == attribute.STRING {
 		r.pos++
-		return key.Bool(v)
-	case attribute.INT64:
-		return key.Int64(r.varint())
-	case attribute.FLOAT64:
-		return key.Float64(r.float())
-	case attribute.STRING:
-		if r.refs {
-			return key.String(r.refString())
-		}
-		return key.String(r.string())
-	case attribute.BOOLSLICE:
-		vs := make([]bool, r.uvarint())
-		for i := range vs {
-			vs[i] = r.b[r.pos] != 0
-			r.pos++
-		}
-		return key.BoolSlice(vs)
-	case attribute.INT64SLICE:
-		vs := make([]int64, r.uvarint())
-		for i := range vs {
-			vs[i] = r.varint()
-		}
-		return key.Int64Slice(vs)
-	case attribute.FLOAT64SLICE:
-		vs := make([]float64, r.uvarint())
-		for i := range vs {
-			vs[i] = r.float()
-		}
-		return key.Float64Slice(vs)
-	case attribute.STRINGSLICE:
-		vs := make([]string, r.uvarint())
-		for i := range vs {
-			vs[i] = r.string()
-		}
-		return key.StringSlice(vs)
+		return key.String(r.refString())
 	}
-	return attribute.KeyValue{Key: key}
+	kv, n := otelmap.ReadPackedValue(key, r.b[r.pos:])
+	r.pos += n
+	return kv
 }

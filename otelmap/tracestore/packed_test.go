@@ -1,9 +1,13 @@
 package tracestore
 
 import (
+	"context"
 	"encoding/binary"
+	"fmt"
 	"math"
+	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -77,6 +81,181 @@ func TestPackedRoundTrip(t *testing.T) {
 	}
 	if got[1].Resource != otelmap.EmptyResource() {
 		t.Errorf("a span without a resource has %+v, want the empty resource", got[1].Resource)
+	}
+}
+
+// TestStorePlacesBatchRecords: a batch's records go to their traces
+// whole and in arrival order however the batch's traces interleave; a
+// trace's chunks hold its records one after the other and, while each
+// batch brings it at least a quarter more, reserve no byte more; an extension span replaced in a later
+// batch, and one replaced in its own, are placed like the others; a batch
+// whose records pass the scratch's bound is placed in parts, and the
+// store does not keep a scratch that large.
+func TestStorePlacesBatchRecords(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	span := func(tr, i int, source string) otelmap.Span {
+		sp := otelmap.Span{TraceID: trace.TraceID{byte(tr)}, SpanID: trace.SpanID{byte(i), byte(i >> 8), 1},
+			Name: fmt.Sprintf("span %d of %d", i, tr), Source: source, Start: time.Unix(int64(i), 0), End: time.Unix(int64(i), 5)}
+		for k := range r.IntN(6) {
+			sp.Attrs = append(sp.Attrs, attribute.String(fmt.Sprint("k", k), strings.Repeat("v", r.IntN(100))))
+		}
+		sp.Attrs = slices.Clip(sp.Attrs)
+		if r.IntN(5) == 0 {
+			sp.Detail = &otelmap.SpanDetail{Events: []otelmap.Event{{Name: "e"}}}
+		}
+		return sp
+	}
+	st := NewStore(Limits{})
+	want := map[trace.TraceID][]otelmap.Span{}
+	check := func(what string, exact bool) {
+		t.Helper()
+		for id, tr := range st.traces {
+			used := 0
+			for _, h := range tr.spans.heads {
+				used += int(h.n)
+			}
+			held, reserved := 0, 0
+			for _, c := range tr.spans.chunks {
+				if c.start != uint32(held) {
+					t.Fatalf("%s, trace %v: a chunk starts at %d after %d bytes", what, id, c.start, held)
+				}
+				held, reserved = held+len(c.b), reserved+cap(c.b)
+			}
+			if used > held || held != tr.spans.size || (exact && reserved != used) {
+				t.Fatalf("%s, trace %v: records take %d bytes, chunks hold %d (size %d) in %d", what, id, used, held, tr.spans.size, reserved)
+			}
+			wantSpans := slices.Clone(want[id])
+			for i := range wantSpans {
+				wantSpans[i].Resource = otelmap.EmptyResource()
+			}
+			if got, w := otlptest.SpansTextOf(st.Spans(id), false), otlptest.SpansTextOf(wantSpans, false); got != w {
+				t.Fatalf("%s, trace %v: the store gave back\n%s\nwant\n%s", what, id, got, w)
+			}
+		}
+	}
+	for b := range 6 {
+		var batch []otelmap.Span
+		for i := range 150 {
+			tr := 1 + (i+b)%3
+			source := otelmap.SourceOTLP
+			if b == 2 && i < 30 {
+				source = otelmap.SourceExtension // replaced in batch 3
+			}
+			sp := span(tr, b*150+i, source)
+			batch = append(batch, sp)
+			want[sp.TraceID] = append(want[sp.TraceID], sp)
+		}
+		if b == 3 {
+			// The extension spans of batch 2, as recorded; and an extension
+			// span of this batch replaced in it.
+			for i := range 30 {
+				sp := span(1+(i+2)%3, 2*150+i, otelmap.SourceOTLP)
+				batch = append(batch, sp)
+				list := want[sp.TraceID]
+				list[slices.IndexFunc(list, func(w otelmap.Span) bool { return w.SpanID == sp.SpanID })] = sp
+			}
+			ext, real := span(1, 999, otelmap.SourceExtension), span(1, 999, otelmap.SourceOTLP)
+			real.Name = "real"
+			batch = append(batch, ext, span(2, 998, otelmap.SourceOTLP), real)
+			want[ext.TraceID] = append(want[ext.TraceID], real)
+			want[trace.TraceID{2}] = append(want[trace.TraceID{2}], batch[len(batch)-2])
+		}
+		if res := st.Add(batch); res.Rejected != 0 {
+			t.Fatalf("batch %d: %+v", b, res)
+		}
+		check(fmt.Sprint("batch ", b), b < 2)
+	}
+
+	// A trace arriving a span at a time: a chunk for every quarter more.
+	for i := range 3000 {
+		sp := span(7, i, otelmap.SourceOTLP)
+		if res := st.Add([]otelmap.Span{sp}); res.Accepted != 1 {
+			t.Fatalf("span %d of trace 7: %+v", i, res)
+		}
+		want[sp.TraceID] = append(want[sp.TraceID], sp)
+	}
+	check("a span at a time", false)
+	if n := len(st.traces[trace.TraceID{7}].spans.chunks); n > 40 {
+		t.Fatalf("3000 spans added one at a time are in %d chunks", n)
+	}
+
+	// Records past the scratch's bound.
+	big := strings.Repeat("x", 1<<20)
+	var batch []otelmap.Span
+	for i := range maxScratch>>20 + 8 {
+		sp := span(4+i%3, i, otelmap.SourceOTLP)
+		sp.Attrs = slices.Clip(append(sp.Attrs, attribute.String("big", big)))
+		batch = append(batch, sp)
+		want[sp.TraceID] = append(want[sp.TraceID], sp)
+	}
+	if res := st.Add(batch); res.Accepted != len(batch) {
+		t.Fatalf("large batch: %+v", res)
+	}
+	check("large batch", false)
+	if st.scratch != nil {
+		t.Fatalf("the store keeps a scratch of %d bytes after a large batch", cap(st.scratch))
+	}
+}
+
+// TestConsumePackedSpans: spans whose attributes come packed (the OTLP
+// receiver's road, otlpdecode.Decoder.DecodePacked) are admitted, refused
+// and stored as ConsumeSpans stores the same spans with their attributes:
+// without an ingest token, with a token that refuses other traces' spans
+// in the middle of the batch (the packed attributes stay with their
+// spans), and under strict ingest.
+func TestConsumePackedSpans(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	var spans []otelmap.Span
+	for i := range 60 {
+		sp := otelmap.Span{TraceID: trace.TraceID{byte(1 + i%3)}, SpanID: trace.SpanID{byte(i + 1)}, Name: fmt.Sprint("span ", i),
+			Source: otelmap.SourceOTLP, Start: time.Unix(int64(i), 0)}
+		for k := range r.IntN(5) {
+			sp.Attrs = append(sp.Attrs, attribute.String(fmt.Sprint("k", k), fmt.Sprint(i, "-", k)), attribute.Int(fmt.Sprint("n", k), i))
+		}
+		spans = append(spans, sp)
+	}
+	attrs := &otelmap.PackedAttrs{}
+	bare := slices.Clone(spans)
+	for i := range bare {
+		start := len(attrs.Buf)
+		for _, kv := range bare[i].Attrs {
+			attrs.Buf = otelmap.AppendPackedAttr(attrs.Buf, kv)
+		}
+		attrs.Spans = append(attrs.Spans, otelmap.PackedSpanAttrs{Start: uint32(start), End: uint32(len(attrs.Buf)), Count: uint32(len(bare[i].Attrs))})
+		bare[i].Attrs = nil
+	}
+	for _, c := range []struct {
+		name, token string
+		strict      bool
+	}{{"no token", "", false}, {"token", "tok", false}, {"strict", "", true}} {
+		t.Run(c.name, func(t *testing.T) {
+			stores := [2]*Store{}
+			results := [2]otelmap.AddResult{}
+			for k := range stores {
+				st := NewStore(Limits{Admission: AdmissionLimits{StrictIngest: c.strict}})
+				if err := st.Reserve(trace.TraceID{2}, "tok"); err != nil {
+					t.Fatal(err)
+				}
+				if k == 0 {
+					results[k] = st.ConsumeSpans(context.Background(), "src", c.token, spans)
+				} else {
+					results[k] = st.ConsumePackedSpans(context.Background(), "src", c.token, bare, attrs)
+				}
+				stores[k] = st
+			}
+			if results[0] != results[1] {
+				t.Fatalf("ConsumeSpans %+v, ConsumePackedSpans %+v", results[0], results[1])
+			}
+			if results[0].Rejected == 0 && c.name != "no token" {
+				t.Fatalf("nothing refused: %+v", results[0])
+			}
+			for tr := range byte(3) {
+				id := trace.TraceID{tr + 1}
+				if w, g := otlptest.SpansTextOf(stores[0].Spans(id), false), otlptest.SpansTextOf(stores[1].Spans(id), false); w != g {
+					t.Fatalf("trace %d: packed road gave\n%s\nwant\n%s", tr+1, g, w)
+				}
+			}
+		})
 	}
 }
 

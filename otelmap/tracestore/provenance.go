@@ -21,9 +21,10 @@ import (
 //
 //   - every span recorded in process (the assessor's own: the task span,
 //     its calls);
-//   - every other span that descends, by parent id or by a span link within
-//     the trace, from a CLIENT or PRODUCER span recorded in process: the
-//     work the assessor's calls caused, as far as context propagated;
+//   - every other span that descends, by parent id or by a span link (within
+//     the trace, or from a trace joined to it to a span of the trace), from
+//     a CLIENT or PRODUCER span recorded in process: the work the
+//     assessor's calls caused, as far as context propagated;
 //
 // and sets aside, to be reported rather than counted, every span of another
 // road that claims the assessor's identity (Impersonating) and every other
@@ -48,10 +49,7 @@ const (
 // one per span id.
 func Vouch(spans []otelmap.Span, root trace.SpanID) (kept []otelmap.Span, aside tracedata.SetAside) {
 	names := assessorNames(spans, root)
-	index := make(map[trace.SpanID]int32, len(spans))
-	for i := range spans {
-		index[spans[i].SpanID] = int32(i)
-	}
+	find := spanFinder(spans)
 	// The edges from a span to the spans of other roads that hang from it
 	// (their parent, or a span of the trace they link to), as one array
 	// sliced by source span (first[i]..first[i+1]), so that a trace of 100k
@@ -72,14 +70,17 @@ func Vouch(spans []otelmap.Span, root trace.SpanID) (kept []otelmap.Span, aside 
 			impersonating[i] = true
 			continue
 		}
-		if p, ok := index[sp.ParentSpanID]; ok && sp.ParentSpanID.IsValid() {
+		if p, ok := find(sp.TraceID, sp.ParentSpanID); ok && sp.ParentSpanID.IsValid() {
 			edges = append(edges, edge{p, int32(i)})
 		}
 		for _, l := range sp.Links() {
-			if l.TraceID != sp.TraceID || !l.SpanID.IsValid() {
+			if !l.SpanID.IsValid() {
 				continue
 			}
-			if p, ok := index[l.SpanID]; ok {
+			// A link to a span of the spans given, of its own trace or of
+			// one joined to it (a fragment's delivery linked to where the
+			// message was created: green serve's joined traces).
+			if p, ok := find(l.TraceID, l.SpanID); ok {
 				edges = append(edges, edge{p, int32(i)})
 			}
 		}
@@ -120,7 +121,7 @@ func Vouch(spans []otelmap.Span, root trace.SpanID) (kept []otelmap.Span, aside 
 			aside.Impersonating++
 		} else {
 			aside.Outside++
-			if _, ok := index[sp.ParentSpanID]; sp.ParentSpanID.IsValid() && !ok {
+			if _, ok := find(sp.TraceID, sp.ParentSpanID); sp.ParentSpanID.IsValid() && !ok {
 				aside.ParentMissing++
 			}
 		}
@@ -230,5 +231,36 @@ func claimedNames(sp *otelmap.Span, into map[string]struct{}) {
 		if kv.Value.Type() == attribute.STRING && otelmap.NamesAgent(kv.Key) {
 			add(kv.Value.AsString())
 		}
+	}
+}
+
+// spanFinder returns a lookup of spans by trace and span id. The spans of
+// one trace (a task's, the usual case) are indexed by span id alone; the
+// spans of several (a task's trace and the traces joined to it) by both,
+// so that a span id repeated in another trace (by chance, or forged) finds
+// only its own trace's span.
+func spanFinder(spans []otelmap.Span) func(trace.TraceID, trace.SpanID) (int32, bool) {
+	multi := slices.ContainsFunc(spans, func(sp otelmap.Span) bool { return sp.TraceID != spans[0].TraceID })
+	if !multi {
+		index := make(map[trace.SpanID]int32, len(spans))
+		for i := range spans {
+			index[spans[i].SpanID] = int32(i)
+		}
+		return func(t trace.TraceID, s trace.SpanID) (int32, bool) {
+			p, ok := index[s]
+			return p, ok && spans[p].TraceID == t
+		}
+	}
+	type key struct {
+		t trace.TraceID
+		s trace.SpanID
+	}
+	index := make(map[key]int32, len(spans))
+	for i := range spans {
+		index[key{spans[i].TraceID, spans[i].SpanID}] = int32(i)
+	}
+	return func(t trace.TraceID, s trace.SpanID) (int32, bool) {
+		p, ok := index[key{t, s}]
+		return p, ok
 	}
 }

@@ -3,6 +3,7 @@ package tracestore
 import (
 	"bytes"
 	"fmt"
+	"hash/maphash"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -75,6 +76,11 @@ type Store struct {
 
 	// adm is span admission's state (admission.go), guarded by mu.
 	adm admission
+	// seed is the hash seed of the traces' span indexes (spanindex.go).
+	seed maphash.Seed
+	// scratch holds the records of the batch being added until they are
+	// placed in their traces (packed.go); guarded by mu.
+	scratch []byte
 
 	accepted        atomic.Uint64
 	duplicates      atomic.Uint64
@@ -87,8 +93,9 @@ type Store struct {
 
 type storedTrace struct {
 	// spans are the trace's spans, packed (packed.go).
-	spans       packedSpans
-	ids         map[trace.SpanID]struct{}
+	spans packedSpans
+	// index finds spans by id (spanindex.go).
+	index       spanIndex
 	lastArrival time.Time
 	// lastForeign is when the last span of another road than the
 	// in-process one arrived: the assessor's own spans are recorded as they
@@ -110,6 +117,7 @@ func NewStore(limits Limits) *Store {
 		traces:   make(map[trace.TraceID]*storedTrace),
 		assessed: make(map[trace.TraceID]*assessedTrace),
 		adm:      newAdmission(limits),
+		seed:     maphash.MakeSeed(),
 	}
 }
 
@@ -135,17 +143,19 @@ func (s *Store) Add(spans []otelmap.Span) otelmap.AddResult { return s.AddFrom("
 // Spans are taken in their order, each trace's in arrival order; Reason is
 // the first reason met.
 func (s *Store) AddFrom(source string, spans []otelmap.Span) otelmap.AddResult {
-	return s.add(source, spans, batchResources{})
+	return s.add(source, spans, nil, batchResources{})
 }
 
 // AddShared is Add for spans whose resources the caller never changes and
 // keeps valid (the Recorder's, converted once per tracer provider): the
 // store holds them as they are rather than copy them per batch.
 func (s *Store) AddShared(spans []otelmap.Span) otelmap.AddResult {
-	return s.add("", spans, batchResources{shared: true})
+	return s.add("", spans, nil, batchResources{shared: true})
 }
 
-func (s *Store) add(source string, spans []otelmap.Span, resources batchResources) otelmap.AddResult {
+// add stores spans; attrs, if not nil, are their attributes packed (the
+// spans have no Attrs of their own).
+func (s *Store) add(source string, spans []otelmap.Span, attrs *otelmap.PackedAttrs, resources batchResources) otelmap.AddResult {
 	var res otelmap.AddResult
 	now := s.now()
 	s.mu.Lock()
@@ -159,10 +169,22 @@ func (s *Store) add(source string, spans []otelmap.Span, resources batchResource
 			t = s.traces[sp.TraceID] // nil for a new trace, made by addLocked
 		}
 		var changed bool
-		if t, changed = s.addLocked(t, sp, source, now, &swept, &res, &resources, spans[i:]); changed && !t.notify {
+		var a spanAttrs
+		if attrs != nil {
+			a.packed, a.count = attrs.Of(i)
+			a.ok = true
+		}
+		if t, changed = s.addLocked(t, sp, a, source, now, &swept, &res, &resources, spans[i:]); changed && !t.notify {
 			t.notify = true
 			touched = append(touched, t)
 		}
+		if len(s.scratch) > maxScratch {
+			s.placeLocked(touched)
+		}
+	}
+	s.placeLocked(touched)
+	if cap(s.scratch) > maxScratch {
+		s.scratch = nil // a rare large batch's
 	}
 	s.accepted.Add(uint64(res.Accepted))
 	for _, t := range touched {
@@ -173,10 +195,25 @@ func (s *Store) add(source string, spans []otelmap.Span, resources batchResource
 	return res
 }
 
+// maxScratch bounds the records the store holds in its scratch before
+// it places them in their traces (packed.go): a batch's records, up to a
+// few tens of megabytes (and the 32-bit offsets of its records), and what
+// it keeps between batches.
+const maxScratch = 32 << 20
+
+// placeLocked moves the records of the batch being added from the scratch
+// into their traces, touched.
+func (s *Store) placeLocked(touched []*storedTrace) {
+	for _, t := range touched {
+		t.spans.place(s.scratch)
+	}
+	s.scratch = s.scratch[:0]
+}
+
 // addLocked stores sp, of trace t (nil when the store holds no such trace
 // yet), and returns the trace it is now in, if any, and whether the trace
 // changed. rest is the batch from sp on.
-func (s *Store) addLocked(t *storedTrace, sp *otelmap.Span, source string, now time.Time, swept *bool, res *otelmap.AddResult,
+func (s *Store) addLocked(t *storedTrace, sp *otelmap.Span, attrs spanAttrs, source string, now time.Time, swept *bool, res *otelmap.AddResult,
 	resources *batchResources, rest []otelmap.Span) (*storedTrace, bool) {
 	reject := func(reason string, counter *atomic.Uint64) {
 		res.Rejected++
@@ -211,14 +248,14 @@ func (s *Store) addLocked(t *storedTrace, sp *otelmap.Span, source string, now t
 			return nil, false
 		}
 	}
-	if _, dup := t.ids[sp.SpanID]; dup {
+	if i := t.index.find(s.seed, t.spans.heads, sp.SpanID); i >= 0 {
 		res.Duplicates++
 		s.duplicates.Add(1)
 		// A span rebuilt from the Traceability Extension gives way to the
 		// same span as its own process recorded it, which says more.
 		if sp.Source != otelmap.SourceExtension {
-			if i := t.spans.index(sp.SpanID); i >= 0 && t.spans.sourceOf(i) == sourceExtension {
-				if !t.spans.replace(i, sp, resources.copyOf(sp.Resource), s.limits.MaxBytesPerTrace) {
+			if t.spans.sourceOf(i, s.scratch) == sourceExtension {
+				if !t.spans.replace(i, sp, attrs, resources.copyOf(sp.Resource), s.limits.MaxBytesPerTrace, &s.scratch) {
 					s.rejectFullLocked(sp, s.bytesLimitReason(), reject)
 					return t, false
 				}
@@ -232,11 +269,11 @@ func (s *Store) addLocked(t *storedTrace, sp *otelmap.Span, source string, now t
 		s.rejectFullLocked(sp, fmt.Sprintf("span limit per trace reached (%d spans)", s.limits.MaxSpansPerTrace), reject)
 		return t, false
 	}
-	if !t.spans.add(sp, resources.copyOf(sp.Resource), s.limits.MaxBytesPerTrace) {
+	if !t.spans.add(sp, attrs, resources.copyOf(sp.Resource), s.limits.MaxBytesPerTrace, &s.scratch) {
 		s.rejectFullLocked(sp, s.bytesLimitReason(), reject)
 		return t, false
 	}
-	t.ids[sp.SpanID] = struct{}{}
+	t.index.add(s.seed, t.spans.heads, t.spans.len()-1)
 	t.arrived(now, sp.Source)
 	res.Accepted++
 	return t, true
@@ -295,7 +332,8 @@ func (s *Store) newTraceLocked(id trace.TraceID, source string, now time.Time, s
 	if ok, reason, counter := s.admitNewLocked(id, source, now, swept); !ok {
 		return nil, reason, counter
 	}
-	t := &storedTrace{ids: make(map[trace.SpanID]struct{}, min(sizeHint, initialIDs)), changed: make(chan struct{})}
+	t := &storedTrace{changed: make(chan struct{})}
+	t.index.reserve(s.seed, nil, min(sizeHint, initialIDs))
 	t.spans.expect = min(sizeHint, initialIDs)
 	s.traces[id] = t
 	return t, "", nil

@@ -7,7 +7,9 @@
 package families
 
 import (
+	"github.com/coordbench/coordbench/otelmap/assemble/families/autogen"
 	"github.com/coordbench/coordbench/otelmap/assemble/families/ax"
+	"github.com/coordbench/coordbench/otelmap/assemble/families/crewai"
 	"github.com/coordbench/coordbench/otelmap/assemble/families/genai"
 	"github.com/coordbench/coordbench/otelmap/assemble/families/genkit"
 	"github.com/coordbench/coordbench/otelmap/assemble/families/langfuse"
@@ -36,6 +38,8 @@ func Builtin() []recognize.Family {
 		voltagent.Family,     // VoltAgent
 		langfuse.Family,      // Langfuse's observations
 		ax.Family,            // Ax
+		autogen.Family,       // AutoGen AgentChat's group chats: speaker turns
+		crewai.Family,        // CrewAI's delegations to coworkers
 	}
 }
 

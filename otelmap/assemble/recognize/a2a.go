@@ -23,7 +23,10 @@ import (
 // EventQueue.enqueue_event of an agent's answer (which the SDK opens as
 // SERVER spans under the agent's own work). They are read as INTERNAL
 // whatever their kind; the call itself is the HTTP client and server span
-// pair the HTTP instrumentation records around them.
+// pair the HTTP instrumentation records around them. The SDK reads and sends
+// no trace context, so without HTTP instrumentation each request an agent
+// receives starts a trace of its own under the SDK's server span
+// (Verdict.ReceivedBlind).
 
 // readA2A reads one a2a.* attribute.
 func (r *Reading) readA2A(kv *attribute.KeyValue) {
@@ -42,6 +45,10 @@ func (r *Reading) readA2AName(name string) {
 	if rest := name[4:]; strings.HasPrefix(rest, "client.") || strings.HasPrefix(rest, "server.") || strings.HasPrefix(rest, "utils.") {
 		r.claimCore(claimA2A)
 		r.s.notCall = true // not a side of a call: read as INTERNAL
+		// The SDK propagates no trace context (no module of it injects or
+		// extracts one): its server span at a trace's top received a
+		// request whose caller may be traced elsewhere.
+		r.ReceivedBlind = r.Role == RoleServer && strings.HasPrefix(rest, "server.")
 	}
 }
 

@@ -267,4 +267,9 @@ type Tree interface {
 	// MarkUnnamed: span i is an agent its framework ran with no name
 	// recorded: counted and warned about (Verdict.UnnamedAgent).
 	MarkUnnamed(i int32)
+	// NameCaller: agent span i was called by the agent name, by the
+	// family's Identities[identity]: an edge only a pass over several
+	// spans finds (a group chat's turns), read as CallerNamer's are: a
+	// call when no nesting, client span or handoff gives i a caller.
+	NameCaller(i int32, name string, identity int)
 }

@@ -31,6 +31,12 @@ type Verdict struct {
 	Ext     bool // coordbench.source=extension: rebuilt from the Traceability Extension
 	HasAddr bool // server.address
 	MCP     bool // an MCP request's span (mcp.go)
+	// ReceivedBlind: the server side of a request received by a
+	// protocol's library that reads no trace context from it (the A2A
+	// Python SDK's request handler): at a trace's top, nothing says
+	// whether its caller was traced elsewhere (docs/trace-assembly.md, "A
+	// trace that begins with a received call").
+	ReceivedBlind bool
 
 	Workflow  bool // an orchestration: never an agent, not a step
 	AgentLike bool // looks like an agent's work but names no agent

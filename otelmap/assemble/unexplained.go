@@ -1,0 +1,136 @@
+package assemble
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Agents that share a trace are connected by it (docs/trace-assembly.md,
+// "Agents that share a trace"). Spans end up in one trace because one
+// started the others: a call, a handoff, a nesting, a message, or some
+// span around them (a workflow, a manager, a runtime, the application's
+// own span). When the rules read no edge into an agent, the graph does not
+// say how control reached it, and a label drawn from it ("isolated",
+// "single_agent") speaks of a team it did not see whole.
+//
+// The rule is on the graph, whatever the framework: an agent (a real one:
+// not a virtual caller, the assessor or a tool server) that no call reaches
+// is a top of the graph. One top is how a trace begins (the agent the
+// application ran). An agent reached only from outside the team (the
+// virtual user, an unknown caller, the assessor) is an entry. A top beside
+// another top or an entry is unexplained: the trace joins them and no span
+// says how. Each such trace counts its tops (Coverage.UnwiredAgents), and
+// a warning names them with the span that holds them all, the connecting
+// node the spans do show.
+
+// unwiredAgents finds the tops of the graph that share the trace with
+// another top or an entry and returns how many tops there are, with a
+// warning naming them and the span around them.
+func (a *assembler) unwiredAgents() (int, []string) {
+	reached := make([]bool, len(a.idents))  // by a call from another real agent
+	external := make([]bool, len(a.idents)) // by a call from outside the team only
+	for k := range a.calls {
+		c := &a.calls[k]
+		if c.class == classDropped || c.caller == c.callee {
+			continue
+		}
+		if a.teamAgent(c.caller) {
+			reached[c.callee] = true
+		} else {
+			external[c.callee] = true
+		}
+	}
+	var tops []int32
+	entries := 0
+	for k := range a.idents {
+		if !a.teamAgent(int32(k)) || reached[k] {
+			continue
+		}
+		if external[k] {
+			entries++
+			continue
+		}
+		tops = append(tops, int32(k))
+	}
+	if len(tops) == 0 || len(tops)+entries < 2 {
+		return 0, nil
+	}
+	first := make([]int32, len(a.idents)) // each top's first span
+	for k := range first {
+		first[k] = -1
+	}
+	for i := range a.nodes {
+		n := &a.nodes[i]
+		if n.agent < 0 || int(n.agent) >= len(first) {
+			continue
+		}
+		if f := first[n.agent]; f < 0 || a.earlier(int32(i), f) {
+			first[n.agent] = int32(i)
+		}
+	}
+	slices.SortFunc(tops, func(x, y int32) int { return cmp.Compare(a.idents[x].name, a.idents[y].name) })
+	names := make([]string, len(tops))
+	around := int32(-2) // not yet known; -1: no span holds them all
+	for k, t := range tops {
+		names[k] = a.idents[t].name
+		if f := first[t]; f >= 0 {
+			switch around {
+			case -2:
+				around = a.nodes[f].parent
+			case -1:
+			default:
+				around = a.commonAncestor(around, f)
+			}
+		}
+	}
+	var w string
+	list := strings.Join(names, ", ")
+	switch {
+	case around >= 0 && a.nodes[around].flags&fWorkflow != 0:
+		w = fmt.Sprintf("%d agents (%s) ran under the orchestration span %016x %q and no span says who passed control to whom: the graph lacks those edges",
+			len(tops), list, a.nodes[around].id, a.span(around).Name)
+	case around >= 0:
+		w = fmt.Sprintf("%d agents (%s) ran under the span %016x %q, which connects them, and no call, handoff, nesting or message says how control reached them: the graph lacks those edges",
+			len(tops), list, a.nodes[around].id, a.span(around).Name)
+	default:
+		w = fmt.Sprintf("%d agents (%s) share the trace with no span above them in common, and no call, handoff, nesting or message says how control reached them: the graph lacks those edges",
+			len(tops), list)
+	}
+	if entries > 0 {
+		w += fmt.Sprintf(" (beside %d %s called from outside the team)", entries, pluralWord(entries, "agent", "agents"))
+	}
+	return len(tops), []string{w}
+}
+
+// teamAgent reports whether identity k is an agent of the team the graph
+// judges: one that did a step or took part in a call, not a virtual
+// caller, the assessor or a tool server.
+func (a *assembler) teamAgent(k int32) bool {
+	x := &a.idents[k]
+	return x.used && !(x.virtual && !x.real) && !x.assessor && !x.tool
+}
+
+// commonAncestor returns the deepest span that is x or an ancestor of x
+// and an ancestor of y (or y), -1 if none.
+func (a *assembler) commonAncestor(x, y int32) int32 {
+	for x >= 0 && y >= 0 && x != y {
+		if a.nodes[x].depth >= a.nodes[y].depth {
+			x = a.nodes[x].parent
+		} else {
+			y = a.nodes[y].parent
+		}
+	}
+	if x != y {
+		return -1
+	}
+	return x
+}
+
+func pluralWord(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
