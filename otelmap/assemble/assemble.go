@@ -109,6 +109,7 @@ const (
 	fToolServer                       // the tool server's side of a tool call (toolservers.go)
 	fServiceAgent                     // a trace root whose work outside agent spans is its service's unnamed agent (outside.go)
 	fServiceCall                      // an agent span that unnamed agent called (outside.go)
+	fClientMethod                     // a client library's method span inside a call (recognize.Verdict.ClientMethod)
 	fReceivedBlind                    // a request received by a library that reads no trace context (recognize.Verdict.ReceivedBlind)
 )
 
@@ -196,6 +197,7 @@ type assembler struct {
 	missingParents, endBeforeStart int
 	noTime, unknownCallers         int
 	calleeUnknown, handoffsUnmet   int
+	callersUnknown                 int // named callers no agent span runs as (calls_evidence.go)
 	unknownService                 bool
 	cycles                         []uint64
 	attrWarnings                   []recognize.Warning // steps.go's; the reader keeps its own

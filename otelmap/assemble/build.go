@@ -236,6 +236,7 @@ func (a *assembler) buildCoverage(td *tracedata.TraceData) {
 	count(a.unknownCallers, "%d server spans have parents missing from the trace; their caller is \"unknown\"")
 	count(a.calleeUnknown, "%d client calls name no agent and no server.address; their callee is \"unknown\"")
 	count(a.handoffsUnmet, "%d handoffs name an agent with no agent span after them; they are not calls")
+	count(a.callersUnknown, "%d agent spans name a caller no agent span of the trace runs as; they are not calls")
 	count(a.endBeforeStart, "%d spans have end before start")
 	count(a.noTime, "%d spans have no start or end time")
 	if a.unknownService {

@@ -250,13 +250,19 @@ func (a *assembler) collectCalls() {
 
 // chainCalls makes the calls of client chains: paired with a server
 // (both sides), completed by an agent run in-process under them, or, when
-// they carry an agent marker, seen from the client only.
+// they carry an agent marker, seen from the client only, unless a call
+// made through a client library below them answers them
+// (answeredBelow).
 func (a *assembler) chainCalls() {
 	a.agentDeliveries()
+	below := a.answeredBelow()
 	for c := range a.chains {
 		ch := &a.chains[c]
 		if ch.server < 0 && ch.inproc < 0 && !ch.marker {
 			continue // e.g. an HTTP call to an LLM API: not an interaction
+		}
+		if _, ok := below[int32(c)]; ok {
+			continue // its call is the chain's below it, made next
 		}
 		if a.nodes[ch.top].flags&fMCP != 0 {
 			continue // a tool call: toolCalls
@@ -284,6 +290,13 @@ func (a *assembler) chainCalls() {
 		}
 		ch.call = a.addCall(cl)
 		top.call = ch.call
+	}
+	for o, c := range below {
+		ch := &a.chains[o]
+		ch.call = a.chains[c].call
+		a.nodes[ch.top].call = ch.call
+		// The agent call span's error is the call's, whatever its request said.
+		a.calls[ch.call].failed = a.calls[ch.call].failed || ch.failed
 	}
 }
 
@@ -434,4 +447,59 @@ func durationMS(n *node) float64 {
 		return 0
 	}
 	return float64(n.end-n.start) / float64(time.Millisecond)
+}
+
+// answeredBelow maps each unanswered agent call chain to the chain that
+// makes the call it stands for. A client library may open method spans of
+// its own between a caller's agent call span and the HTTP request (the
+// A2A Python SDK 1.x: invoke_agent CLIENT -> a2a.client...send_message ->
+// _send_request -> POST, with a _check_jsonrpc_response beside the POST);
+// they are no side of a call, so the POST starts a chain of its own. That
+// chain, paired with a server (or completed by an agent run in process),
+// is the call the chain above it names, not a second one, when every span
+// between them is such a method span of their process and the agent it
+// reaches is the one the chain above names (when it names one). Of
+// several, the earliest; each of them stays a call of its own (two
+// messages sent under one agent call span are two calls).
+func (a *assembler) answeredBelow() map[int32]int32 {
+	var out map[int32]int32
+	for c := range a.chains {
+		in := &a.chains[c]
+		if in.server < 0 && in.inproc < 0 {
+			continue
+		}
+		pr := a.nodes[in.top].proc
+		p := a.nodes[in.top].parent
+		if p < 0 || a.nodes[p].flags&fClientMethod == 0 {
+			continue
+		}
+		for p >= 0 && a.nodes[p].proc == pr && a.nodes[p].flags&fClientMethod != 0 {
+			p = a.nodes[p].parent
+		}
+		if p < 0 || a.nodes[p].proc != pr || a.nodes[p].role != recognize.RoleClient {
+			continue
+		}
+		o := a.nodes[a.nodes[p].topClient].chain
+		outer := &a.chains[o]
+		if outer.server >= 0 || outer.inproc >= 0 || !outer.marker {
+			continue
+		}
+		callee := int32(-1)
+		if in.server >= 0 {
+			callee = a.agentOf(in.server)
+		} else {
+			callee = a.nodes[in.inproc].selfIdent
+		}
+		if outer.nameSpan >= 0 && a.nodes[outer.nameSpan].selfIdent != callee {
+			continue
+		}
+		if b, ok := out[o]; ok && !a.earlier(in.top, a.chains[b].top) {
+			continue
+		}
+		if out == nil {
+			out = make(map[int32]int32)
+		}
+		out[o] = int32(c)
+	}
+	return out
 }

@@ -23,7 +23,8 @@ import (
 //     span already has a caller (nested in the caller's span, as some
 //     frameworks run a transfer) adds nothing;
 //  2. the callers the agent span names itself (recognize.CallerNamer: a
-//     graph's edge recorded on its target);
+//     graph's edge recorded on its target), each only if an agent span of
+//     the trace runs as it;
 //  3. the first span link on the agent span or on its ancestors up to its
 //     segment's root (links.go).
 //
@@ -56,8 +57,19 @@ func (a *assembler) evidenceCalls() {
 	// several sources): each is a call; the span counts as called once
 	// all are made.
 	named := map[int32]bool{}
+	var runs map[int32]bool // the identities some agent span runs as
 	for _, nc := range a.callerNames {
 		if loose[nc.span] && !called[nc.span] {
+			if runs == nil {
+				runs = a.agentsRun()
+			}
+			if ix, ok := a.identIx[nc.name]; !ok || !runs[ix] {
+				// A caller no agent span of the trace runs as (a graph
+				// node's id that is not its agent's name, a caller in a
+				// trace not held) is no one the graph can show.
+				a.callersUnknown++
+				continue
+			}
 			caller := a.intern(nc.name)
 			a.note(caller, nc.rank, false)
 			if a.looseCall(nc.span, caller, -1, a.nodes[nc.span].proc) {
@@ -85,6 +97,18 @@ func (a *assembler) evidenceCalls() {
 			}
 		}
 	}
+}
+
+// agentsRun returns the identities that some agent span of the trace runs
+// as.
+func (a *assembler) agentsRun() map[int32]bool {
+	runs := make(map[int32]bool)
+	for i := range a.nodes {
+		if n := &a.nodes[i]; n.isAgentSpan() {
+			runs[n.selfIdent] = true
+		}
+	}
+	return runs
 }
 
 // looseCall adds the call from caller to loose agent span b, unless it is

@@ -55,6 +55,20 @@ func (t *familyTree) MarkUnnamed(i int32) {
 	n.flags |= fUnnamedAgent
 }
 
+func (t *familyTree) RunBy(i, p int32) bool {
+	nodes := t.a.nodes
+	if p < 0 || nodes[p].proc != nodes[i].proc {
+		return false
+	}
+	for x, steps := p, 0; x >= 0 && steps <= len(nodes); x, steps = nodes[x].parent, steps+1 {
+		if x == i {
+			return false
+		}
+	}
+	nodes[i].parent = p
+	return true
+}
+
 func (t *familyTree) NameCaller(i int32, name string, identity int) {
 	if name == "" {
 		return

@@ -28,6 +28,9 @@ func (a *assembler) scan(i int32) {
 	if r.MCP {
 		n.flags |= fMCP
 	}
+	if r.ClientMethod {
+		n.flags |= fClientMethod
+	}
 	if failed {
 		n.flags |= fFailed
 	}

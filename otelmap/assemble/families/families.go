@@ -14,7 +14,9 @@ import (
 	"github.com/coordbench/coordbench/otelmap/assemble/families/genkit"
 	"github.com/coordbench/coordbench/otelmap/assemble/families/langfuse"
 	"github.com/coordbench/coordbench/otelmap/assemble/families/langgraph"
+	"github.com/coordbench/coordbench/otelmap/assemble/families/llamaindex"
 	"github.com/coordbench/coordbench/otelmap/assemble/families/openinference"
+	"github.com/coordbench/coordbench/otelmap/assemble/families/openlit"
 	"github.com/coordbench/coordbench/otelmap/assemble/families/openllmetry"
 	"github.com/coordbench/coordbench/otelmap/assemble/families/vercelai"
 	"github.com/coordbench/coordbench/otelmap/assemble/families/voltagent"
@@ -32,7 +34,9 @@ func Builtin() []recognize.Family {
 		genai.Family,         // the OpenTelemetry GenAI conventions, current and previous
 		openinference.Family, // OpenInference's instrumentations
 		langgraph.Family,     // LangGraph's graph node runs and LangChain's agents, from run metadata
+		llamaindex.Family,    // LlamaIndex AgentWorkflow's agents, from its steps' events
 		openllmetry.Family,   // OpenLLMetry (Traceloop)
+		openlit.Family,       // OpenLIT: a team leader's run it records as a workflow
 		vercelai.Family,      // the Vercel AI SDK's experimental_telemetry
 		genkit.Family,        // Genkit
 		voltagent.Family,     // VoltAgent

@@ -45,6 +45,7 @@ func (r *Reading) readA2AName(name string) {
 	if rest := name[4:]; strings.HasPrefix(rest, "client.") || strings.HasPrefix(rest, "server.") || strings.HasPrefix(rest, "utils.") {
 		r.claimCore(claimA2A)
 		r.s.notCall = true // not a side of a call: read as INTERNAL
+		r.s.clientSDK = strings.HasPrefix(rest, "client.")
 		// The SDK propagates no trace context (no module of it injects or
 		// extracts one): its server span at a trace's top received a
 		// request whose caller may be traced elsewhere.

@@ -267,6 +267,12 @@ type Tree interface {
 	// MarkUnnamed: span i is an agent its framework ran with no name
 	// recorded: counted and warned about (Verdict.UnnamedAgent).
 	MarkUnnamed(i int32)
+	// RunBy: span i was run by span p of its process, whatever parent it
+	// records (an instrumentation that starts every agent span under the
+	// trace's root rather than under the tool that ran it): assembly reads
+	// p as its parent. Refused, false, for p in another process, or i
+	// itself or a span under i.
+	RunBy(i, p int32) bool
 	// NameCaller: agent span i was called by the agent name, by the
 	// family's Identities[identity]: an edge only a pass over several
 	// spans finds (a group chat's turns), read as CallerNamer's are: a

@@ -232,6 +232,7 @@ type spanFacts struct {
 	a2aAttr   bool     // any a2a.* attribute
 	sawURL    bool     // a URL, path or route attribute
 	notCall   bool     // not a side of a call: an agent-card fetch, an SDK method span
+	clientSDK bool     // an A2A SDK client method span (Verdict.ClientMethod)
 	mcpMethod string   // mcp.method.name
 
 	understood bool // some family knew what the span is
@@ -460,6 +461,7 @@ func (r *Reading) decide(sp *otelmap.Span) {
 		r.Step = CallTool
 	}
 	r.MCP = r.s.mcpMethod != ""
+	r.ClientMethod = r.s.clientSDK
 	if r.Handoff {
 		r.HandoffFrom, r.HandoffFromRank = r.s.handoffFrom, r.s.handoffFromRank
 	}

@@ -31,6 +31,10 @@ type Verdict struct {
 	Ext     bool // coordbench.source=extension: rebuilt from the Traceability Extension
 	HasAddr bool // server.address
 	MCP     bool // an MCP request's span (mcp.go)
+	// ClientMethod: a client library's method span (the A2A Python SDK's
+	// a2a.client.* spans, a2a.go): not a side of a call, but inside the
+	// call a client span above it in its process makes.
+	ClientMethod bool
 	// ReceivedBlind: the server side of a request received by a
 	// protocol's library that reads no trace context from it (the A2A
 	// Python SDK's request handler): at a trace's top, nothing says

@@ -3,26 +3,50 @@ package langgraph
 import "github.com/coordbench/coordbench/otelmap/assemble/recognize"
 
 // Resolve makes agent spans of the outermost runs of each named LangChain
-// agent, then of the candidate graph node runs that come in pairs: a run
-// directly under a run of the same node in its process.
+// agent, then of the compiled agent graphs run as nodes: the node's run
+// and, under it through runs of the same node and namespace only, a run of
+// the same name whose own nodes run one namespace deeper (the graph's
+// run), with every run between them.
 func (m *reader) Resolve(t recognize.Tree) {
 	m.resolveAgents(t)
-	if len(m.nodes) == 0 {
+	if len(m.nodeRuns) == 0 {
 		return
 	}
-	cand := make(map[int32]bool, len(m.nodes))
-	for _, i := range m.nodes {
-		cand[i] = true
+	at := make(map[int32]int, len(m.nodeRuns))
+	for k, g := range m.nodeRuns {
+		at[g.span] = k
 	}
-	for _, i := range m.nodes {
-		p := t.Parent(i)
-		if p < 0 || !cand[p] || t.Span(p).Name != t.Span(i).Name || t.Process(p) != t.Process(i) {
+	// A graph's run: a run whose children are nodes one namespace inside
+	// its own.
+	ranGraph := make(map[int32]bool)
+	for _, in := range m.inner {
+		p := t.Parent(in.span)
+		if k, ok := at[p]; ok && t.Process(p) == t.Process(in.span) && under(in.ns, m.nodeRuns[k].ns) {
+			ranGraph[p] = true
+		}
+	}
+	var chain []int32
+	for _, g := range m.nodeRuns {
+		if !g.named || !ranGraph[g.span] {
 			continue
 		}
-		for _, x := range [2]int32{p, i} {
-			if !t.Named(x) {
-				t.MakeAgent(x, t.Span(x).Name, idSpanName)
+		chain = append(chain[:0], g.span)
+		for p := t.Parent(g.span); p >= 0 && t.Process(p) == t.Process(g.span); p = t.Parent(p) {
+			k, ok := at[p]
+			if !ok || m.nodeRuns[k].node != g.node || m.nodeRuns[k].ns != g.ns {
+				break
 			}
+			chain = append(chain, p)
+			if !m.nodeRuns[k].named {
+				continue // a wrapper between the node's run and the graph's
+			}
+			for _, x := range chain {
+				if !t.Named(x) {
+					t.ForgetUnnamed(x)
+					t.MakeAgent(x, g.node, idSpanName)
+				}
+			}
+			break
 		}
 	}
 }

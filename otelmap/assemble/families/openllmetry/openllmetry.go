@@ -24,6 +24,13 @@
 // The older LLM client spans carry llm.request.type (chat, completion,
 // embedding, rerank) instead of gen_ai.operation.name: an LLM call (read
 // by the genai family's previous shapes; claimed here).
+//
+// Its OpenAI Agents SDK processor (opentelemetry-instrumentation-openai-
+// agents 0.62.4, _hooks.py OpenTelemetryTracingProcessor.on_span_start)
+// starts every agent span with the trace's workflow span as its parent,
+// never the tool span that ran it (Agent.as_tool), so an agent run from
+// another agent's tool is recorded beside its caller (runby.go: read on the
+// live corpus's openai-agents-astool-openllmetry-py).
 package openllmetry
 
 import (
@@ -43,8 +50,10 @@ type family struct{}
 
 // Keys.
 const (
-	keyTraceloop uint8 = iota // traceloop.*
-	keyLLMType                // llm.request.type
+	keyTraceloop  uint8 = iota // traceloop.*
+	keyLLMType                 // llm.request.type
+	keyToolResult              // gen_ai.tool.call.result
+	keyOutput                  // gen_ai.output.messages
 )
 
 func (family) Spec() recognize.Spec {
@@ -53,6 +62,8 @@ func (family) Spec() recognize.Spec {
 		Keys: []recognize.Key{
 			recognize.Prefix("traceloop.", keyTraceloop),
 			recognize.Exact("llm.request.type", keyLLMType),
+			recognize.Exact("gen_ai.tool.call.result", keyToolResult),
+			recognize.Exact("gen_ai.output.messages", keyOutput),
 		},
 		Identities: []recognize.Identity{{Label: tracedata.IdentityTraceloop, Tier: recognize.NameAttribute}},
 		StepKeys:   []recognize.StepKey{{Key: "llm.usage.total_tokens", Is: recognize.StepTotalTokens}},
@@ -71,15 +82,28 @@ const (
 	kindOther
 )
 
-// reader is what the OpenLLMetry attributes say of one span.
+// reader is what the OpenLLMetry attributes say of one span, and across
+// the spans of an assembly what its pass needs (runby.go).
 type reader struct {
 	kind   uint8
 	entity string // traceloop.entity.name
+	result string // gen_ai.tool.call.result
+	output string // gen_ai.output.messages
+
+	pass runBy
 }
 
-func (t *reader) Reset() { *t = reader{} }
+func (t *reader) Reset() { t.kind, t.entity, t.result, t.output = kindNone, "", "", "" }
 
-func (t *reader) Attr(r *recognize.Reading, kv *attribute.KeyValue, _ uint8) {
+func (t *reader) Attr(r *recognize.Reading, kv *attribute.KeyValue, id uint8) {
+	switch id {
+	case keyToolResult:
+		t.result = recognize.Quiet(kv)
+		return
+	case keyOutput:
+		t.output = recognize.Quiet(kv)
+		return
+	}
 	r.Claim()
 	switch kv.Key {
 	case "traceloop.span.kind":

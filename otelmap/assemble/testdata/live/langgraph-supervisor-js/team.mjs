@@ -9,9 +9,18 @@
 // supervisor by the graph's static edge, the supervisor hands off to
 // `math_expert` (one add, then an answer), control returns, the supervisor
 // answers. Agents are createReactAgent graphs (the type createSupervisor takes).
+//
+// `node team.mjs CAPTURE langfuse` (the `langfuse` variant, captures-langfuse/)
+// traces the same team through Langfuse instead, as Langfuse's LangChain/
+// LangGraph guide does: @langfuse/langchain's CallbackHandler passed in the
+// invoke's callbacks, the LangfuseSpanProcessor (@langfuse/otel) on the
+// NodeTracerProvider given the OTLP/HTTP JSON exporter through its documented
+// `exporter` option (there is no Langfuse server here).
 import { live } from "../harness/index.mjs";
 import { NodeTracerProvider, BatchSpanProcessor } from "@opentelemetry/sdk-trace-node";
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
+import { LangfuseSpanProcessor } from "@langfuse/otel";
+import { CallbackHandler } from "@langfuse/langchain";
 import { LangChainInstrumentation } from "@arizeai/openinference-instrumentation-langchain";
 import * as CallbackManagerModule from "@langchain/core/callbacks/manager";
 import { ChatOpenAI } from "@langchain/openai";
@@ -78,10 +87,15 @@ const script = [
 
 await live({
   script,
-  async team() {
-    const provider = new NodeTracerProvider({ spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter())] });
+  async team({ args }) {
+    const langfuse = args[0] === "langfuse";
+    const processor = langfuse
+      ? new LangfuseSpanProcessor({ exporter: new OTLPTraceExporter() })
+      : new BatchSpanProcessor(new OTLPTraceExporter());
+    const provider = new NodeTracerProvider({ spanProcessors: [processor] });
     provider.register();
-    new LangChainInstrumentation().manuallyInstrument(CallbackManagerModule);
+    if (!langfuse) new LangChainInstrumentation().manuallyInstrument(CallbackManagerModule);
+    const callbacks = langfuse ? [new CallbackHandler()] : [];
 
     const model = new ChatOpenAI({ model: "gpt-4o" });
     const add = tool(async ({ a, b }) => a + b, {
@@ -102,7 +116,7 @@ await live({
 
     const result = await app.invoke({
       messages: [{ role: "user", content: "what's the combined headcount of the FAANG companies in 2024??" }],
-    });
+    }, { callbacks });
     const last = result.messages.at(-1);
     if (!String(last.content).includes("1,977,586")) throw new Error(`unexpected final answer: ${last.content}`);
     await provider.shutdown();

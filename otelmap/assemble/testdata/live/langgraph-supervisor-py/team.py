@@ -11,7 +11,17 @@ through OPENAI_BASE_URL.
 Traced with OpenInference as its README shows: a TracerProvider with a
 BatchSpanProcessor and the OTLP/HTTP exporter (protobuf, from the standard
 OTEL_EXPORTER_OTLP_* variables) and LangChainInstrumentor().instrument().
+
+`team.py langfuse` (the `langfuse` variant, captures-langfuse/) traces the
+same team through Langfuse's Python SDK instead, as Langfuse's LangGraph
+guide does: a Langfuse client and its LangChain CallbackHandler passed in
+the invoke's callbacks. The client is given the TracerProvider and the
+OTLP/HTTP exporter (its documented tracer_provider and span_exporter
+options), since there is no Langfuse server here; its keys are
+placeholders, never sent anywhere.
 """
+
+import sys
 
 from langchain_openai import ChatOpenAI
 from langgraph.prebuilt import create_react_agent
@@ -45,19 +55,41 @@ def web_search(query: str) -> str:
 
 
 def main() -> None:
+    route = sys.argv[1] if len(sys.argv) > 1 else "openinference"
     provider = TracerProvider(resource=Resource.create({"service.name": "langgraph-supervisor-team"}))
-    provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
-    LangChainInstrumentor().instrument(tracer_provider=provider)
+    config = {}
+    if route == "langfuse":
+        from langfuse import Langfuse
+        from langfuse.langchain import CallbackHandler
+
+        langfuse = Langfuse(
+            public_key="pk-lf-live-corpus",
+            secret_key="sk-lf-live-corpus",
+            base_url="http://127.0.0.1:9",
+            tracer_provider=provider,
+            span_exporter=OTLPSpanExporter(),
+        )
+        config = {"callbacks": [CallbackHandler()]}
+    elif route == "openinference":
+        provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
+        LangChainInstrumentor().instrument(tracer_provider=provider)
+    else:
+        raise SystemExit(f"unknown route {route}")
 
     model = ChatOpenAI(model="gpt-4o")
     math_agent = create_react_agent(model=model, tools=[add], name="math_expert", prompt=MATH_PROMPT)
     research_agent = create_react_agent(model=model, tools=[web_search], name="research_expert", prompt=RESEARCH_PROMPT)
     app = create_supervisor([research_agent, math_agent], model=model, prompt=SUPERVISOR_PROMPT).compile()
 
-    result = app.invoke({"messages": [{"role": "user", "content": "what's the combined headcount of the FAANG companies in 2024?"}]})
+    result = app.invoke(
+        {"messages": [{"role": "user", "content": "what's the combined headcount of the FAANG companies in 2024?"}]},
+        config=config,
+    )
     answer = result["messages"][-1].content
     if "1,977,586" not in answer:
         raise SystemExit(f"unexpected answer: {answer}")
+    if route == "langfuse":
+        langfuse.shutdown()
     provider.shutdown()
 
 

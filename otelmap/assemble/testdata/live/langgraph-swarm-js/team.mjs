@@ -9,9 +9,18 @@
 // the turn. Every move is a handoff tool (transfer_to_<agent>) whose Command
 // goes to the parent graph. Agents are createReactAgent graphs (the type
 // createSwarm takes).
+//
+// `node team.mjs CAPTURE langfuse` (the `langfuse` variant, captures-langfuse/)
+// traces the same team through Langfuse instead, as Langfuse's LangChain/
+// LangGraph guide does: @langfuse/langchain's CallbackHandler passed in the
+// invoke's callbacks, the LangfuseSpanProcessor (@langfuse/otel) on the
+// NodeTracerProvider given the OTLP/HTTP JSON exporter through its documented
+// `exporter` option (there is no Langfuse server here).
 import { live } from "../harness/index.mjs";
 import { NodeTracerProvider, BatchSpanProcessor } from "@opentelemetry/sdk-trace-node";
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
+import { LangfuseSpanProcessor } from "@langfuse/otel";
+import { CallbackHandler } from "@langfuse/langchain";
 import { LangChainInstrumentation } from "@arizeai/openinference-instrumentation-langchain";
 import * as CallbackManagerModule from "@langchain/core/callbacks/manager";
 import { ChatOpenAI } from "@langchain/openai";
@@ -63,10 +72,15 @@ const script = [
 
 await live({
   script,
-  async team() {
-    const provider = new NodeTracerProvider({ spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter())] });
+  async team({ args }) {
+    const langfuse = args[0] === "langfuse";
+    const processor = langfuse
+      ? new LangfuseSpanProcessor({ exporter: new OTLPTraceExporter() })
+      : new BatchSpanProcessor(new OTLPTraceExporter());
+    const provider = new NodeTracerProvider({ spanProcessors: [processor] });
     provider.register();
-    new LangChainInstrumentation().manuallyInstrument(CallbackManagerModule);
+    if (!langfuse) new LangChainInstrumentation().manuallyInstrument(CallbackManagerModule);
+    const callbacks = langfuse ? [new CallbackHandler()] : [];
 
     const model = new ChatOpenAI({ model: "gpt-4o" });
     const webSearch = tool(async ({ query }) => `Search results: about 600 GW of solar were added worldwide in 2024 (${query}).`, {
@@ -96,7 +110,7 @@ await live({
     });
     const result = await app.invoke(
       { messages: [{ role: "user", content: "Write me a short report on how much solar was added in 2024." }] },
-      { configurable: { thread_id: "live-1" } },
+      { configurable: { thread_id: "live-1" }, callbacks },
     );
     const last = result.messages.at(-1);
     if (!String(last.content).startsWith("Report:")) throw new Error(`unexpected final answer: ${last.content}`);
