@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/coordbench/coordbench/tracedata"
@@ -147,12 +148,14 @@ func JudgeEvidence(trace *tracedata.TraceData, in Inputs) Evidence {
 			// A root SERVER span: how a trace a participant starts begins.
 		default:
 			if it.ClientOnly > 0 {
-				partial = append(partial, fmt.Sprintf("%s -> %s: %s seen from the caller only (the callee's spans are missing)",
-					it.From, it.To, evidencePlural(it.ClientOnly, "call", "calls")))
+				// Concatenated, not fmt.Sprintf: every partly seen edge
+				// of every trace writes one.
+				partial = append(partial, it.From+" -> "+it.To+": "+evidencePlural(it.ClientOnly, "call", "calls")+
+					" seen from the caller only (the callee's spans are missing)")
 			}
 			if it.ServerOnly > 0 {
-				partial = append(partial, fmt.Sprintf("%s -> %s: %s seen from the callee only (the caller's spans are missing)",
-					it.From, it.To, evidencePlural(it.ServerOnly, "call", "calls")))
+				partial = append(partial, it.From+" -> "+it.To+": "+evidencePlural(it.ServerOnly, "call", "calls")+
+					" seen from the callee only (the caller's spans are missing)")
 			}
 		}
 	}
@@ -291,7 +294,7 @@ func evidencePlural(n int, one, many string) string {
 	if n == 1 {
 		return "1 " + one
 	}
-	return fmt.Sprintf("%d %s", n, many)
+	return strconv.Itoa(n) + " " + many
 }
 
 func evidenceSorted(s []string) []string {

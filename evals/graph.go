@@ -14,7 +14,6 @@ import (
 	"slices"
 	"sort"
 	"strconv"
-	"strings"
 
 	"github.com/coordbench/coordbench/tracedata"
 )
@@ -460,13 +459,17 @@ func buildDrawnGraph(trace *tracedata.TraceData, participants []string, includeV
 			weights[k] = w + it.Count
 		}
 	}
-	for _, n := range nodes {
-		res.Nodes = append(res.Nodes, *n)
+	// Sized once and sorted by name before the nodes are copied: nodes
+	// are 80 bytes, names 16 (every trace draws its graph).
+	names := make([]string, 0, len(nodes))
+	for name := range nodes {
+		names = append(names, name)
 	}
-	if res.Nodes == nil {
-		res.Nodes = []GraphNode{}
+	slices.Sort(names)
+	res.Nodes = make([]GraphNode, len(names))
+	for i, name := range names {
+		res.Nodes[i] = *nodes[name]
 	}
-	slices.SortFunc(res.Nodes, func(a, b GraphNode) int { return strings.Compare(a.Name, b.Name) })
 	idx := make(map[string]int, len(res.Nodes))
 	for i, n := range res.Nodes {
 		idx[n.Name] = i

@@ -519,7 +519,9 @@ func (c *core) assess(r released, scratch *tracestore.Scratch) {
 			in.Collection.Unanswered = append(in.Collection.Unanswered, u.Caller+" -> "+u.Callee)
 		}
 	}
-	td := assemble.TraceWith(r.id, spans, assemble.Options{})
+	// Without a logs pipeline nothing reads the steps: the metrics and the
+	// graph evaluator read the agents and the interactions alone.
+	td := assemble.TraceWith(r.id, spans, assemble.Options{WithoutSteps: logs == nil})
 	rep := c.registry.Run(context.Background(), td, in, nil)
 	tr := report.NewTaskResult(td, rep)
 	tr.RefusedSpans = r.refused

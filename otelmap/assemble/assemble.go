@@ -70,7 +70,7 @@ func Trace(traceID trace.TraceID, spans []otelmap.Span) *tracedata.TraceData {
 // convention map read before them.
 func TraceWith(traceID trace.TraceID, spans []otelmap.Span, opts Options) *tracedata.TraceData {
 	reg := opts.registry()
-	a := &assembler{traceID: traceID, joined: opts.Joined, reg: reg, reader: reg.Reader()}
+	a := &assembler{traceID: traceID, joined: opts.Joined, reg: reg, reader: reg.Reader(), withoutSteps: opts.WithoutSteps}
 	defer reg.Release(a.reader)
 	a.index(spans)             // tree.go
 	a.link()                   // tree.go, scan.go
@@ -201,6 +201,8 @@ type assembler struct {
 	unknownService                 bool
 	cycles                         []uint64
 	attrWarnings                   []recognize.Warning // steps.go's; the reader keeps its own
+
+	withoutSteps bool // Options.WithoutSteps
 }
 
 // inTrace reports whether a span of trace id is read as part of this

@@ -99,7 +99,11 @@ func (a *assembler) build() *tracedata.TraceData {
 		td.DurationMS = float64(end-start) / float64(time.Millisecond)
 	}
 
-	a.buildSteps(td, nSteps)
+	if a.withoutSteps {
+		a.markStepAgents()
+	} else {
+		a.buildSteps(td, nSteps)
+	}
 	a.buildInteractions(td)
 	a.buildAgents(td)
 	a.buildCoverage(td)

@@ -42,6 +42,15 @@ type Options struct {
 	// own trace ids (each step says its own); links into them count as
 	// links into the trace. The spans given may hold them all.
 	Joined []trace.TraceID
+
+	// WithoutSteps leaves out what only the steps carry, for a reader of
+	// the graph alone (the Collector connector without a logs pipeline):
+	// td.Steps is empty, every agent's Steps and Errors are 0 and the
+	// warnings about steps' attributes are not written. The agents, the
+	// interactions and the rest of the coverage are as without it. Building
+	// the steps is most of what an assembly allocates (their messages,
+	// parameters and ids).
+	WithoutSteps bool
 }
 
 // withMap caches the registry of each convention map and the families it

@@ -91,6 +91,17 @@ func (a *assembler) buildSteps(td *tracedata.TraceData, nSteps int) {
 	}
 }
 
+// markStepAgents marks the agents that did a step as used, as buildSteps
+// does, without building the steps (Options.WithoutSteps).
+func (a *assembler) markStepAgents() {
+	for i := range a.nodes {
+		if n := &a.nodes[i]; n.flags&fStep != 0 {
+			agent, _ := a.stepAgents(n)
+			a.idents[agent].used = true
+		}
+	}
+}
+
 // stepAgents returns the agent a step is attributed to and, for an agent
 // call, its caller (-1 if none). A client agent span names the callee of
 // its call; an agent span that receives or is a call has that call's

@@ -534,12 +534,23 @@ func (r *reader) header() recordHeader {
 }
 
 func (r *reader) uvarint() uint64 {
+	// Most are one byte (lengths, word indexes, counts): read inline.
+	if r.pos < len(r.b) && r.b[r.pos] < 0x80 {
+		x := r.b[r.pos]
+		r.pos++
+		return uint64(x)
+	}
 	v, n := binary.Uvarint(r.b[r.pos:])
 	r.pos += n
 	return v
 }
 
 func (r *reader) varint() int64 {
+	if r.pos < len(r.b) && r.b[r.pos] < 0x80 {
+		x := r.b[r.pos]
+		r.pos++
+		return int64(x>>1) ^ -int64(x&1) // zig-zag, as binary.Varint
+	}
 	v, n := binary.Varint(r.b[r.pos:])
 	r.pos += n
 	return v

@@ -2,6 +2,7 @@ package tracestore
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -255,5 +256,43 @@ func TestConsumePackedSpans(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestReaderVarints: the reader's one-byte shortcut reads what
+// encoding/binary writes, for values around every length boundary, signed
+// and not, one after another.
+func TestReaderVarints(t *testing.T) {
+	var us []uint64
+	var vs []int64
+	for shift := range 64 {
+		for _, d := range []int64{-1, 0, 1} {
+			u := uint64(1)<<shift + uint64(d)
+			us = append(us, u)
+			vs = append(vs, int64(u), -int64(u))
+		}
+	}
+	us = append(us, 0, math.MaxUint64)
+	vs = append(vs, 0, math.MinInt64, math.MaxInt64)
+	var b []byte
+	for k := range us {
+		b = binary.AppendUvarint(b, us[k])
+	}
+	for k := range vs {
+		b = binary.AppendVarint(b, vs[k])
+	}
+	r := reader{b: b}
+	for _, want := range us {
+		if got := r.uvarint(); got != want {
+			t.Fatalf("uvarint %d read as %d", want, got)
+		}
+	}
+	for _, want := range vs {
+		if got := r.varint(); got != want {
+			t.Fatalf("varint %d read as %d", want, got)
+		}
+	}
+	if r.pos != len(b) {
+		t.Fatalf("read %d of %d bytes", r.pos, len(b))
 	}
 }
