@@ -34,6 +34,7 @@
 package assemble
 
 import (
+	"encoding/binary"
 	"slices"
 
 	"go.opentelemetry.io/otel/trace"
@@ -207,6 +208,28 @@ type assembler struct {
 // trace: the trace's own id, or one of the traces joined to it.
 func (a *assembler) inTrace(id trace.TraceID) bool {
 	return id == a.traceID || len(a.joined) > 0 && slices.Contains(a.joined, id)
+}
+
+// traceRank orders the traces read: the trace's own first, then the
+// joined ones in the order given.
+func (a *assembler) traceRank(id trace.TraceID) int {
+	if id == a.traceID {
+		return 0
+	}
+	return 1 + slices.Index(a.joined, id)
+}
+
+// heldSpan returns the node of the span of trace tid with span id sid, if
+// the assembly holds it: a link names a span by both.
+func (a *assembler) heldSpan(tid trace.TraceID, sid trace.SpanID) (int32, bool) {
+	if !a.inTrace(tid) || !sid.IsValid() {
+		return -1, false
+	}
+	j, ok := a.byID.Get(binary.BigEndian.Uint64(sid[:]))
+	if !ok || a.span(j).TraceID != tid {
+		return -1, false
+	}
+	return j, true
 }
 
 // span returns node i's span.
