@@ -133,14 +133,24 @@ func (o *reader) Resolve(t recognize.Tree) {
 	for _, l := range o.leaders {
 		at[l.span] = &seen{}
 	}
-	// The leader of a span: the nearest team span above it in its process.
-	above := func(i int32) (int32, *seen) {
-		for p := t.Parent(i); p >= 0 && t.Process(p) == t.Process(i); p = t.Parent(p) {
+	// The team spans above a span in its process, nearest first. Families
+	// read the trace before its parent cycles are cut: the walk ends at a
+	// span it has seen.
+	var walked map[int32]bool
+	above := func(i int32) []*seen {
+		var out []*seen
+		clear(walked)
+		if walked == nil {
+			walked = map[int32]bool{}
+		}
+		walked[i] = true
+		for p := t.Parent(i); p >= 0 && !walked[p] && t.Process(p) == t.Process(i); p = t.Parent(p) {
+			walked[p] = true
 			if s := at[p]; s != nil {
-				return p, s
+				out = append(out, s)
 			}
 		}
-		return -1, nil
+		return out
 	}
 	for _, kd := range o.kids {
 		k := kd.span
@@ -157,7 +167,7 @@ func (o *reader) Resolve(t recognize.Tree) {
 			continue
 		}
 		// Every team span above the agent, in its process, ran it.
-		for q, s := above(k); s != nil; q, s = above(q) {
+		for _, s := range above(k) {
 			if s.under == nil {
 				s.under = map[string]bool{}
 			}
@@ -177,7 +187,7 @@ func (o *reader) Resolve(t recognize.Tree) {
 			if p := t.Parent(l.span); p >= 0 && t.Process(p) == t.Process(l.span) && at[p] != nil {
 				at[p].agent = true
 			}
-			for q, s := above(l.span); s != nil; q, s = above(q) {
+			for _, s := range above(l.span) {
 				if s.under == nil {
 					s.under = map[string]bool{}
 				}
