@@ -75,6 +75,7 @@ func TraceWith(traceID trace.TraceID, spans []otelmap.Span, opts Options) *trace
 	defer reg.Release(a.reader)
 	a.index(spans)             // tree.go
 	a.link()                   // tree.go, scan.go
+	a.cutParentCycles()        // tree.go
 	a.reader.Resolve(a.treeOf) // the families' passes (familytree.go)
 	a.sortParentsFirst()       // tree.go
 	a.structure()              // calls.go: segments, client chains, entries

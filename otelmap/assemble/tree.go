@@ -200,6 +200,48 @@ func (a *assembler) bfs(h int) {
 	}
 }
 
+// cutParentCycles cuts each cycle of parent links at its smallest span id
+// (as cutCycles does, which then finds none), before the families read the
+// tree: their walks up a span's parents (recognize.Tree.Parent) end at a
+// root. A walk that met a cycle would never end, and a participant could
+// hold the assembly of a task by sending two spans that name each other as
+// parent.
+func (a *assembler) cutParentCycles() {
+	const (
+		unseen = iota
+		onPath
+		done
+	)
+	state := make([]uint8, len(a.nodes))
+	var path []int32
+	for u := range a.nodes {
+		if state[u] != unseen {
+			continue
+		}
+		path = path[:0]
+		x := int32(u)
+		for x >= 0 && state[x] == unseen {
+			state[x] = onPath
+			path = append(path, x)
+			x = a.nodes[x].parent
+		}
+		if x >= 0 && state[x] == onPath {
+			cyc := path[slices.Index(path, x):]
+			cut := cyc[0]
+			for _, c := range cyc {
+				if a.nodes[c].id < a.nodes[cut].id {
+					cut = c
+				}
+			}
+			a.nodes[cut].parent = -1
+			a.cycles = append(a.cycles, a.nodes[cut].id)
+		}
+		for _, p := range path {
+			state[p] = done
+		}
+	}
+}
+
 // cutCycles finds the cycles among the spans bfs did not reach (in a graph
 // where every node has at most one parent, only nodes on or below a cycle
 // are unreachable from a root) and cuts each at its smallest span id.

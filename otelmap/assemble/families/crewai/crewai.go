@@ -166,15 +166,11 @@ func (c *reader) Resolve(t recognize.Tree) {
 		name := d.coworker
 		if c.crews {
 			roles := c.crewRoles
-			// Families resolve before parent cycles are cut: the walk
-			// stops at a span it has seen.
-			seen := map[int32]bool{d.span: true}
-			for x := t.Parent(d.span); x >= 0 && !seen[x]; x = t.Parent(x) {
+			for x := t.Parent(d.span); x >= 0; x = t.Parent(x) {
 				if r, ok := c.crewAt[x]; ok {
 					roles = c.crewRoles[r[0]:r[1]]
 					break
 				}
-				seen[x] = true
 			}
 			name = ""
 			for _, role := range roles {

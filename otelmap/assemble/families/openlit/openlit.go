@@ -133,24 +133,14 @@ func (o *reader) Resolve(t recognize.Tree) {
 	for _, l := range o.leaders {
 		at[l.span] = &seen{}
 	}
-	// The team spans above a span in its process, nearest first. Families
-	// read the trace before its parent cycles are cut: the walk ends at a
-	// span it has seen.
-	var walked map[int32]bool
-	above := func(i int32) []*seen {
-		var out []*seen
-		clear(walked)
-		if walked == nil {
-			walked = map[int32]bool{}
-		}
-		walked[i] = true
-		for p := t.Parent(i); p >= 0 && !walked[p] && t.Process(p) == t.Process(i); p = t.Parent(p) {
-			walked[p] = true
+	// The leader of a span: the nearest team span above it in its process.
+	above := func(i int32) (int32, *seen) {
+		for p := t.Parent(i); p >= 0 && t.Process(p) == t.Process(i); p = t.Parent(p) {
 			if s := at[p]; s != nil {
-				out = append(out, s)
+				return p, s
 			}
 		}
-		return out
+		return -1, nil
 	}
 	for _, kd := range o.kids {
 		k := kd.span
@@ -167,7 +157,7 @@ func (o *reader) Resolve(t recognize.Tree) {
 			continue
 		}
 		// Every team span above the agent, in its process, ran it.
-		for _, s := range above(k) {
+		for q, s := above(k); s != nil; q, s = above(q) {
 			if s.under == nil {
 				s.under = map[string]bool{}
 			}
@@ -187,7 +177,7 @@ func (o *reader) Resolve(t recognize.Tree) {
 			if p := t.Parent(l.span); p >= 0 && t.Process(p) == t.Process(l.span) && at[p] != nil {
 				at[p].agent = true
 			}
-			for _, s := range above(l.span) {
+			for q, s := above(l.span); s != nil; q, s = above(q) {
 				if s.under == nil {
 					s.under = map[string]bool{}
 				}

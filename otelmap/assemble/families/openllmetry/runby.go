@@ -106,9 +106,6 @@ func (p *runBy) holds(tr recognize.Tree, x, b int32) bool {
 		return false
 	}
 	underAgent := false
-	// Families read the trace before its parent cycles are cut: slow
-	// walks at half the pace, and meeting it is a cycle (Floyd's).
-	slow, steps := x, 0
 	for a := tr.Parent(x); a >= 0; a = tr.Parent(a) {
 		if a == b {
 			return false
@@ -116,12 +113,6 @@ func (p *runBy) holds(tr recognize.Tree, x, b int32) bool {
 		if tr.Agent(a) && tr.Named(a) {
 			underAgent = true
 			break
-		}
-		if steps++; steps%2 == 0 {
-			slow = tr.Parent(slow)
-		}
-		if a == slow {
-			return false
 		}
 	}
 	if !underAgent {
