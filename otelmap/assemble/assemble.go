@@ -75,16 +75,18 @@ func TraceWith(traceID trace.TraceID, spans []otelmap.Span, opts Options) *trace
 	defer reg.Release(a.reader)
 	a.index(spans)             // tree.go
 	a.link()                   // tree.go, scan.go
-	a.cutParentCycles()        // tree.go
+	a.sortParentsFirst()       // tree.go; cuts parent cycles before the families walk up parents
 	a.reader.Resolve(a.treeOf) // the families' passes (familytree.go)
-	a.sortParentsFirst()       // tree.go
-	a.structure()              // calls.go: segments, client chains, entries
-	a.serviceCallers()         // outside.go
-	a.reader.Finish(a.treeOf)  // the families' second passes
-	a.markToolServers()        // toolservers.go
-	a.identify()               // identity.go
-	a.collectCalls()           // calls.go
-	return a.build()           // build.go, steps.go
+	if a.reparented {
+		a.resortParentsFirst() // tree.go
+	}
+	a.structure()             // calls.go: segments, client chains, entries
+	a.serviceCallers()        // outside.go
+	a.reader.Finish(a.treeOf) // the families' second passes
+	a.markToolServers()       // toolservers.go
+	a.identify()              // identity.go
+	a.collectCalls()          // calls.go
+	return a.build()          // build.go, steps.go
 }
 
 // Node flags.
@@ -202,6 +204,7 @@ type assembler struct {
 	callersUnknown                 int // named callers no agent span runs as (calls_evidence.go)
 	unknownService                 bool
 	cycles                         []uint64
+	reparented                     bool                // a family moved a span under another parent (Tree.RunBy)
 	attrWarnings                   []recognize.Warning // steps.go's; the reader keeps its own
 }
 

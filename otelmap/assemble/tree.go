@@ -76,7 +76,7 @@ func (a *assembler) link() {
 			// A parent id names a span of the span's own trace: in traces
 			// read together (joined), a span of another trace with that id
 			// is not its parent.
-			if j, ok := a.byID.Get(binary.BigEndian.Uint64(sp.ParentSpanID[:])); ok && a.span(j).TraceID == sp.TraceID {
+			if j, ok := a.byID.Get(binary.BigEndian.Uint64(sp.ParentSpanID[:])); ok && (len(a.joined) == 0 || a.span(j).TraceID == sp.TraceID) {
 				n.parent = j
 			} else {
 				n.flags |= fParentMissing
@@ -145,6 +145,16 @@ func (a *assembler) procOf(r *otelmap.Resource) int32 {
 	return p
 }
 
+// resortParentsFirst redoes sortParentsFirst after a family moved a span
+// under another parent (Tree.RunBy): the children lists and the order are
+// stale. No cycle is left to cut (RunBy makes none).
+func (a *assembler) resortParentsFirst() {
+	for i := range a.nodes {
+		a.nodes[i].depth = -1
+	}
+	a.sortParentsFirst()
+}
+
 // sortParentsFirst builds the children lists and a parents-first order of all spans.
 // Parent links that form cycles are cut at the cycle's smallest span id, so
 // the cut does not depend on input order either.
@@ -196,48 +206,6 @@ func (a *assembler) bfs(h int) {
 				a.nodes[k].depth = d
 				a.order = append(a.order, k)
 			}
-		}
-	}
-}
-
-// cutParentCycles cuts each cycle of parent links at its smallest span id
-// (as cutCycles does, which then finds none), before the families read the
-// tree: their walks up a span's parents (recognize.Tree.Parent) end at a
-// root. A walk that met a cycle would never end, and a participant could
-// hold the assembly of a task by sending two spans that name each other as
-// parent.
-func (a *assembler) cutParentCycles() {
-	const (
-		unseen = iota
-		onPath
-		done
-	)
-	state := make([]uint8, len(a.nodes))
-	var path []int32
-	for u := range a.nodes {
-		if state[u] != unseen {
-			continue
-		}
-		path = path[:0]
-		x := int32(u)
-		for x >= 0 && state[x] == unseen {
-			state[x] = onPath
-			path = append(path, x)
-			x = a.nodes[x].parent
-		}
-		if x >= 0 && state[x] == onPath {
-			cyc := path[slices.Index(path, x):]
-			cut := cyc[0]
-			for _, c := range cyc {
-				if a.nodes[c].id < a.nodes[cut].id {
-					cut = c
-				}
-			}
-			a.nodes[cut].parent = -1
-			a.cycles = append(a.cycles, a.nodes[cut].id)
-		}
-		for _, p := range path {
-			state[p] = done
 		}
 	}
 }
