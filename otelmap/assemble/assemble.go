@@ -34,6 +34,7 @@
 package assemble
 
 import (
+	"encoding/binary"
 	"slices"
 
 	"go.opentelemetry.io/otel/trace"
@@ -74,15 +75,18 @@ func TraceWith(traceID trace.TraceID, spans []otelmap.Span, opts Options) *trace
 	defer reg.Release(a.reader)
 	a.index(spans)             // tree.go
 	a.link()                   // tree.go, scan.go
+	a.sortParentsFirst()       // tree.go; cuts parent cycles before the families walk up parents
 	a.reader.Resolve(a.treeOf) // the families' passes (familytree.go)
-	a.sortParentsFirst()       // tree.go
-	a.structure()              // calls.go: segments, client chains, entries
-	a.serviceCallers()         // outside.go
-	a.reader.Finish(a.treeOf)  // the families' second passes
-	a.markToolServers()        // toolservers.go
-	a.identify()               // identity.go
-	a.collectCalls()           // calls.go
-	return a.build()           // build.go, steps.go
+	if a.reparented {
+		a.resortParentsFirst() // tree.go
+	}
+	a.structure()             // calls.go: segments, client chains, entries
+	a.serviceCallers()        // outside.go
+	a.reader.Finish(a.treeOf) // the families' second passes
+	a.markToolServers()       // toolservers.go
+	a.identify()              // identity.go
+	a.collectCalls()          // calls.go
+	return a.build()          // build.go, steps.go
 }
 
 // Node flags.
@@ -200,6 +204,7 @@ type assembler struct {
 	callersUnknown                 int // named callers no agent span runs as (calls_evidence.go)
 	unknownService                 bool
 	cycles                         []uint64
+	reparented                     bool                // a family moved a span under another parent (Tree.RunBy)
 	attrWarnings                   []recognize.Warning // steps.go's; the reader keeps its own
 
 	withoutSteps bool // Options.WithoutSteps
@@ -209,6 +214,28 @@ type assembler struct {
 // trace: the trace's own id, or one of the traces joined to it.
 func (a *assembler) inTrace(id trace.TraceID) bool {
 	return id == a.traceID || len(a.joined) > 0 && slices.Contains(a.joined, id)
+}
+
+// traceRank orders the traces read: the trace's own first, then the
+// joined ones in the order given.
+func (a *assembler) traceRank(id trace.TraceID) int {
+	if id == a.traceID {
+		return 0
+	}
+	return 1 + slices.Index(a.joined, id)
+}
+
+// heldSpan returns the node of the span of trace tid with span id sid, if
+// the assembly holds it: a link names a span by both.
+func (a *assembler) heldSpan(tid trace.TraceID, sid trace.SpanID) (int32, bool) {
+	if !a.inTrace(tid) || !sid.IsValid() {
+		return -1, false
+	}
+	j, ok := a.byID.Get(binary.BigEndian.Uint64(sid[:]))
+	if !ok || a.span(j).TraceID != tid {
+		return -1, false
+	}
+	return j, true
 }
 
 // span returns node i's span.

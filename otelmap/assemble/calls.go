@@ -463,9 +463,9 @@ func durationMS(n *node) float64 {
 // chain, paired with a server (or completed by an agent run in process),
 // is the call the chain above it names, not a second one, when every span
 // between them is such a method span of their process and the agent it
-// reaches is the one the chain above names (when it names one). Of
-// several, the earliest; each of them stays a call of its own (two
-// messages sent under one agent call span are two calls).
+// reaches is the one the chain above names (when it names one) and not the
+// caller itself. Of several, the earliest; each of them stays a call of its
+// own (two messages sent under one agent call span are two calls).
 func (a *assembler) answeredBelow() map[int32]int32 {
 	var out map[int32]int32
 	for c := range a.chains {
@@ -496,6 +496,12 @@ func (a *assembler) answeredBelow() map[int32]int32 {
 			callee = a.nodes[in.inproc].selfIdent
 		}
 		if outer.nameSpan >= 0 && a.nodes[outer.nameSpan].selfIdent != callee {
+			continue
+		}
+		if callee == a.chainCaller(outer) {
+			// The caller answering its own request is no answer to the
+			// call it made (it would make the call a self-call, dropped,
+			// and its failure with it).
 			continue
 		}
 		if b, ok := out[o]; ok && !a.earlier(in.top, a.chains[b].top) {

@@ -138,6 +138,20 @@ func TestA2ASDKClientMethodSpans(t *testing.T) {
 			s.spans[1].StatusError, s.spans[1].StatusMessage = true, "bad answer" // the agent call span
 			return s
 		}, []want{{"coordinator", "reviewer", 1, 0, 1}}},
+		{"the caller answering its own request under the method spans", func() *sdkTrace {
+			// An A2A call to an address (no agent named) that failed with
+			// no answer, and under the SDK's method span a request the
+			// caller's own process answers: read as the call's answer, the
+			// call became a self-call, dropped, and its failure with it.
+			s := base()
+			s.add(co, 10, 1, "SendMessage", trace.SpanKindClient, attribute.String("a2a.method", "message/send"),
+				otelmap.AttrServerAddress.String("10.0.0.9"), otelmap.AttrServerPort.Int(9000))
+			s.spans[1].StatusError = true
+			s.add(co, 20, 10, jsonrpc+"send_message", trace.SpanKindClient)
+			s.add(co, 21, 20, "POST", trace.SpanKindClient, attribute.String("http.request.method", "POST"))
+			s.add(co, 22, 21, "POST /", trace.SpanKindServer, attribute.String("url.path", "/"))
+			return s
+		}, []want{{"coordinator", "10.0.0.9:9000", 0, 1, 1}}},
 		{"a method span of another process between them", func() *sdkTrace {
 			s := base()
 			s.agentCallSpan(co, rv, 10, 1, "reviewer")

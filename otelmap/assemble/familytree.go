@@ -66,6 +66,7 @@ func (t *familyTree) RunBy(i, p int32) bool {
 		}
 	}
 	nodes[i].parent = p
+	t.a.reparented = true
 	return true
 }
 

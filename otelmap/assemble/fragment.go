@@ -3,7 +3,6 @@ package assemble
 import (
 	"bytes"
 	"cmp"
-	"encoding/binary"
 	"fmt"
 	"slices"
 
@@ -123,14 +122,22 @@ func (a *assembler) wrappedReceipt() string {
 }
 
 // linksInside reports whether node i's span links to a span the
-// assembly holds: a message whose producer is in the trace (or a trace
-// joined to it).
+// assembly holds that could have sent it: a message whose producer is in
+// the trace (or a trace joined to it). The span itself and the spans
+// under it ran after the message arrived: a link to them (forged to make
+// the consumer look answered) is no producer.
 func (a *assembler) linksInside(i int32) bool {
 	for _, l := range a.span(i).Links() {
-		if a.inTrace(l.TraceID) && l.SpanID.IsValid() {
-			if _, ok := a.byID.Get(binary.BigEndian.Uint64(l.SpanID[:])); ok {
-				return true
-			}
+		j, ok := a.heldSpan(l.TraceID, l.SpanID)
+		if !ok {
+			continue
+		}
+		under := false
+		for x := j; x >= 0 && !under; x = a.nodes[x].parent {
+			under = x == i
+		}
+		if !under {
+			return true
 		}
 	}
 	return false

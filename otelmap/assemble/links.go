@@ -1,8 +1,6 @@
 package assemble
 
 import (
-	"encoding/binary"
-
 	"github.com/coordbench/coordbench/otelmap"
 )
 
@@ -29,10 +27,7 @@ import (
 // trace, as evidence of who caused it.
 func (a *assembler) keepLink(i int32, sp *otelmap.Span) {
 	for _, l := range sp.Links() {
-		if !a.inTrace(l.TraceID) || !l.SpanID.IsValid() {
-			continue
-		}
-		if j, ok := a.byID.Get(binary.BigEndian.Uint64(l.SpanID[:])); ok && j != i {
+		if j, ok := a.heldSpan(l.TraceID, l.SpanID); ok && j != i {
 			if a.linkOf == nil {
 				a.linkOf = make(map[int32]int32)
 			}

@@ -144,6 +144,26 @@ func TestModelCallHoldingTheLoopIsNoAgentCall(t *testing.T) {
 			complete: true,
 		},
 		{
+			// A user's agent served behind a chat completions API (an
+			// agent framework's OpenAI-compatible server): the chat span is
+			// answered by a server span of another process whose agent runs
+			// under it. That is a call, seen from both sides: the rule on
+			// model spans speaks only of agents in the model span's process.
+			name: "an agent served behind a chat completions API",
+			build: func(p *principleTrace) {
+				co := p.agent(-1, "coordinator")
+				chat := p.add(co, "chat researcher-model", trace.SpanKindClient, otelmap.AttrGenAIOperationName.String("chat"),
+					attribute.String("server.address", "127.0.0.1"), attribute.Int("server.port", 9002))
+				srv := p.add(chat, "POST /v1/chat/completions", trace.SpanKindServer, attribute.String("http.request.method", "POST"),
+					attribute.String("url.path", "/v1/chat/completions"))
+				p.spans[srv].Resource = &otelmap.Resource{ServiceName: "researcher-server"}
+				r := p.agent(srv, "researcher")
+				p.spans[r].Resource, p.spans[r+1].Resource = p.spans[srv].Resource, p.spans[srv].Resource
+			},
+			want:     []string{"coordinator->researcher x1"},
+			complete: true,
+		},
+		{
 			// A call out of the process from inside the model span's
 			// loop (a tool calling a remote agent) is still a call: only
 			// the model span itself stops being read as one. Evidence

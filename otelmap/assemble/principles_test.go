@@ -208,6 +208,36 @@ func TestPrincipleAgentsShareATrace(t *testing.T) {
 				p.agent(-2, "writer")
 			},
 		},
+		{
+			// Two agents that call each other, each once (a ring: each is
+			// the other's callee), run beside the agent the user called:
+			// every agent has a caller, yet nothing says how control
+			// reached the ring.
+			name: "a ring of agents beside an agent the user called",
+			build: func(p *principleTrace) {
+				srv := p.add(-1, "POST /", trace.SpanKindServer, attribute.String("http.request.method", "POST"), attribute.String("url.path", "/"))
+				p.agent(srv, "planner")
+				root := p.add(-1, "main", trace.SpanKindInternal)
+				a := p.agent(root, "alpha")
+				p.agent(a, "beta")
+				b := p.agent(root, "beta")
+				p.agent(b, "alpha")
+			},
+			warn: "2 agents (alpha, beta) ran under the span 5b04000000000000 \"main\", which connects them",
+		},
+		{
+			// The same ring beside a top of its own.
+			name: "a ring of agents beside another top",
+			build: func(p *principleTrace) {
+				root := p.add(-1, "main", trace.SpanKindInternal)
+				p.agent(root, "planner")
+				a := p.agent(root, "alpha")
+				p.agent(a, "beta")
+				b := p.agent(root, "beta")
+				p.agent(b, "alpha")
+			},
+			warn: "3 agents (alpha, beta, planner) ran under the span 5b01000000000000 \"main\"",
+		},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			p := newPrincipleTrace(1)
@@ -232,6 +262,19 @@ func TestPrincipleAgentsShareATrace(t *testing.T) {
 	td, ev := p.judge(assemble.Options{})
 	if ev.Level != evals.EvidenceComplete || td.Coverage.UnwiredAgents != 0 || len(td.Interactions) != 2 {
 		t.Errorf("nested team: evidence %+v, interactions %v, coverage %+v", ev, edges(td), td.Coverage)
+	}
+
+	// The control for the rings: two agents delegating to each other,
+	// alone in the trace (the one the application ran first calls the
+	// other, which later calls it back), are one top, as one agent is:
+	// no false partial.
+	p = newPrincipleTrace(4)
+	a := p.agent(-1, "alpha")
+	b := p.agent(a, "beta")
+	p.agent(b, "alpha")
+	td, ev = p.judge(assemble.Options{})
+	if ev.Level != evals.EvidenceComplete || td.Coverage.UnwiredAgents != 0 {
+		t.Errorf("a ring alone: evidence %+v, interactions %v, coverage %+v", ev, edges(td), td.Coverage)
 	}
 }
 
@@ -305,6 +348,43 @@ func TestPrincipleFragments(t *testing.T) {
 				p.agent(m, "worker")
 			},
 			fragment: "a library that reads no trace context",
+		},
+		{
+			// A CONSUMER top linking to itself, forged so that it "links
+			// to a span the trace holds": no producer sent it.
+			name: "a CONSUMER top linked to itself",
+			build: func(p *principleTrace) {
+				c := p.add(-1, "process inbox", trace.SpanKindConsumer)
+				p.link(c, p.id, p.spans[c].SpanID)
+				m := p.agent(c, "manager")
+				p.agent(m, "worker")
+			},
+			fragment: "a message consumed from a producer the trace does not hold",
+		},
+		{
+			// A CONSUMER top linking to a PRODUCER run under it: what the
+			// consumer went on to send, not what it received.
+			name: "a CONSUMER top linked to a producer under it",
+			build: func(p *principleTrace) {
+				c := p.add(-1, "process inbox", trace.SpanKindConsumer)
+				m := p.agent(c, "manager")
+				prod := p.add(m, "send task", trace.SpanKindProducer)
+				p.link(c, p.id, p.spans[prod].SpanID)
+				p.agent(m, "worker")
+			},
+			fragment: "a message consumed from a producer the trace does not hold",
+		},
+		{
+			// A whole run added as a second root of the trace, beside the
+			// fragment's top: the received call is still a top.
+			name: "a fragment's top beside a run of its own",
+			build: func(p *principleTrace) {
+				p.agent(-1, "planner")
+				srv := p.add(-1, "POST /rpc", trace.SpanKindServer)
+				p.link(srv, other, trace.SpanID{3})
+				p.agent(srv, "worker")
+			},
+			fragment: "it continues another trace",
 		},
 		{
 			// The control: a message produced and consumed in the trace

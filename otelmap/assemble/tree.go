@@ -47,7 +47,10 @@ func (a *assembler) index(spans []otelmap.Span) {
 		id := binary.BigEndian.Uint64(sp.SpanID[:])
 		if j, dup := a.byID.Put(id, int32(len(a.nodes))); dup {
 			a.dups++
-			if spanorder.Less(sp, a.span(j)) {
+			// Of one id in two traces read together (joined), the span of
+			// the trace read first is kept: a trace joined to the task's
+			// cannot replace one of its spans by repeating the id.
+			if r, rj := a.traceRank(sp.TraceID), a.traceRank(a.span(j).TraceID); r < rj || r == rj && spanorder.Less(sp, a.span(j)) {
 				a.nodes[j].sp = int32(i)
 			}
 			continue
@@ -70,7 +73,10 @@ func (a *assembler) link() {
 		n.depth = -1
 		if sp.ParentSpanID.IsValid() {
 			n.flags |= fHasParentID
-			if j, ok := a.byID.Get(binary.BigEndian.Uint64(sp.ParentSpanID[:])); ok {
+			// A parent id names a span of the span's own trace: in traces
+			// read together (joined), a span of another trace with that id
+			// is not its parent.
+			if j, ok := a.byID.Get(binary.BigEndian.Uint64(sp.ParentSpanID[:])); ok && (len(a.joined) == 0 || a.span(j).TraceID == sp.TraceID) {
 				n.parent = j
 			} else {
 				n.flags |= fParentMissing
@@ -137,6 +143,16 @@ func (a *assembler) procOf(r *otelmap.Resource) int32 {
 	}
 	a.lastRes, a.lastProc = r, p
 	return p
+}
+
+// resortParentsFirst redoes sortParentsFirst after a family moved a span
+// under another parent (Tree.RunBy): the children lists and the order are
+// stale. No cycle is left to cut (RunBy makes none).
+func (a *assembler) resortParentsFirst() {
+	for i := range a.nodes {
+		a.nodes[i].depth = -1
+	}
+	a.sortParentsFirst()
 }
 
 // sortParentsFirst builds the children lists and a parents-first order of all spans.

@@ -29,32 +29,46 @@ import (
 // another top or an entry and returns how many tops there are, with a
 // warning naming them and the span around them.
 func (a *assembler) unwiredAgents() (int, []string) {
-	reached := make([]bool, len(a.idents))  // by a call from another real agent
-	external := make([]bool, len(a.idents)) // by a call from outside the team only
+	comp := a.teamComponents()
+	reached := make([]bool, len(a.idents))  // by a call from a team agent outside its component
+	external := make([]bool, len(a.idents)) // by a call from outside the team
 	for k := range a.calls {
 		c := &a.calls[k]
 		if c.class == classDropped || c.caller == c.callee {
 			continue
 		}
-		if a.teamAgent(c.caller) {
-			reached[c.callee] = true
-		} else {
-			external[c.callee] = true
+		switch {
+		case !a.teamAgent(c.caller):
+			external[comp[c.callee]] = true
+		case comp[c.caller] != comp[c.callee]:
+			reached[comp[c.callee]] = true
 		}
 	}
 	var tops []int32
-	entries := 0
+	entries, groups := 0, 0 // components reached from outside the team only; components of tops
+	counted := make([]bool, len(a.idents))
 	for k := range a.idents {
-		if !a.teamAgent(int32(k)) || reached[k] {
+		// Agents that call each other in a ring (a component) reach one
+		// another, but not from outside the ring: a ring no call from
+		// the rest of the team reaches is a top as one agent is.
+		r := comp[k]
+		if !a.teamAgent(int32(k)) || reached[r] {
 			continue
 		}
-		if external[k] {
-			entries++
+		if external[r] {
+			if !counted[r] {
+				entries++
+				counted[r] = true
+			}
 			continue
 		}
 		tops = append(tops, int32(k))
+		if !counted[r] {
+			groups++
+			counted[r] = true
+		}
 	}
-	if len(tops) == 0 || len(tops)+entries < 2 {
+	if len(tops) == 0 || groups+entries < 2 {
 		return 0, nil
 	}
 	first := make([]int32, len(a.idents)) // each top's first span
@@ -102,6 +116,76 @@ func (a *assembler) unwiredAgents() (int, []string) {
 		w += fmt.Sprintf(" (beside %d %s called from outside the team)", entries, pluralWord(entries, "agent", "agents"))
 	}
 	return len(tops), []string{w}
+}
+
+// teamComponents returns, for each identity, the strongly connected
+// component of the team's calls it is in (named by one of its members):
+// agents that reach each other by calls. An identity outside the team is a
+// component of its own.
+func (a *assembler) teamComponents() []int32 {
+	n := len(a.idents)
+	out := make([][]int32, n)
+	for k := range a.calls {
+		c := &a.calls[k]
+		if c.class != classDropped && c.caller != c.callee && a.teamAgent(c.caller) && a.teamAgent(c.callee) {
+			out[c.caller] = append(out[c.caller], c.callee)
+		}
+	}
+	// Tarjan's algorithm, iterative: a trace may hold thousands of agents.
+	index, low, comp := make([]int32, n), make([]int32, n), make([]int32, n)
+	for k := range index {
+		index[k], comp[k] = -1, -1
+	}
+	onStack := make([]bool, n)
+	var stack []int32
+	type frame struct{ v, next int32 }
+	next := int32(0)
+	for root := range n {
+		if index[root] >= 0 {
+			continue
+		}
+		work := []frame{{v: int32(root)}}
+		index[root], low[root] = next, next
+		next++
+		stack = append(stack, int32(root))
+		onStack[root] = true
+		for len(work) > 0 {
+			f := &work[len(work)-1]
+			if int(f.next) < len(out[f.v]) {
+				w := out[f.v][f.next]
+				f.next++
+				switch {
+				case index[w] < 0:
+					index[w], low[w] = next, next
+					next++
+					stack = append(stack, w)
+					onStack[w] = true
+					work = append(work, frame{v: w})
+				case onStack[w]:
+					low[f.v] = min(low[f.v], index[w])
+				}
+				continue
+			}
+			v := f.v
+			work = work[:len(work)-1]
+			if len(work) > 0 {
+				u := work[len(work)-1].v
+				low[u] = min(low[u], low[v])
+			}
+			if low[v] == index[v] {
+				for {
+					w := stack[len(stack)-1]
+					stack = stack[:len(stack)-1]
+					onStack[w] = false
+					comp[w] = v
+					if w == v {
+						break
+					}
+				}
+			}
+		}
+	}
+	return comp
 }
 
 // teamAgent reports whether identity k is an agent of the team the graph

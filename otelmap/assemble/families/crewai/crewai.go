@@ -85,8 +85,9 @@ type reader struct {
 	crew0             bool     // the span's crew_agents parsed
 
 	delegations []delegation
-	crewRoles   []string // of every crew_agents in the trace
-	crews       bool     // some span carried crew_agents
+	crewRoles   []string        // of every crew_agents in the trace
+	crews       bool            // some span carried crew_agents
+	crewAt      map[int32][]int // the spans with crew_agents: their roles, as [from, to) in crewRoles
 }
 
 func (c *reader) Reset() {
@@ -136,6 +137,7 @@ func (c *reader) Decide(r *recognize.Reading, _ *otelmap.Span) {
 
 func (c *reader) Begin() {
 	c.delegations, c.crewRoles, c.crews = c.delegations[:0], c.crewRoles[:0], false
+	clear(c.crewAt)
 }
 
 // Keep keeps the delegations (tool spans of a delegation tool naming a
@@ -143,6 +145,10 @@ func (c *reader) Begin() {
 func (c *reader) Keep(r *recognize.Reading, _ *otelmap.Span, i int32) {
 	if c.crew0 {
 		c.crews = true
+		if c.crewAt == nil {
+			c.crewAt = make(map[int32][]int)
+		}
+		c.crewAt[i] = []int{len(c.crewRoles), len(c.crewRoles) + len(c.roles)}
 		c.crewRoles = append(c.crewRoles, c.roles...)
 	}
 	if c.coworker != "" && r.Op == recognize.OpTool {
@@ -150,13 +156,24 @@ func (c *reader) Keep(r *recognize.Reading, _ *otelmap.Span, i int32) {
 	}
 }
 
-// Resolve makes each delegation the coworker's run.
+// Resolve makes each delegation the coworker's run. The coworker must be a
+// role of the crew whose kickoff holds the delegation (the nearest span
+// above it with crew_agents), else, with no such span, of a crew of the
+// trace: a crew beside it (another participant's, or one forged) does not
+// lend it roles.
 func (c *reader) Resolve(t recognize.Tree) {
 	for _, d := range c.delegations {
 		name := d.coworker
 		if c.crews {
+			roles := c.crewRoles
+			for x := t.Parent(d.span); x >= 0; x = t.Parent(x) {
+				if r, ok := c.crewAt[x]; ok {
+					roles = c.crewRoles[r[0]:r[1]]
+					break
+				}
+			}
 			name = ""
-			for _, role := range c.crewRoles {
+			for _, role := range roles {
 				if strings.EqualFold(role, d.coworker) {
 					name = role
 					break

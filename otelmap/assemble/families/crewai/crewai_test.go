@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/coordbench/coordbench/otelmap"
 	"github.com/coordbench/coordbench/otelmap/assemble"
@@ -57,6 +58,53 @@ func TestCrewAI(t *testing.T) {
 		td := assemble.Trace(id, spans)
 		if got := assembletest.AgentNames(td); slices.Contains(got, "Editor") || !slices.Contains(got, "Researcher") {
 			t.Errorf("agents %v", got)
+		}
+	})
+
+	t.Run("a coworker of another crew in the trace", func(t *testing.T) {
+		// Another crew shares the trace (another participant's, or one
+		// forged beside the run): its kickoff lists an Auditor. The
+		// manager's delegation to "Auditor" is answered by CrewAI with an
+		// error text (its own crew has no such role): no agent ran, and
+		// no call into the other crew's agent may be read from it.
+		id, spans := assembletest.LoadLive(t, "crewai-hierarchical-py", "captures/run-1.otlp.json")
+		spans = assembletest.EditAttrs(spans, delegationTo("Writer"), setInput(`{"task": "x", "context": "y", "coworker": "Auditor"}`))
+		other := spans[0]
+		other.SpanID, other.ParentSpanID = trace.SpanID{0xc7, 0xe1}, trace.SpanID{}
+		other.Name, other.Resource = "Crew.kickoff", &otelmap.Resource{ServiceName: "other-crew"}
+		other.Attrs = []attribute.KeyValue{attribute.String("crew_agents", `[{"role": "Auditor"}]`)}
+		spans = append(spans, other)
+		td := assemble.Trace(id, spans)
+		if got := assembletest.AgentNames(td); slices.Contains(got, "Auditor") || !slices.Contains(got, "Researcher") {
+			t.Errorf("agents %v (edges %v)", got, assembletest.Edges(td))
+		}
+	})
+
+	t.Run("a parent cycle above a delegation", func(t *testing.T) {
+		// The span above the Writer's delegation names the delegation as
+		// its parent (a cycle of two, no crew in it; families read the
+		// trace before cycles are cut): the walk up to the delegation's
+		// crew ends, and the assembly with it.
+		id, spans := assembletest.LoadLive(t, "crewai-hierarchical-py", "captures/run-1.otlp.json")
+		d := -1
+		for i := range spans {
+			if delegationTo("Writer")(&spans[i]) {
+				d = i
+			}
+		}
+		p := -1
+		for i := range spans {
+			if d >= 0 && spans[i].SpanID == spans[d].ParentSpanID {
+				p = i
+			}
+		}
+		if p < 0 {
+			t.Fatalf("no delegation to the Writer (%d) or no span above it", d)
+		}
+		spans[p].ParentSpanID = spans[d].SpanID
+		td := assemble.Trace(id, spans)
+		if !assembletest.HasWarning(td, "parent links form a cycle") {
+			t.Errorf("no parent cycle warning: %q", td.Coverage.Warnings)
 		}
 	})
 

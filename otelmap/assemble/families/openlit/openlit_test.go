@@ -191,3 +191,39 @@ func TestOpenLITLeaderRules(t *testing.T) {
 		})
 	}
 }
+
+// TestOpenLITParentCycles: families read the trace before its parent
+// cycles are cut (docs/trace-assembly.md, "Coverage": cut above the
+// cycle's smallest span id), so the walk from an agent span up to the
+// team spans above it must end on a cycle: a participant sending an
+// OpenLIT team span and two spans naming each other as parent would
+// otherwise hold the assembly (and green serve's task) forever.
+func TestOpenLITParentCycles(t *testing.T) {
+	app := &otelmap.Resource{ServiceName: "agno-team"}
+	for _, c := range []struct {
+		name  string
+		spans []otelmap.Span
+	}{
+		{"an agent and its model call each the other's parent, beside a leader", []otelmap.Span{
+			span(app, 1, 0, "invoke_workflow t", 0, 100, teamRun("t", "a")...),
+			span(app, 2, 1, "chat m", 1, 10, chat...),
+			span(app, 3, 1, "invoke_agent a", 11, 50, agentRun("a")...),
+			span(app, 4, 5, "invoke_agent b", 51, 60, agentRun("b")...),
+			span(app, 5, 4, "chat m", 52, 58, chat...),
+		}},
+		{"two leaders each the other's parent", []otelmap.Span{
+			span(app, 1, 2, "invoke_workflow t", 0, 100, teamRun("t", "a")...),
+			span(app, 2, 1, "invoke_workflow u", 0, 100, teamRun("u", "t")...),
+			span(app, 3, 1, "chat m", 1, 10, chat...),
+			span(app, 4, 1, "invoke_agent a", 11, 50, agentRun("a")...),
+			span(app, 5, 2, "chat m", 51, 60, chat...),
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			td := assemble.Trace(c.spans[0].TraceID, c.spans)
+			if !assembletest.HasWarning(td, "parent links form a cycle") {
+				t.Errorf("no parent cycle warning: %q (edges %v)", td.Coverage.Warnings, assembletest.Edges(td))
+			}
+		})
+	}
+}

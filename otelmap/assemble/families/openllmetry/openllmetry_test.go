@@ -147,3 +147,22 @@ func TestOpenLLMetryRunByAttacks(t *testing.T) {
 		}
 	})
 }
+
+// TestOpenLLMetryParentCycles: families read the trace before its parent
+// cycles are cut, so the walk from a tool span up to the agent it runs in
+// must end on a cycle: a tool span and a span above it each the other's
+// parent, beside an agent run under the workflow, would otherwise hold the
+// assembly (and green serve's task) forever.
+func TestOpenLLMetryParentCycles(t *testing.T) {
+	proc := &otelmap.Resource{ServiceName: "agents"}
+	spans := []otelmap.Span{
+		span(proc, 1, 0, "Agent Workflow", 0, 100, attribute.String("traceloop.span.kind", "workflow")),
+		span(proc, 2, 1, "b.agent", 20, 40, agent("b")...),
+		span(proc, 3, 4, "ask.tool", 10, 50, tool("ask", "")...),
+		span(proc, 4, 3, "step", 10, 50),
+	}
+	td := assemble.Trace(spans[0].TraceID, spans)
+	if !assembletest.HasWarning(td, "parent links form a cycle") {
+		t.Errorf("no parent cycle warning: %q (edges %v)", td.Coverage.Warnings, assembletest.Edges(td))
+	}
+}
