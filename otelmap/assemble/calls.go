@@ -137,10 +137,11 @@ func (a *assembler) structure() {
 			}
 			if n.segRoot != i {
 				// A model call is never answered by an agent: the agents
-				// under an LLM client span (Mastra's OpenTelemetry bridge
-				// writes its model_generation span, the whole tool loop,
-				// as CLIENT "chat <model>") are the enclosing agent's own
-				// calls, read by nesting, not the model call's other side.
+				// under an LLM client span (a framework's bridge may write
+				// its whole tool loop as one CLIENT "chat <model>" span:
+				// docs/trace-assembly.md, Interactions) are the enclosing
+				// agent's own calls, read by nesting, not the model call's
+				// other side.
 				switch {
 				case pn.role == recognize.RoleClient && pn.op != recognize.OpLLM:
 					n.clientAnc = p
