@@ -24,12 +24,13 @@ func (c *core) watch() {
 	t := time.NewTicker(tick)
 	defer t.Stop()
 	var scratch tracestore.Scratch // the settle check's spans, tick after tick
+	var evScratch tracestore.EvidenceScratch
 	for {
 		select {
 		case <-c.stop:
 			return
 		case <-t.C:
-			for _, r := range c.due(time.Now(), &scratch) {
+			for _, r := range c.due(time.Now(), &scratch, &evScratch) {
 				c.work <- r
 			}
 		}
@@ -41,7 +42,7 @@ func (c *core) watch() {
 // for traces quiet for Quiet whose spans changed since the last check,
 // outside the lock: spans are only ever appended, so a held slice header
 // stays valid.
-func (c *core) due(now time.Time, scratch *tracestore.Scratch) []released {
+func (c *core) due(now time.Time, scratch *tracestore.Scratch, evScratch *tracestore.EvidenceScratch) []released {
 	type candidate struct {
 		h    *heldTrace
 		view *tracestore.Held
@@ -61,7 +62,7 @@ func (c *core) due(now time.Time, scratch *tracestore.Scratch) []released {
 	c.mu.Unlock()
 	var complete []candidate
 	for _, cand := range check {
-		ev := tracestore.CheckEvidence(cand.view.SpansForCheck(cand.h.id, scratch), c.await)
+		ev := tracestore.CheckEvidenceIn(cand.view.SpansForCheck(cand.h.id, scratch), c.await, evScratch)
 		if ev.Whole() {
 			complete = append(complete, cand)
 			continue

@@ -118,6 +118,30 @@ func (ev Evidence) Whole() bool {
 // is the caller's: it knows when spans arrived. It is linear in the spans;
 // a nil a awaits nothing.
 func CheckEvidence(spans []otelmap.Span, a *Await) Evidence {
+	return CheckEvidenceIn(spans, a, nil)
+}
+
+// EvidenceScratch is memory CheckEvidenceIn reuses from one trace to the
+// next (the spans' index, the chains), and a's compiled rule: a checker of
+// trace after trace (the Collector connector's) allocates them once. Its
+// zero value is ready; it is not safe for concurrent use.
+type EvidenceScratch struct {
+	idx     map[trace.SpanID]int32
+	top     []int32
+	chainOf []int32
+	chains  []callChain
+	path    []int32
+	await   *Await
+	rule    *awaitRule
+}
+
+// CheckEvidenceIn is CheckEvidence in s's memory (nil: fresh memory). An
+// Await must not change between calls with one s: its rule is compiled at
+// the first.
+func CheckEvidenceIn(spans []otelmap.Span, a *Await, s *EvidenceScratch) Evidence {
+	if s == nil {
+		s = &EvidenceScratch{}
+	}
 	var ev Evidence
 	for i := range spans {
 		if !spans[i].ParentSpanID.IsValid() {
@@ -126,13 +150,35 @@ func CheckEvidence(spans []otelmap.Span, a *Await) Evidence {
 		}
 	}
 	// One index of the spans by id serves both parts.
-	idx := indexSpans(spans)
+	idx := s.index(spans)
 	ev.Detached = detachedSpans(spans, idx)
-	if rule := a.compile(); rule != nil {
-		c := rule.checkIndexed(spans, idx)
-		ev.Awaited, ev.Unanswered = c.awaited, c.unanswered
+	if a == nil {
+		return ev
+	}
+	if s.await != a || s.rule == nil {
+		s.await, s.rule = a, a.compile()
+	}
+	c := s.rule.checkIn(spans, idx, s, false)
+	ev.Awaited, ev.Unanswered = c.awaited, c.unanswered
+	if len(s.top) > scratchKeeps {
+		*s = EvidenceScratch{await: s.await, rule: s.rule}
 	}
 	return ev
+}
+
+// index is indexSpans in s's map.
+func (s *EvidenceScratch) index(spans []otelmap.Span) map[trace.SpanID]int32 {
+	if len(spans) > scratchKeeps {
+		return indexSpans(spans)
+	}
+	if s.idx == nil {
+		s.idx = make(map[trace.SpanID]int32, len(spans))
+	}
+	clear(s.idx)
+	for i := range spans {
+		s.idx[spans[i].SpanID] = int32(i)
+	}
+	return s.idx
 }
 
 // DetachedSpans counts the spans of one trace cut off from its root: spans
@@ -233,11 +279,13 @@ type callChain struct {
 // check finds the client chains of spans and which of the awaited ones
 // were answered. It is linear in the spans.
 func (r *awaitRule) check(spans []otelmap.Span) callCheck {
-	return r.checkIndexed(spans, indexSpans(spans))
+	return r.checkIn(spans, indexSpans(spans), &EvidenceScratch{}, true)
 }
 
-// checkIndexed is check with the spans' index (indexSpans).
-func (r *awaitRule) checkIndexed(spans []otelmap.Span, idx map[trace.SpanID]int32) callCheck {
+// checkIn is check with the spans' index (indexSpans), its working memory
+// from s; silent: whether to name the silent callees (Settle does,
+// CheckEvidence does not).
+func (r *awaitRule) checkIn(spans []otelmap.Span, idx map[trace.SpanID]int32, s *EvidenceScratch, silent bool) callCheck {
 	parent := func(i int32) int32 {
 		if p, ok := idx[spans[i].ParentSpanID]; ok && spans[i].ParentSpanID.IsValid() {
 			return p
@@ -247,11 +295,11 @@ func (r *awaitRule) checkIndexed(spans []otelmap.Span, idx map[trace.SpanID]int3
 	// top[i] is the top span of client span i's chain; -1 for spans that
 	// are not client spans, unset before it is known.
 	const unset = -2
-	top := make([]int32, len(spans))
+	top := grown(s.top, len(spans))
 	for i := range top {
 		top[i] = unset
 	}
-	var path []int32
+	path := s.path[:0]
 	topOf := func(i int32) int32 {
 		if top[i] != unset {
 			return top[i]
@@ -289,8 +337,9 @@ func (r *awaitRule) checkIndexed(spans []otelmap.Span, idx map[trace.SpanID]int3
 			n++
 		}
 	}
-	chains := make([]callChain, 0, n)
-	chainOf := make([]int32, len(spans))
+	chains := s.chains[:0]
+	chainOf := grown(s.chainOf, len(spans))
+	clear(chainOf)
 	for i := range spans {
 		t := topOf(int32(i))
 		if t < 0 {
@@ -317,8 +366,17 @@ func (r *awaitRule) checkIndexed(spans []otelmap.Span, idx map[trace.SpanID]int3
 		chains[chainOf[t]-1].answered = true
 	}
 
+	s.top, s.chainOf, s.path = top, chainOf, path
+	defer func() {
+		clear(chains) // their strings point into this trace's spans
+		s.chains = chains[:0]
+	}()
+
 	var res callCheck
-	answered := map[string]bool{}
+	var answered map[string]bool
+	if silent {
+		answered = map[string]bool{}
+	}
 	for k := range chains {
 		c := &chains[k]
 		t := c.top
@@ -326,11 +384,13 @@ func (r *awaitRule) checkIndexed(spans []otelmap.Span, idx map[trace.SpanID]int3
 			continue
 		}
 		res.awaited++
-		callee := c.callee()
 		if c.answered {
-			answered[callee] = true
+			if silent {
+				answered[c.callee()] = true
+			}
 			continue
 		}
+		callee := c.callee()
 		res.unanswered = append(res.unanswered, Call{
 			Caller: spanResource(&spans[t]).ServiceName, Callee: callee, SpanID: spans[t].SpanID.String(),
 		})
@@ -341,6 +401,9 @@ func (r *awaitRule) checkIndexed(spans []otelmap.Span, idx map[trace.SpanID]int3
 	slices.SortFunc(res.unanswered, func(a, b Call) int {
 		return cmp.Or(cmp.Compare(a.Caller, b.Caller), cmp.Compare(a.Callee, b.Callee), cmp.Compare(a.SpanID, b.SpanID))
 	})
+	if !silent {
+		return res
+	}
 	for _, u := range res.unanswered {
 		if !answered[u.Callee] && !slices.Contains(res.silent, u.Callee) {
 			res.silent = append(res.silent, u.Callee)
@@ -427,6 +490,14 @@ func (c *callChain) note(s *otelmap.Span, top bool, calls CallRule) {
 			c.httpAnswer = true
 		}
 	}
+}
+
+// grown is b with length n, reallocated if its capacity is short.
+func grown(b []int32, n int) []int32 {
+	if cap(b) < n {
+		return make([]int32, n)
+	}
+	return b[:n]
 }
 
 func intValue(v attribute.Value) (int64, bool) {
