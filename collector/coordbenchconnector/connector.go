@@ -158,6 +158,8 @@ type core struct {
 	// counts them by trace (both reused from batch to batch).
 	batch   tracestore.Batch
 	inBatch map[trace.TraceID]int
+	// packer reads the batch's spans into batch, straight from pdata.
+	packer *otlpdecode.Packer
 
 	work    chan released
 	stop    chan struct{}
@@ -197,6 +199,7 @@ func newCore(set connector.Settings, cfg *Config) (*core, error) {
 		metricsCfg: evals.Config{Evaluators: recordOnlyOff(cfg.Evaluators), IncludeVirtualNodes: cfg.IncludeVirtualNodes, GraphMetrics: recordOnlyMetrics},
 		await:      &tracestore.Await{Calls: assemble.CallRule(nil), AllAgents: true, Except: cfg.AwaitExcept},
 		dict:       tracestore.NewDict(),
+		packer:     otlpdecode.NewPacker(otelmap.SourceOTLP),
 		resource:   res,
 		agg:        newAggregate(cfg, tel),
 		held:       map[trace.TraceID]*heldTrace{},
@@ -239,7 +242,7 @@ func (c *core) start() {
 }
 
 // consume holds the spans of td by trace, packed as they are read from
-// td (otlpdecode.EachSpan: no []otelmap.Span of the batch is made). A
+// td (otlpdecode.Packer: no otelmap.Span of them is made). A
 // trace past its bounds evicts the oldest held; spans of a trace already
 // assessed are late, counted and dropped.
 func (c *core) consume(ctx context.Context, td ptrace.Traces) error {
@@ -282,58 +285,66 @@ func (c *core) consume(ctx context.Context, td ptrace.Traces) error {
 		// trace's evictions come before it becomes last, and max_spans's keep
 		// the trace being added to.
 		var last *heldTrace
-		otlpdecode.EachSpan(td, otelmap.SourceOTLP, func(sp *otelmap.Span) {
-			if readHook != nil {
-				readHook(sp)
-			}
-			if !sp.TraceID.IsValid() || !sp.SpanID.IsValid() {
-				invalid++
-				return
-			}
-			h := last
-			if h == nil || h.id != sp.TraceID {
-				if c.done.has(sp.TraceID) {
-					late++
-					return
-				}
-				if h = c.held[sp.TraceID]; h == nil {
-					for len(c.held) >= c.cfg.MaxTraces {
-						evicted = append(evicted, c.evictLocked(nil, reasonMaxTraces))
+		var sp otelmap.Span
+		for _, rs := range td.ResourceSpans().All() {
+			res := c.packer.Resource(rs.Resource())
+			for _, ss := range rs.ScopeSpans().All() {
+				for _, ps := range ss.Spans().All() {
+					if readHook != nil {
+						readHook(ps)
 					}
-					h = &heldTrace{id: sp.TraceID, spans: tracestore.NewHeld(c.dict), first: now}
-					h.elem = c.order.PushBack(h)
-					c.held[sp.TraceID] = h
+					traceID, spanID := trace.TraceID(ps.TraceID()), trace.SpanID(ps.SpanID())
+					if !traceID.IsValid() || !spanID.IsValid() {
+						invalid++
+						continue
+					}
+					h := last
+					if h == nil || h.id != traceID {
+						if c.done.has(traceID) {
+							late++
+							continue
+						}
+						if h = c.held[traceID]; h == nil {
+							for len(c.held) >= c.cfg.MaxTraces {
+								evicted = append(evicted, c.evictLocked(nil, reasonMaxTraces))
+							}
+							h = &heldTrace{id: traceID, spans: tracestore.NewHeld(c.dict), first: now}
+							h.elem = c.order.PushBack(h)
+							c.held[traceID] = h
+						}
+						last = h
+					}
+					if h.spans.Has(spanID) {
+						dup++ // a retried export
+						continue
+					}
+					if h.spans.Len() >= c.cfg.MaxSpansPerTrace {
+						h.refused++
+						overTrace++
+						continue
+					}
+					for c.spans >= c.cfg.MaxSpans {
+						evicted = append(evicted, c.evictLocked(h, reasonMaxSpans))
+					}
+					if h.last != now {
+						h.spans.Reserve(c.inBatch[traceID])
+						if h.quietElem != nil {
+							c.quiet.MoveToBack(h.quietElem)
+						} else {
+							h.quietElem = c.quiet.PushBack(h)
+						}
+					}
+					attrs, n := c.packer.Span(ps, res, &sp)
+					if c.batch.AddWith(h.spans, &sp, n, func(w *tracestore.AttrWriter) { c.packer.WriteAttrs(w, attrs) }) != tracestore.Added {
+						h.refused++ // its records would pass 4 GiB
+						overTrace++
+						continue
+					}
+					h.last = now
+					c.spans++
 				}
-				last = h
 			}
-			if h.spans.Has(sp.SpanID) {
-				dup++ // a retried export
-				return
-			}
-			if h.spans.Len() >= c.cfg.MaxSpansPerTrace {
-				h.refused++
-				overTrace++
-				return
-			}
-			for c.spans >= c.cfg.MaxSpans {
-				evicted = append(evicted, c.evictLocked(h, reasonMaxSpans))
-			}
-			if h.last != now {
-				h.spans.Reserve(c.inBatch[sp.TraceID])
-				if h.quietElem != nil {
-					c.quiet.MoveToBack(h.quietElem)
-				} else {
-					h.quietElem = c.quiet.PushBack(h)
-				}
-			}
-			if c.batch.Add(h.spans, sp) != tracestore.Added {
-				h.refused++ // its records would pass 4 GiB
-				overTrace++
-				return
-			}
-			h.last = now
-			c.spans++
-		})
+		}
 	}()
 	c.tel.spansDropped(ctx, invalid, late, dup, overTrace)
 	for _, r := range evicted {
@@ -349,7 +360,7 @@ func (c *core) consume(ctx context.Context, td ptrace.Traces) error {
 
 // readHook, when set (by a test), sees each span consume reads, under the
 // lock: a test makes it panic, as a bug reached by some span would.
-var readHook func(sp *otelmap.Span)
+var readHook func(sp ptrace.Span)
 
 // Eviction reasons (attribute reason of the evicted-traces counter).
 const (

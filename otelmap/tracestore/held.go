@@ -118,6 +118,7 @@ type Batch struct {
 	records []batchRecord // in the order added
 	traces  []*Held       // in the order first added to
 	refs    valueRefs
+	w       AttrWriter // AddWith's
 }
 
 type batchRecord struct {
@@ -147,38 +148,57 @@ func (b *Batch) Add(h *Held, sp *otelmap.Span) AddOutcome {
 	if h.Has(sp.SpanID) {
 		return Duplicate
 	}
-	start := len(b.buf)
-	resources, details := len(h.p.resources), len(h.p.details)
-	lastRes, lastIndex := h.p.lastRes, h.p.lastIndex
-	off := h.p.size + h.pending
+	m := b.begin(h)
+	b.buf = h.p.pack(b.buf, sp, spanAttrs{}, sp.Resource)
+	return b.finish(h, sp, m)
+}
+
+// batchMark is what begin saved of a trace, for finish to undo the
+// record it packs when the trace has no room for it.
+type batchMark struct {
+	start, off         int
+	resources, details int
+	lastRes            *otelmap.Resource
+	lastIndex          int
+}
+
+// begin readies h to pack one record into b.buf.
+func (b *Batch) begin(h *Held) batchMark {
+	m := batchMark{start: len(b.buf), resources: len(h.p.resources), details: len(h.p.details),
+		lastRes: h.p.lastRes, lastIndex: h.p.lastIndex, off: h.p.size + h.pending}
 	if h.p.valueRefs {
-		h.p.refs, h.p.refBase = &b.refs, off-start
+		h.p.refs, h.p.refBase = &b.refs, m.off-m.start
 		b.refs.added = b.refs.added[:0]
 	}
-	b.buf = h.p.pack(b.buf, sp, spanAttrs{}, sp.Resource)
+	return m
+}
+
+// finish takes the record packed since begin (sp's: its ids) for h, or
+// undoes it if the trace's records would pass 4 GiB.
+func (b *Batch) finish(h *Held, sp *otelmap.Span, m batchMark) AddOutcome {
 	h.p.refs = nil
-	n := len(b.buf) - start
-	if off+n > maxPackedBytes {
+	n := len(b.buf) - m.start
+	if m.off+n > maxPackedBytes {
 		for _, v := range b.refs.added {
 			if b.refs.at[v].p == &h.p {
 				delete(b.refs.at, v)
 			}
 		}
-		b.buf = b.buf[:start]
-		clear(h.p.resources[resources:])
-		h.p.resources = h.p.resources[:resources]
-		clear(h.p.details[details:])
-		h.p.details = h.p.details[:details]
-		h.p.lastRes, h.p.lastIndex = lastRes, lastIndex
+		b.buf = b.buf[:m.start]
+		clear(h.p.resources[m.resources:])
+		h.p.resources = h.p.resources[:m.resources]
+		clear(h.p.details[m.details:])
+		h.p.details = h.p.details[:m.details]
+		h.p.lastRes, h.p.lastIndex = m.lastRes, m.lastIndex
 		return Full
 	}
 	if h.pending == 0 {
 		b.traces = append(b.traces, h)
 	}
 	h.pending += n
-	h.p.heads = append(h.p.heads, spanHead{id: sp.SpanID, parent: sp.ParentSpanID, off: uint32(off), n: uint32(n)})
+	h.p.heads = append(h.p.heads, spanHead{id: sp.SpanID, parent: sp.ParentSpanID, off: uint32(m.off), n: uint32(n)})
 	h.indexLast()
-	b.records = append(b.records, batchRecord{h: h, off: start, n: n})
+	b.records = append(b.records, batchRecord{h: h, off: m.start, n: n})
 	return Added
 }
 
@@ -407,4 +427,23 @@ func (p *packedSpans) findBatchResource(res *otelmap.Resource) int {
 	}
 	p.resources = append(p.resources, own)
 	return len(p.resources) - 1
+}
+
+// AppendPacked appends what h holds, span by span: its ids, its record's
+// length and bytes, and how many resources and details the records point
+// at. Two roads that pack the same spans (Batch.Add, Batch.AddWith) must
+// give equal bytes: their tests compare them.
+func (h *Held) AppendPacked(b []byte) []byte {
+	c := 0
+	for i := range h.p.heads {
+		hd := &h.p.heads[i]
+		var rec []byte
+		rec, c = h.p.record(hd, c)
+		b = append(b, hd.id[:]...)
+		b = append(b, hd.parent[:]...)
+		b = binary.AppendUvarint(b, uint64(len(rec)))
+		b = append(b, rec...)
+	}
+	b = binary.AppendUvarint(b, uint64(len(h.p.resources)))
+	return binary.AppendUvarint(b, uint64(len(h.p.details)))
 }

@@ -314,6 +314,40 @@ type spanAttrs struct {
 }
 
 func (p *packedSpans) pack(b []byte, sp *otelmap.Span, attrs spanAttrs, res *otelmap.Resource) []byte {
+	ri := p.resourceIndex(res) // before the dict's lock: it may take it
+	if p.dict != nil {
+		p.dict.mu.Lock()
+		defer p.dict.mu.Unlock()
+	}
+	b = p.packHead(b, sp, ri)
+	switch {
+	case attrs.ok && p.dict == nil:
+		b = binary.AppendUvarint(b, uint64(attrs.count))
+		return append(b, attrs.packed...)
+	case attrs.ok:
+		b = binary.AppendUvarint(b, uint64(attrs.count))
+		for rest := attrs.packed; len(rest) > 0; {
+			kv, n := otelmap.ReadPackedAttr(rest)
+			b = p.appendDictAttr(b, kv)
+			rest = rest[n:]
+		}
+		return b
+	}
+	b = binary.AppendUvarint(b, uint64(len(sp.Attrs)))
+	for _, kv := range sp.Attrs {
+		if p.dict == nil {
+			b = otelmap.AppendPackedAttr(b, kv)
+		} else {
+			b = p.appendDictAttr(b, kv)
+		}
+	}
+	return b
+}
+
+// packHead writes the record's fields before its attributes (sp.Attrs
+// are not read), its resource at index ri (resourceIndex); the caller
+// holds the dict's lock, if there is a dict.
+func (p *packedSpans) packHead(b []byte, sp *otelmap.Span, ri int) []byte {
 	flags := byte(0)
 	if sp.StatusError {
 		flags |= flagError
@@ -337,7 +371,7 @@ func (p *packedSpans) pack(b []byte, sp *otelmap.Span, attrs spanAttrs, res *ote
 	if !sp.End.IsZero() {
 		b = appendTime(b, sp.End)
 	}
-	b = binary.AppendUvarint(b, uint64(p.resourceIndex(res)))
+	b = binary.AppendUvarint(b, uint64(ri))
 	if sp.Detail != nil {
 		p.details = append(p.details, cloneDetail(sp.Detail))
 		b = binary.AppendUvarint(b, uint64(len(p.details)-1))
@@ -345,34 +379,11 @@ func (p *packedSpans) pack(b []byte, sp *otelmap.Span, attrs spanAttrs, res *ote
 	if p.dict == nil {
 		b = appendString(b, sp.Name)
 	} else {
-		p.dict.mu.Lock()
-		defer p.dict.mu.Unlock()
 		b = p.dict.names.appendWord(b, sp.Name)
 	}
 	b = appendString(b, sp.StatusMessage)
 	if code == sourceOther {
 		b = appendString(b, sp.Source)
-	}
-	switch {
-	case attrs.ok && p.dict == nil:
-		b = binary.AppendUvarint(b, uint64(attrs.count))
-		return append(b, attrs.packed...)
-	case attrs.ok:
-		b = binary.AppendUvarint(b, uint64(attrs.count))
-		for rest := attrs.packed; len(rest) > 0; {
-			kv, n := otelmap.ReadPackedAttr(rest)
-			b = p.appendDictAttr(b, kv)
-			rest = rest[n:]
-		}
-		return b
-	}
-	b = binary.AppendUvarint(b, uint64(len(sp.Attrs)))
-	for _, kv := range sp.Attrs {
-		if p.dict == nil {
-			b = otelmap.AppendPackedAttr(b, kv)
-		} else {
-			b = p.appendDictAttr(b, kv)
-		}
 	}
 	return b
 }
