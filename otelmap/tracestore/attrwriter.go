@@ -63,6 +63,8 @@ type AttrWriter struct {
 	b       []byte
 	n       int
 	flagsAt int // the record's first byte in b
+	// key is the last key's place in the Dict (wordTable.appendWordAfter).
+	key int32
 }
 
 // String writes a string attribute.
@@ -73,7 +75,7 @@ func (w *AttrWriter) String(key, v string) {
 		w.b = otelmap.AppendPackedString(w.b, key, v)
 		return
 	}
-	w.b = append(p.dict.keys.appendWord(w.b, key), byte(attribute.STRING))
+	w.b = append(p.dict.keys.appendWordAfter(w.b, key, &w.key), byte(attribute.STRING))
 	if p.valueRefs {
 		w.b = p.appendRefString(w.b, v)
 		return
@@ -88,7 +90,7 @@ func (w *AttrWriter) Int(key string, v int64) {
 		w.b = otelmap.AppendPackedInt(w.b, key, v)
 		return
 	}
-	w.b = binary.AppendVarint(append(w.p.dict.keys.appendWord(w.b, key), byte(attribute.INT64)), v)
+	w.b = binary.AppendVarint(append(w.p.dict.keys.appendWordAfter(w.b, key, &w.key), byte(attribute.INT64)), v)
 }
 
 // Float writes a float64 attribute.
@@ -103,7 +105,7 @@ func (w *AttrWriter) Bool(key string, v bool) {
 		w.b = otelmap.AppendPackedBool(w.b, key, v)
 		return
 	}
-	b := append(w.p.dict.keys.appendWord(w.b, key), byte(attribute.BOOL), 0)
+	b := append(w.p.dict.keys.appendWordAfter(w.b, key, &w.key), byte(attribute.BOOL), 0)
 	if v {
 		b[len(b)-1] = 1
 	}
@@ -117,7 +119,12 @@ func (w *AttrWriter) Value(kv attribute.KeyValue) {
 		w.b = otelmap.AppendPackedAttr(w.b, kv)
 		return
 	}
-	w.b = w.p.appendDictAttr(w.b, kv)
+	w.b = w.p.dict.keys.appendWordAfter(w.b, string(kv.Key), &w.key)
+	if w.p.valueRefs && kv.Value.Type() == attribute.STRING {
+		w.b = w.p.appendRefString(append(w.b, byte(attribute.STRING)), kv.Value.AsString())
+		return
+	}
+	w.b = otelmap.AppendPackedValue(w.b, kv.Value)
 }
 
 // SetSource sets the span's source, for a writer that finds it in the

@@ -3,7 +3,6 @@ package tracestore
 import (
 	"encoding/binary"
 	"slices"
-	"unsafe"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
@@ -179,11 +178,7 @@ func (b *Batch) finish(h *Held, sp *otelmap.Span, m batchMark) AddOutcome {
 	h.p.refs = nil
 	n := len(b.buf) - m.start
 	if m.off+n > maxPackedBytes {
-		for _, v := range b.refs.added {
-			if b.refs.at[v].p == &h.p {
-				delete(b.refs.at, v)
-			}
-		}
+		b.refs.forget(&h.p)
 		b.buf = b.buf[:m.start]
 		clear(h.p.resources[m.resources:])
 		h.p.resources = h.p.resources[:m.resources]
@@ -222,8 +217,7 @@ func (b *Batch) Commit() {
 	}
 	clear(b.records)
 	b.records = b.records[:0]
-	clear(b.refs.at)
-	clear(b.refs.added)
+	b.refs.reset()
 	clear(b.traces)
 	b.traces = b.traces[:0]
 	b.buf = b.buf[:0]
@@ -332,63 +326,6 @@ func (p *packedSpans) regrow(extra int) {
 		b = append(b, c.b...)
 	}
 	p.chunks = append(p.chunks[:0], chunk{b: b}) // a View has its own chunks
-}
-
-// valueRefs are where a batch's string values sit in their traces' bytes:
-// for each value, the trace that last had it and where. A value two
-// traces share is remembered for the last one: a batch's spans of a trace
-// mostly come together, and a value not found is only held again.
-type valueRefs struct {
-	at map[string]valueAt
-	// added are the values the record being packed added.
-	added []string
-}
-
-type valueAt struct {
-	p  *packedSpans
-	at uint32
-}
-
-// minValueRef is the shortest value written as a reference: shorter ones
-// cost about what the reference would.
-const minValueRef = 8
-
-// appendRefString writes a string value: uvarint(len<<1 | 1) and the
-// uvarint offset of its bytes in the trace's bytes, for a value a record
-// of this trace in the Batch being packed has already; else
-// uvarint(len<<1) and the bytes.
-func (p *packedSpans) appendRefString(b []byte, s string) []byte {
-	if p.refs == nil || len(s) < minValueRef {
-		b = binary.AppendUvarint(b, uint64(len(s))<<1)
-		return append(b, s...)
-	}
-	if v, ok := p.refs.at[s]; ok && v.p == p {
-		b = binary.AppendUvarint(b, uint64(len(s))<<1|1)
-		return binary.AppendUvarint(b, uint64(v.at))
-	}
-	b = binary.AppendUvarint(b, uint64(len(s))<<1)
-	if p.refs.at == nil {
-		p.refs.at = map[string]valueAt{}
-	}
-	p.refs.at[s] = valueAt{p: p, at: uint32(p.refBase + len(b))}
-	p.refs.added = append(p.refs.added, s)
-	return append(b, s...)
-}
-
-// refString reads what appendRefString wrote.
-func (r *reader) refString() string {
-	x := r.uvarint()
-	n := int(x >> 1)
-	if n == 0 {
-		return ""
-	}
-	if x&1 == 1 {
-		at := int(r.uvarint()) - int(r.chunk.start)
-		return unsafe.String(&r.chunk.b[at], n)
-	}
-	s := unsafe.String(&r.b[r.pos], n)
-	r.pos += n
-	return s
 }
 
 // findBatchResource is findResource for resources of the caller's batch
