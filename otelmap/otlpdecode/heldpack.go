@@ -24,6 +24,11 @@ type Packer struct {
 	// written and set after them (AttrWriter.SetSource), not looked for
 	// first.
 	patchSource bool
+	// d, links and events hold the span's links and events, reused from
+	// span to span (AddWith copies them).
+	d      otelmap.SpanDetail
+	links  []otelmap.Link
+	events []otelmap.Event
 }
 
 // AttrWriter is what Packer.WriteAttrs writes to: tracestore.AttrWriter.
@@ -37,7 +42,8 @@ type AttrWriter interface {
 }
 
 // NewPacker returns a Packer stamping source on its spans, as EachSpan
-// does.
+// does. A Packer keeps pointers into the spans it read last: make one
+// for each batch.
 func NewPacker(source string) *Packer {
 	switch source {
 	case "", otelmap.SourceInProcess, otelmap.SourceOTLP, otelmap.SourceExtension:
@@ -73,8 +79,7 @@ func (p *Packer) Span(ps ptrace.Span, res *otelmap.Resource, sp *otelmap.Span) (
 		Source:       p.c.source,
 	}
 	if ps.Links().Len() > 0 || ps.Events().Len() > 0 {
-		p.c.scratch = p.c.scratch[:0]
-		p.c.detail(sp, ps) // Batch.AddWith copies it
+		p.detail(sp, ps)
 	}
 	if st := ps.Status(); st.Code() == ptrace.StatusCodeError {
 		sp.StatusError = true
@@ -94,6 +99,28 @@ func (p *Packer) Span(ps ptrace.Span, res *otelmap.Resource, sp *otelmap.Span) (
 		}
 	}
 	return attrs, n
+}
+
+// detail sets sp's Detail to ps's links and events as pdataConverter.detail
+// converts them, in p's memory, which the next span reuses.
+func (p *Packer) detail(sp *otelmap.Span, ps ptrace.Span) {
+	p.c.scratch = p.c.scratch[:0]
+	p.d = otelmap.SpanDetail{}
+	if ls := ps.Links(); ls.Len() > 0 {
+		p.links = p.links[:0]
+		for _, l := range ls.All() {
+			p.links = append(p.links, otelmap.Link{TraceID: trace.TraceID(l.TraceID()), SpanID: trace.SpanID(l.SpanID()), Attrs: p.c.attrs(l.Attributes())})
+		}
+		p.d.Links = p.links
+	}
+	if es := ps.Events(); es.Len() > 0 {
+		p.events = p.events[:0]
+		for _, e := range es.All() {
+			p.events = append(p.events, otelmap.Event{Name: e.Name(), Time: pdataTime(e.Timestamp()), Attrs: p.c.attrs(e.Attributes())})
+		}
+		p.d.Events = p.events
+	}
+	sp.Detail = &p.d
 }
 
 // WriteAttrs writes m's attributes (Span's) to w as pdataConverter.attrs
