@@ -2,6 +2,7 @@ package coordbenchconnector
 
 import (
 	"context"
+	"runtime"
 	"testing"
 	"time"
 
@@ -14,7 +15,8 @@ import (
 // reads benchBatches's batches into a fresh core (core.consume: reading
 // pdata, packing, committing), bounds wide enough that nothing is
 // released; "unpack" unpacks every held trace as assessment does
-// (Held.SpansIn into one Scratch). Neither counts the assessment, which
+// (Held.SpansIn into one Scratch), and reports the heap the hold keeps
+// live per span. Neither counts the assessment, which
 // BenchmarkConnector measures with them.
 //
 //	cd collector/coordbenchconnector && go test -run '^$' -bench Consume -benchmem -count 6
@@ -62,8 +64,14 @@ func BenchmarkConsume(b *testing.B) {
 		b.ReportMetric(float64(spans)*float64(b.N)/b.Elapsed().Seconds(), "spans/s")
 	})
 	b.Run("unpack", func(b *testing.B) {
+		var m0, m1 runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&m0)
 		c := fill(b)
 		defer stop(b, c)
+		runtime.GC()
+		runtime.ReadMemStats(&m1)
+
 		var scratch tracestore.Scratch
 		b.ReportAllocs()
 		for b.Loop() {
@@ -74,5 +82,8 @@ func BenchmarkConsume(b *testing.B) {
 			}
 		}
 		b.ReportMetric(float64(spans)*float64(b.N)/b.Elapsed().Seconds(), "spans/s")
+		// The hold's memory: what the held spans keep live (b.Loop's
+		// reset drops metrics reported before it).
+		b.ReportMetric(float64(int64(m1.HeapAlloc)-int64(m0.HeapAlloc))/float64(spans), "held-B/span")
 	})
 }

@@ -39,7 +39,7 @@ func (b *Batch) packWith(h *Held, sp *otelmap.Span, count int, attrs func(w *Att
 	// The writer is the batch's: one on the stack would escape to the heap
 	// through attrs, a span's allocation.
 	w := &b.w
-	*w = AttrWriter{p: p, flagsAt: len(b.buf), b: p.packHead(b.buf, sp, ri)}
+	*w = AttrWriter{p: p, flagsAt: len(b.buf), b: p.packHead(b.buf, sp, ri, &b.name)}
 	at := len(w.b)
 	w.b = binary.AppendUvarint(w.b, uint64(count))
 	attrs(w)
@@ -77,7 +77,7 @@ func (w *AttrWriter) String(key, v string) {
 	}
 	w.b = append(p.dict.keys.appendWordAfter(w.b, key, &w.key), byte(attribute.STRING))
 	if p.valueRefs {
-		w.b = p.appendRefString(w.b, v)
+		w.b = p.appendRefString(w.b, v, w.key)
 		return
 	}
 	w.b = appendString(w.b, v)
@@ -121,7 +121,7 @@ func (w *AttrWriter) Value(kv attribute.KeyValue) {
 	}
 	w.b = w.p.dict.keys.appendWordAfter(w.b, string(kv.Key), &w.key)
 	if w.p.valueRefs && kv.Value.Type() == attribute.STRING {
-		w.b = w.p.appendRefString(append(w.b, byte(attribute.STRING)), kv.Value.AsString())
+		w.b = w.p.appendRefString(append(w.b, byte(attribute.STRING)), kv.Value.AsString(), w.key)
 		return
 	}
 	w.b = otelmap.AppendPackedValue(w.b, kv.Value)

@@ -118,6 +118,10 @@ type Batch struct {
 	traces  []*Held       // in the order first added to
 	refs    valueRefs
 	w       AttrWriter // AddWith's
+	// name is the last span name AddWith wrote, as the Dict's word
+	// (wordTable.appendWordAfter): a batch's spans repeat their order of
+	// names trace after trace.
+	name int32
 }
 
 type batchRecord struct {

@@ -319,7 +319,7 @@ func (p *packedSpans) pack(b []byte, sp *otelmap.Span, attrs spanAttrs, res *ote
 		p.dict.mu.Lock()
 		defer p.dict.mu.Unlock()
 	}
-	b = p.packHead(b, sp, ri)
+	b = p.packHead(b, sp, ri, nil)
 	switch {
 	case attrs.ok && p.dict == nil:
 		b = binary.AppendUvarint(b, uint64(attrs.count))
@@ -346,8 +346,9 @@ func (p *packedSpans) pack(b []byte, sp *otelmap.Span, attrs spanAttrs, res *ote
 
 // packHead writes the record's fields before its attributes (sp.Attrs
 // are not read), its resource at index ri (resourceIndex); the caller
-// holds the dict's lock, if there is a dict.
-func (p *packedSpans) packHead(b []byte, sp *otelmap.Span, ri int) []byte {
+// holds the dict's lock, if there is a dict. With prevName, the name is
+// guessed from the one before (wordTable.appendWordAfter).
+func (p *packedSpans) packHead(b []byte, sp *otelmap.Span, ri int, prevName *int32) []byte {
 	flags := byte(0)
 	if sp.StatusError {
 		flags |= flagError
@@ -378,6 +379,8 @@ func (p *packedSpans) packHead(b []byte, sp *otelmap.Span, ri int) []byte {
 	}
 	if p.dict == nil {
 		b = appendString(b, sp.Name)
+	} else if prevName != nil {
+		b = p.dict.names.appendWordAfter(b, sp.Name, prevName)
 	} else {
 		b = p.dict.names.appendWord(b, sp.Name)
 	}
@@ -394,7 +397,7 @@ func (p *packedSpans) packHead(b []byte, sp *otelmap.Span, ri int) []byte {
 func (p *packedSpans) appendDictAttr(b []byte, kv attribute.KeyValue) []byte {
 	b = p.dict.keys.appendWord(b, string(kv.Key))
 	if p.valueRefs && kv.Value.Type() == attribute.STRING {
-		return p.appendRefString(append(b, byte(attribute.STRING)), kv.Value.AsString())
+		return p.appendRefString(append(b, byte(attribute.STRING)), kv.Value.AsString(), -1)
 	}
 	return otelmap.AppendPackedValue(b, kv.Value)
 }

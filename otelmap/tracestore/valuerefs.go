@@ -20,6 +20,19 @@ type valueRefs struct {
 	vals  []valueAt
 	// added are the values the record being packed added, by index.
 	added []int32
+	// byKey is, by Dict key (AttrWriter.key), the value last written
+	// under the key: most values are the one their key had in the span
+	// before (an address, an agent's name, a conversation), in this trace
+	// or another, and are so found with one comparison. keys lists the
+	// keys set in this batch.
+	byKey []keyValue
+	keys  []int32
+}
+
+// keyValue is a value of vals under a key: vals[i-1].s == s.
+type keyValue struct {
+	s string
+	i int32
 }
 
 type valueSig struct {
@@ -73,6 +86,10 @@ func (r *valueRefs) forget(p *packedSpans) {
 
 // reset forgets every value, keeping the memory.
 func (r *valueRefs) reset() {
+	for _, k := range r.keys {
+		r.byKey[k] = keyValue{}
+	}
+	r.keys = r.keys[:0]
 	clear(r.bySig)
 	clear(r.vals)
 	r.vals = r.vals[:0]
@@ -86,35 +103,52 @@ const minValueRef = 8
 // appendRefString writes a string value: uvarint(len<<1 | 1) and the
 // uvarint offset of its bytes in the trace's bytes, for a value a record
 // of this trace in the Batch being packed has already; else
-// uvarint(len<<1) and the bytes.
-func (p *packedSpans) appendRefString(b []byte, s string) []byte {
+// uvarint(len<<1) and the bytes. key is the value's key (AttrWriter.key:
+// > 0 for a key of the Dict), to find the value by (byKey).
+func (p *packedSpans) appendRefString(b []byte, s string, key int32) []byte {
 	if p.refs == nil || len(s) < minValueRef {
 		b = binary.AppendUvarint(b, uint64(len(s))<<1)
 		return append(b, s...)
 	}
 	r := p.refs
-	i, sig := r.find(s)
+	i, sig := int32(-1), uint64(0)
+	if key > 0 && int(key) < len(r.byKey) && r.byKey[key].i > 0 && r.byKey[key].s == s {
+		i = r.byKey[key].i - 1
+	} else {
+		i, sig = r.find(s)
+	}
 	if i >= 0 && r.vals[i].p == p {
 		b = binary.AppendUvarint(b, uint64(len(s))<<1|1)
-		return binary.AppendUvarint(b, uint64(r.vals[i].at))
-	}
-	b = binary.AppendUvarint(b, uint64(len(s))<<1)
-	at := uint32(p.refBase + len(b))
-	if i < 0 {
-		if r.bySig == nil {
-			r.bySig = map[uint64]int32{}
+		b = binary.AppendUvarint(b, uint64(r.vals[i].at))
+	} else {
+		b = binary.AppendUvarint(b, uint64(len(s))<<1)
+		at := uint32(p.refBase + len(b))
+		if i < 0 { // not found, so looked up by signature
+			if r.bySig == nil {
+				r.bySig = map[uint64]int32{}
+			}
+			next, ok := r.bySig[sig]
+			if !ok {
+				next = -1
+			}
+			i = int32(len(r.vals))
+			r.vals = append(r.vals, valueAt{s: s, next: next})
+			r.bySig[sig] = i
 		}
-		next, ok := r.bySig[sig]
-		if !ok {
-			next = -1
-		}
-		i = int32(len(r.vals))
-		r.vals = append(r.vals, valueAt{s: s, next: next})
-		r.bySig[sig] = i
+		r.vals[i].p, r.vals[i].at = p, at
+		r.added = append(r.added, i)
+		b = append(b, s...)
 	}
-	r.vals[i].p, r.vals[i].at = p, at
-	r.added = append(r.added, i)
-	return append(b, s...)
+	if key > 0 {
+		for int(key) >= len(r.byKey) {
+			r.byKey = append(r.byKey, keyValue{})
+		}
+		if r.byKey[key].i == 0 {
+			r.keys = append(r.keys, key)
+		}
+		r.byKey[key] = keyValue{s: s, i: i + 1}
+	}
+	return b
 }
 
 // refString reads what appendRefString wrote.
