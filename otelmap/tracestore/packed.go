@@ -492,8 +492,9 @@ func (p *packedSpans) unpack(sp *otelmap.Span, r reader, attrs []attribute.KeyVa
 		attrs = make([]attribute.KeyValue, 0, max(n, min(rest*n, maxAttrReserve)))
 	}
 	first := len(attrs)
-	for range n {
-		attrs = append(attrs, r.attr())
+	attrs = attrs[:first+n]
+	for k := first; k < len(attrs); k++ {
+		r.attrInto(&attrs[k]) // in place: a KeyValue is 64 bytes to copy
 	}
 	sp.Attrs = attrs[first:len(attrs):len(attrs)]
 	return attrs
@@ -548,13 +549,22 @@ func (r *reader) header() recordHeader {
 }
 
 func (r *reader) uvarint() uint64 {
-	// Most are one byte (lengths, word indexes, counts): read inline.
-	if r.pos < len(r.b) && r.b[r.pos] < 0x80 {
-		x := r.b[r.pos]
-		r.pos++
-		return uint64(x)
+	// Most are one byte (lengths, word indexes, counts), many two (word
+	// indexes past 63, value references' offsets): read inline.
+	b, i := r.b, r.pos
+	if i+1 < len(b) {
+		if x := b[i]; x < 0x80 {
+			r.pos = i + 1
+			return uint64(x)
+		} else if y := b[i+1]; y < 0x80 {
+			r.pos = i + 2
+			return uint64(x&0x7f) | uint64(y)<<7
+		}
+	} else if i < len(b) && b[i] < 0x80 {
+		r.pos = i + 1
+		return uint64(b[i])
 	}
-	v, n := binary.Uvarint(r.b[r.pos:])
+	v, n := binary.Uvarint(b[i:])
 	r.pos += n
 	return v
 }
@@ -587,17 +597,39 @@ func (r *reader) string() string {
 }
 
 func (r *reader) attr() attribute.KeyValue {
+	var kv attribute.KeyValue
+	r.attrInto(&kv)
+	return kv
+}
+
+// attrInto reads the next attribute into kv.
+func (r *reader) attrInto(kv *attribute.KeyValue) {
 	if !r.words.on {
-		kv, n := otelmap.ReadPackedAttr(r.b[r.pos:])
+		var n int
+		*kv, n = otelmap.ReadPackedAttr(r.b[r.pos:])
 		r.pos += n
-		return kv
+		return
 	}
 	key := attribute.Key(r.word(r.words.keys))
-	if r.refs && attribute.Type(r.b[r.pos]) == attribute.STRING {
+	switch attribute.Type(r.b[r.pos]) {
+	case attribute.STRING:
 		r.pos++
-		return key.String(r.refString())
+		if r.refs {
+			*kv = key.String(r.refString())
+		} else {
+			*kv = key.String(r.string())
+		}
+		return
+	case attribute.INT64:
+		r.pos++
+		*kv = key.Int64(r.varint())
+		return
+	case attribute.BOOL:
+		*kv = key.Bool(r.b[r.pos+1] != 0)
+		r.pos += 2
+		return
 	}
-	kv, n := otelmap.ReadPackedValue(key, r.b[r.pos:])
+	var n int
+	*kv, n = otelmap.ReadPackedValue(key, r.b[r.pos:])
 	r.pos += n
-	return kv
 }
