@@ -239,7 +239,7 @@ func (c *core) start() {
 }
 
 // consume holds the spans of td by trace, packed as they are read from
-// td (otlpdecode.EachSpan: no []otelmap.Span of the batch is made). A
+// td (otlpdecode.Packer: no otelmap.Span of them is made). A
 // trace past its bounds evicts the oldest held; spans of a trace already
 // assessed are late, counted and dropped.
 func (c *core) consume(ctx context.Context, td ptrace.Traces) error {
@@ -270,70 +270,93 @@ func (c *core) consume(ctx context.Context, td ptrace.Traces) error {
 		if c.inBatch == nil {
 			c.inBatch = map[trace.TraceID]int{}
 		}
+		// Counted by runs: a batch's spans of one trace mostly come
+		// together, and a map increment per span was a tenth of reading
+		// them (issue 31).
+		var run trace.TraceID
+		n := 0
 		for _, rs := range td.ResourceSpans().All() {
 			for _, ss := range rs.ScopeSpans().All() {
 				for _, sp := range ss.Spans().All() {
-					c.inBatch[trace.TraceID(sp.TraceID())]++
+					if id := trace.TraceID(sp.TraceID()); id != run || n == 0 {
+						if n > 0 {
+							c.inBatch[run] += n
+						}
+						run, n = id, 0
+					}
+					n++
 				}
 			}
+		}
+		if n > 0 {
+			c.inBatch[run] += n
 		}
 		// A batch's spans of one trace mostly come together: the trace last
 		// found is tried first. It is never evicted while it is last: a new
 		// trace's evictions come before it becomes last, and max_spans's keep
 		// the trace being added to.
 		var last *heldTrace
-		otlpdecode.EachSpan(td, otelmap.SourceOTLP, func(sp *otelmap.Span) {
-			if readHook != nil {
-				readHook(sp)
-			}
-			if !sp.TraceID.IsValid() || !sp.SpanID.IsValid() {
-				invalid++
-				return
-			}
-			h := last
-			if h == nil || h.id != sp.TraceID {
-				if c.done.has(sp.TraceID) {
-					late++
-					return
-				}
-				if h = c.held[sp.TraceID]; h == nil {
-					for len(c.held) >= c.cfg.MaxTraces {
-						evicted = append(evicted, c.evictLocked(nil, reasonMaxTraces))
+		var sp otelmap.Span
+		packer := otlpdecode.NewPacker(otelmap.SourceOTLP)
+		for _, rs := range td.ResourceSpans().All() {
+			res := packer.Resource(rs.Resource())
+			for _, ss := range rs.ScopeSpans().All() {
+				for _, ps := range ss.Spans().All() {
+					if readHook != nil {
+						readHook(ps)
 					}
-					h = &heldTrace{id: sp.TraceID, spans: tracestore.NewHeld(c.dict), first: now}
-					h.elem = c.order.PushBack(h)
-					c.held[sp.TraceID] = h
+					traceID, spanID := trace.TraceID(ps.TraceID()), trace.SpanID(ps.SpanID())
+					if !traceID.IsValid() || !spanID.IsValid() {
+						invalid++
+						continue
+					}
+					h := last
+					if h == nil || h.id != traceID {
+						if c.done.has(traceID) {
+							late++
+							continue
+						}
+						if h = c.held[traceID]; h == nil {
+							for len(c.held) >= c.cfg.MaxTraces {
+								evicted = append(evicted, c.evictLocked(nil, reasonMaxTraces))
+							}
+							h = &heldTrace{id: traceID, spans: tracestore.NewHeld(c.dict), first: now}
+							h.elem = c.order.PushBack(h)
+							c.held[traceID] = h
+						}
+						last = h
+					}
+					if h.spans.Has(spanID) {
+						dup++ // a retried export
+						continue
+					}
+					if h.spans.Len() >= c.cfg.MaxSpansPerTrace {
+						h.refused++
+						overTrace++
+						continue
+					}
+					for c.spans >= c.cfg.MaxSpans {
+						evicted = append(evicted, c.evictLocked(h, reasonMaxSpans))
+					}
+					if h.last != now {
+						h.spans.Reserve(c.inBatch[traceID])
+						if h.quietElem != nil {
+							c.quiet.MoveToBack(h.quietElem)
+						} else {
+							h.quietElem = c.quiet.PushBack(h)
+						}
+					}
+					attrs, n := packer.Span(ps, res, &sp)
+					if c.batch.AddWith(h.spans, &sp, n, func(w *tracestore.AttrWriter) { packer.WriteAttrs(w, attrs) }) != tracestore.Added {
+						h.refused++ // its records would pass 4 GiB
+						overTrace++
+						continue
+					}
+					h.last = now
+					c.spans++
 				}
-				last = h
 			}
-			if h.spans.Has(sp.SpanID) {
-				dup++ // a retried export
-				return
-			}
-			if h.spans.Len() >= c.cfg.MaxSpansPerTrace {
-				h.refused++
-				overTrace++
-				return
-			}
-			for c.spans >= c.cfg.MaxSpans {
-				evicted = append(evicted, c.evictLocked(h, reasonMaxSpans))
-			}
-			if h.last != now {
-				h.spans.Reserve(c.inBatch[sp.TraceID])
-				if h.quietElem != nil {
-					c.quiet.MoveToBack(h.quietElem)
-				} else {
-					h.quietElem = c.quiet.PushBack(h)
-				}
-			}
-			if c.batch.Add(h.spans, sp) != tracestore.Added {
-				h.refused++ // its records would pass 4 GiB
-				overTrace++
-				return
-			}
-			h.last = now
-			c.spans++
-		})
+		}
 	}()
 	c.tel.spansDropped(ctx, invalid, late, dup, overTrace)
 	for _, r := range evicted {
@@ -349,7 +372,7 @@ func (c *core) consume(ctx context.Context, td ptrace.Traces) error {
 
 // readHook, when set (by a test), sees each span consume reads, under the
 // lock: a test makes it panic, as a bug reached by some span would.
-var readHook func(sp *otelmap.Span)
+var readHook func(sp ptrace.Span)
 
 // Eviction reasons (attribute reason of the evicted-traces counter).
 const (

@@ -7,9 +7,8 @@ import (
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/otel/trace"
-
-	"github.com/coordbench/coordbench/otelmap"
 )
 
 // A panic while a batch is read and packed (readHook makes one, where a
@@ -26,8 +25,8 @@ func TestPanicWhileReadingLeavesTheHoldWhole(t *testing.T) {
 	p.send(agentTrace(1, false)) // A: held, its call unanswered
 
 	t.Cleanup(func() { readHook = nil })
-	readHook = func(sp *otelmap.Span) {
-		if sp.SpanID == (trace.SpanID{2, 2}) {
+	readHook = func(sp ptrace.Span) {
+		if trace.SpanID(sp.SpanID()) == (trace.SpanID{2, 2}) {
 			panic("a bug reached by this span")
 		}
 	}

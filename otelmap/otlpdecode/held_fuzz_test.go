@@ -55,6 +55,7 @@ func checkEachSpanAgrees(t testing.TB, body []byte) {
 	for _, dict := range []*tracestore.Dict{nil, tracestore.NewDict()} {
 		checkHeldKeeps(t, []ptrace.Traces{td}, dict)
 	}
+	checkPackerAgrees(t, []ptrace.Traces{td, td})
 }
 
 // checkHeldKeeps feeds the spans of batches, in turn, to one Held per

@@ -160,20 +160,7 @@ func (c *pdataConverter) span(ps ptrace.Span, res *otelmap.Resource) {
 		Source:       c.source,
 	})
 	sp := &c.spans[len(c.spans)-1]
-	if ls := ps.Links(); ls.Len() > 0 {
-		sp.EnsureDetail().Links = make([]otelmap.Link, ls.Len())
-		for i := range sp.Detail.Links {
-			l := ls.At(i)
-			sp.Detail.Links[i] = otelmap.Link{TraceID: trace.TraceID(l.TraceID()), SpanID: trace.SpanID(l.SpanID()), Attrs: c.attrs(l.Attributes())}
-		}
-	}
-	if es := ps.Events(); es.Len() > 0 {
-		sp.EnsureDetail().Events = make([]otelmap.Event, es.Len())
-		for i := range sp.Detail.Events {
-			e := es.At(i)
-			sp.Detail.Events[i] = otelmap.Event{Name: e.Name(), Time: pdataTime(e.Timestamp()), Attrs: c.attrs(e.Attributes())}
-		}
-	}
+	c.detail(sp, ps)
 	if st := ps.Status(); st.Code() == ptrace.StatusCodeError {
 		sp.StatusError = true
 		sp.StatusMessage = st.Message()
@@ -190,6 +177,24 @@ func (c *pdataConverter) span(ps ptrace.Span, res *otelmap.Resource) {
 		if c.badIDs <= maxIDWarnings {
 			c.warnings = append(c.warnings, fmt.Sprintf("span %q (trace id %s, span id %s): invalid trace or span id",
 				sp.Name, sp.TraceID, sp.SpanID))
+		}
+	}
+}
+
+// detail converts ps's links and events into sp's Detail.
+func (c *pdataConverter) detail(sp *otelmap.Span, ps ptrace.Span) {
+	if ls := ps.Links(); ls.Len() > 0 {
+		sp.EnsureDetail().Links = make([]otelmap.Link, ls.Len())
+		for i := range sp.Detail.Links {
+			l := ls.At(i)
+			sp.Detail.Links[i] = otelmap.Link{TraceID: trace.TraceID(l.TraceID()), SpanID: trace.SpanID(l.SpanID()), Attrs: c.attrs(l.Attributes())}
+		}
+	}
+	if es := ps.Events(); es.Len() > 0 {
+		sp.EnsureDetail().Events = make([]otelmap.Event, es.Len())
+		for i := range sp.Detail.Events {
+			e := es.At(i)
+			sp.Detail.Events[i] = otelmap.Event{Name: e.Name(), Time: pdataTime(e.Timestamp()), Attrs: c.attrs(e.Attributes())}
 		}
 	}
 }

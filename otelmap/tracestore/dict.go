@@ -79,6 +79,10 @@ const (
 type wordTable struct {
 	ids   map[string]uint32
 	words []string
+	// next guesses a word from the word before it (appendWordAfter):
+	// next[0] is the word that last came first, next[i+1] the word that
+	// last came after word i, as its index + 1 (0: none yet).
+	next []uint32
 	// arena holds the words' bytes; a full arena is replaced, not grown,
 	// so the words already cut from it stay where they are.
 	arena []byte
@@ -111,12 +115,19 @@ func (d *Dict) tables() dictTables {
 // the table (added when there is room), else uvarint(len<<1) and the
 // bytes. The caller holds the Dict's lock.
 func (t *wordTable) appendWord(b []byte, w string) []byte {
+	b, _ = t.appendWordIndex(b, w)
+	return b
+}
+
+// appendWordIndex is appendWord, and returns w's index in the table, -1
+// if it is written out.
+func (t *wordTable) appendWordIndex(b []byte, w string) ([]byte, int32) {
 	if i, ok := t.ids[w]; ok {
-		return binary.AppendUvarint(b, uint64(i)<<1|1)
+		return binary.AppendUvarint(b, uint64(i)<<1|1), int32(i)
 	}
 	if len(w) == 0 || len(w) > dictWordLen || len(t.words) >= dictWords {
 		b = binary.AppendUvarint(b, uint64(len(w))<<1)
-		return append(b, w...)
+		return append(b, w...), -1
 	}
 	if t.ids == nil {
 		t.ids = make(map[string]uint32)
@@ -130,7 +141,36 @@ func (t *wordTable) appendWord(b []byte, w string) []byte {
 	i := uint32(len(t.words))
 	t.words = append(t.words, own)
 	t.ids[own] = i
-	return binary.AppendUvarint(b, uint64(i)<<1|1)
+	return binary.AppendUvarint(b, uint64(i)<<1|1), int32(i)
+}
+
+// appendWordAfter is appendWord for a word that follows another, *prev
+// (0: the first of a list; i+1: word i; -1: a word not in the table):
+// the spans of one instrumentation repeat their keys in one order, so the
+// word that came after *prev last time is tried before the map, and most
+// of a span's keys cost a string comparison rather than a hash and a
+// lookup. It writes what appendWord writes, and sets *prev to w's.
+func (t *wordTable) appendWordAfter(b []byte, w string, prev *int32) []byte {
+	p := *prev
+	if p >= 0 && int(p) < len(t.next) {
+		if g := t.next[p]; g != 0 && t.words[g-1] == w {
+			*prev = int32(g)
+			return binary.AppendUvarint(b, uint64(g-1)<<1|1)
+		}
+	}
+	b, i := t.appendWordIndex(b, w)
+	if i < 0 {
+		*prev = -1
+		return b
+	}
+	if p >= 0 {
+		for len(t.next) <= len(t.words) {
+			t.next = append(t.next, 0)
+		}
+		t.next[p] = uint32(i) + 1
+	}
+	*prev = i + 1
+	return b
 }
 
 // word reads what appendWord wrote, from words (a table as of tables).

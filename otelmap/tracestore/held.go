@@ -3,7 +3,6 @@ package tracestore
 import (
 	"encoding/binary"
 	"slices"
-	"unsafe"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
@@ -118,6 +117,11 @@ type Batch struct {
 	records []batchRecord // in the order added
 	traces  []*Held       // in the order first added to
 	refs    valueRefs
+	w       AttrWriter // AddWith's
+	// name is the last span name AddWith wrote, as the Dict's word
+	// (wordTable.appendWordAfter): a batch's spans repeat their order of
+	// names trace after trace.
+	name int32
 }
 
 type batchRecord struct {
@@ -147,38 +151,53 @@ func (b *Batch) Add(h *Held, sp *otelmap.Span) AddOutcome {
 	if h.Has(sp.SpanID) {
 		return Duplicate
 	}
-	start := len(b.buf)
-	resources, details := len(h.p.resources), len(h.p.details)
-	lastRes, lastIndex := h.p.lastRes, h.p.lastIndex
-	off := h.p.size + h.pending
+	m := b.begin(h)
+	b.buf = h.p.pack(b.buf, sp, spanAttrs{}, sp.Resource)
+	return b.finish(h, sp, m)
+}
+
+// batchMark is what begin saved of a trace, for finish to undo the
+// record it packs when the trace has no room for it.
+type batchMark struct {
+	start, off         int
+	resources, details int
+	lastRes            *otelmap.Resource
+	lastIndex          int
+}
+
+// begin readies h to pack one record into b.buf.
+func (b *Batch) begin(h *Held) batchMark {
+	m := batchMark{start: len(b.buf), resources: len(h.p.resources), details: len(h.p.details),
+		lastRes: h.p.lastRes, lastIndex: h.p.lastIndex, off: h.p.size + h.pending}
 	if h.p.valueRefs {
-		h.p.refs, h.p.refBase = &b.refs, off-start
+		h.p.refs, h.p.refBase = &b.refs, m.off-m.start
 		b.refs.added = b.refs.added[:0]
 	}
-	b.buf = h.p.pack(b.buf, sp, spanAttrs{}, sp.Resource)
+	return m
+}
+
+// finish takes the record packed since begin (sp's: its ids) for h, or
+// undoes it if the trace's records would pass 4 GiB.
+func (b *Batch) finish(h *Held, sp *otelmap.Span, m batchMark) AddOutcome {
 	h.p.refs = nil
-	n := len(b.buf) - start
-	if off+n > maxPackedBytes {
-		for _, v := range b.refs.added {
-			if b.refs.at[v].p == &h.p {
-				delete(b.refs.at, v)
-			}
-		}
-		b.buf = b.buf[:start]
-		clear(h.p.resources[resources:])
-		h.p.resources = h.p.resources[:resources]
-		clear(h.p.details[details:])
-		h.p.details = h.p.details[:details]
-		h.p.lastRes, h.p.lastIndex = lastRes, lastIndex
+	n := len(b.buf) - m.start
+	if m.off+n > maxPackedBytes {
+		b.refs.forget(&h.p)
+		b.buf = b.buf[:m.start]
+		clear(h.p.resources[m.resources:])
+		h.p.resources = h.p.resources[:m.resources]
+		clear(h.p.details[m.details:])
+		h.p.details = h.p.details[:m.details]
+		h.p.lastRes, h.p.lastIndex = m.lastRes, m.lastIndex
 		return Full
 	}
 	if h.pending == 0 {
 		b.traces = append(b.traces, h)
 	}
 	h.pending += n
-	h.p.heads = append(h.p.heads, spanHead{id: sp.SpanID, parent: sp.ParentSpanID, off: uint32(off), n: uint32(n)})
+	h.p.heads = append(h.p.heads, spanHead{id: sp.SpanID, parent: sp.ParentSpanID, off: uint32(m.off), n: uint32(n)})
 	h.indexLast()
-	b.records = append(b.records, batchRecord{h: h, off: start, n: n})
+	b.records = append(b.records, batchRecord{h: h, off: m.start, n: n})
 	return Added
 }
 
@@ -202,8 +221,7 @@ func (b *Batch) Commit() {
 	}
 	clear(b.records)
 	b.records = b.records[:0]
-	clear(b.refs.at)
-	clear(b.refs.added)
+	b.refs.reset()
 	clear(b.traces)
 	b.traces = b.traces[:0]
 	b.buf = b.buf[:0]
@@ -314,63 +332,6 @@ func (p *packedSpans) regrow(extra int) {
 	p.chunks = append(p.chunks[:0], chunk{b: b}) // a View has its own chunks
 }
 
-// valueRefs are where a batch's string values sit in their traces' bytes:
-// for each value, the trace that last had it and where. A value two
-// traces share is remembered for the last one: a batch's spans of a trace
-// mostly come together, and a value not found is only held again.
-type valueRefs struct {
-	at map[string]valueAt
-	// added are the values the record being packed added.
-	added []string
-}
-
-type valueAt struct {
-	p  *packedSpans
-	at uint32
-}
-
-// minValueRef is the shortest value written as a reference: shorter ones
-// cost about what the reference would.
-const minValueRef = 8
-
-// appendRefString writes a string value: uvarint(len<<1 | 1) and the
-// uvarint offset of its bytes in the trace's bytes, for a value a record
-// of this trace in the Batch being packed has already; else
-// uvarint(len<<1) and the bytes.
-func (p *packedSpans) appendRefString(b []byte, s string) []byte {
-	if p.refs == nil || len(s) < minValueRef {
-		b = binary.AppendUvarint(b, uint64(len(s))<<1)
-		return append(b, s...)
-	}
-	if v, ok := p.refs.at[s]; ok && v.p == p {
-		b = binary.AppendUvarint(b, uint64(len(s))<<1|1)
-		return binary.AppendUvarint(b, uint64(v.at))
-	}
-	b = binary.AppendUvarint(b, uint64(len(s))<<1)
-	if p.refs.at == nil {
-		p.refs.at = map[string]valueAt{}
-	}
-	p.refs.at[s] = valueAt{p: p, at: uint32(p.refBase + len(b))}
-	p.refs.added = append(p.refs.added, s)
-	return append(b, s...)
-}
-
-// refString reads what appendRefString wrote.
-func (r *reader) refString() string {
-	x := r.uvarint()
-	n := int(x >> 1)
-	if n == 0 {
-		return ""
-	}
-	if x&1 == 1 {
-		at := int(r.uvarint()) - int(r.chunk.start)
-		return unsafe.String(&r.chunk.b[at], n)
-	}
-	s := unsafe.String(&r.b[r.pos], n)
-	r.pos += n
-	return s
-}
-
 // findBatchResource is findResource for resources of the caller's batch
 // (a decoder's, pointing into its memory): equal to one held when it is
 // the empty resource, or has its service.name and attributes, since
@@ -407,4 +368,23 @@ func (p *packedSpans) findBatchResource(res *otelmap.Resource) int {
 	}
 	p.resources = append(p.resources, own)
 	return len(p.resources) - 1
+}
+
+// AppendPacked appends what h holds, span by span: its ids, its record's
+// length and bytes, and how many resources and details the records point
+// at. Two roads that pack the same spans (Batch.Add, Batch.AddWith) must
+// give equal bytes: their tests compare them.
+func (h *Held) AppendPacked(b []byte) []byte {
+	c := 0
+	for i := range h.p.heads {
+		hd := &h.p.heads[i]
+		var rec []byte
+		rec, c = h.p.record(hd, c)
+		b = append(b, hd.id[:]...)
+		b = append(b, hd.parent[:]...)
+		b = binary.AppendUvarint(b, uint64(len(rec)))
+		b = append(b, rec...)
+	}
+	b = binary.AppendUvarint(b, uint64(len(h.p.resources)))
+	return binary.AppendUvarint(b, uint64(len(h.p.details)))
 }

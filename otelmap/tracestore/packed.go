@@ -6,7 +6,6 @@ import (
 	"slices"
 	"sort"
 	"time"
-	"unsafe"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
@@ -314,45 +313,12 @@ type spanAttrs struct {
 }
 
 func (p *packedSpans) pack(b []byte, sp *otelmap.Span, attrs spanAttrs, res *otelmap.Resource) []byte {
-	flags := byte(0)
-	if sp.StatusError {
-		flags |= flagError
-	}
-	if sp.Start.IsZero() {
-		flags |= flagStartZero
-	}
-	if sp.End.IsZero() {
-		flags |= flagEndZero
-	}
-	if sp.Detail != nil {
-		flags |= flagDetail
-	}
-	code := sourceCode(sp.Source)
-	flags |= byte(code) << sourceShift
-	b = append(b, flags)
-	b = binary.AppendVarint(b, int64(sp.Kind))
-	if !sp.Start.IsZero() {
-		b = appendTime(b, sp.Start)
-	}
-	if !sp.End.IsZero() {
-		b = appendTime(b, sp.End)
-	}
-	b = binary.AppendUvarint(b, uint64(p.resourceIndex(res)))
-	if sp.Detail != nil {
-		p.details = append(p.details, cloneDetail(sp.Detail))
-		b = binary.AppendUvarint(b, uint64(len(p.details)-1))
-	}
-	if p.dict == nil {
-		b = appendString(b, sp.Name)
-	} else {
+	ri := p.resourceIndex(res) // before the dict's lock: it may take it
+	if p.dict != nil {
 		p.dict.mu.Lock()
 		defer p.dict.mu.Unlock()
-		b = p.dict.names.appendWord(b, sp.Name)
 	}
-	b = appendString(b, sp.StatusMessage)
-	if code == sourceOther {
-		b = appendString(b, sp.Source)
-	}
+	b = p.packHead(b, sp, ri, nil)
 	switch {
 	case attrs.ok && p.dict == nil:
 		b = binary.AppendUvarint(b, uint64(attrs.count))
@@ -377,13 +343,60 @@ func (p *packedSpans) pack(b []byte, sp *otelmap.Span, attrs spanAttrs, res *ote
 	return b
 }
 
+// packHead writes the record's fields before its attributes (sp.Attrs
+// are not read), its resource at index ri (resourceIndex); the caller
+// holds the dict's lock, if there is a dict. With prevName, the name is
+// guessed from the one before (wordTable.appendWordAfter).
+func (p *packedSpans) packHead(b []byte, sp *otelmap.Span, ri int, prevName *int32) []byte {
+	flags := byte(0)
+	if sp.StatusError {
+		flags |= flagError
+	}
+	if sp.Start.IsZero() {
+		flags |= flagStartZero
+	}
+	if sp.End.IsZero() {
+		flags |= flagEndZero
+	}
+	if sp.Detail != nil {
+		flags |= flagDetail
+	}
+	code := sourceCode(sp.Source)
+	flags |= byte(code) << sourceShift
+	b = append(b, flags)
+	b = binary.AppendVarint(b, int64(sp.Kind))
+	if !sp.Start.IsZero() {
+		b = appendTime(b, sp.Start)
+	}
+	if !sp.End.IsZero() {
+		b = appendTime(b, sp.End)
+	}
+	b = binary.AppendUvarint(b, uint64(ri))
+	if sp.Detail != nil {
+		p.details = append(p.details, cloneDetail(sp.Detail))
+		b = binary.AppendUvarint(b, uint64(len(p.details)-1))
+	}
+	if p.dict == nil {
+		b = appendString(b, sp.Name)
+	} else if prevName != nil {
+		b = p.dict.names.appendWordAfter(b, sp.Name, prevName)
+	} else {
+		b = p.dict.names.appendWord(b, sp.Name)
+	}
+	b = appendString(b, sp.StatusMessage)
+	if code == sourceOther {
+		b = appendString(b, sp.Source)
+	}
+	return b
+}
+
 // appendDictAttr writes kv with its key through the dict (the caller holds
 // its lock), and a string value as appendRefString writes it if the trace
 // writes value references.
 func (p *packedSpans) appendDictAttr(b []byte, kv attribute.KeyValue) []byte {
 	b = p.dict.keys.appendWord(b, string(kv.Key))
 	if p.valueRefs && kv.Value.Type() == attribute.STRING {
-		return p.appendRefString(append(b, byte(attribute.STRING)), kv.Value.AsString())
+		return p.appendRefString(append(b, byte(attribute.STRING)), kv.Value.AsString(), -1)
 	}
 	return otelmap.AppendPackedValue(b, kv.Value)
 }
@@ -478,112 +491,10 @@ func (p *packedSpans) unpack(sp *otelmap.Span, r reader, attrs []attribute.KeyVa
 		attrs = make([]attribute.KeyValue, 0, max(n, min(rest*n, maxAttrReserve)))
 	}
 	first := len(attrs)
-	for range n {
-		attrs = append(attrs, r.attr())
+	attrs = attrs[:first+n]
+	for k := first; k < len(attrs); k++ {
+		r.attrInto(&attrs[k]) // in place: a KeyValue is 64 bytes to copy
 	}
 	sp.Attrs = attrs[first:len(attrs):len(attrs)]
 	return attrs
-}
-
-// reader reads a record the store wrote itself: it trusts the bytes.
-// words are the tables of the dict the record was written with, if any.
-type reader struct {
-	b     []byte
-	pos   int
-	words dictTables
-	// refs: string values as appendRefString writes them, references
-	// into chunk, the record's (a batch's records of a trace, which alone
-	// refer to each other, are placed in one chunk).
-	refs  bool
-	chunk *chunk
-}
-
-type recordHeader struct {
-	flags                byte
-	kind                 int64
-	start, end           time.Time
-	resource, detail     uint64
-	name, status, source string
-}
-
-func (r *reader) header() recordHeader {
-	var h recordHeader
-	h.flags = r.b[r.pos]
-	r.pos++
-	h.kind = r.varint()
-	if h.flags&flagStartZero == 0 {
-		h.start = r.time()
-	}
-	if h.flags&flagEndZero == 0 {
-		h.end = r.time()
-	}
-	h.resource = r.uvarint()
-	if h.flags&flagDetail != 0 {
-		h.detail = r.uvarint()
-	}
-	if r.words.on {
-		h.name = r.word(r.words.names)
-	} else {
-		h.name = r.string()
-	}
-	h.status = r.string()
-	if int(h.flags&sourceMask)>>sourceShift == sourceOther {
-		h.source = r.string()
-	}
-	return h
-}
-
-func (r *reader) uvarint() uint64 {
-	// Most are one byte (lengths, word indexes, counts): read inline.
-	if r.pos < len(r.b) && r.b[r.pos] < 0x80 {
-		x := r.b[r.pos]
-		r.pos++
-		return uint64(x)
-	}
-	v, n := binary.Uvarint(r.b[r.pos:])
-	r.pos += n
-	return v
-}
-
-func (r *reader) varint() int64 {
-	if r.pos < len(r.b) && r.b[r.pos] < 0x80 {
-		x := r.b[r.pos]
-		r.pos++
-		return int64(x>>1) ^ -int64(x&1) // zig-zag, as binary.Varint
-	}
-	v, n := binary.Varint(r.b[r.pos:])
-	r.pos += n
-	return v
-}
-
-func (r *reader) time() time.Time {
-	sec := r.varint()
-	return time.Unix(sec, int64(r.uvarint()))
-}
-
-// string returns the next string, pointing into the record's bytes.
-func (r *reader) string() string {
-	n := int(r.uvarint())
-	if n == 0 {
-		return ""
-	}
-	s := unsafe.String(&r.b[r.pos], n)
-	r.pos += n
-	return s
-}
-
-func (r *reader) attr() attribute.KeyValue {
-	if !r.words.on {
-		kv, n := otelmap.ReadPackedAttr(r.b[r.pos:])
-		r.pos += n
-		return kv
-	}
-	key := attribute.Key(r.word(r.words.keys))
-	if r.refs && attribute.Type(r.b[r.pos]) == attribute.STRING {
-		r.pos++
-		return key.String(r.refString())
-	}
-	kv, n := otelmap.ReadPackedValue(key, r.b[r.pos:])
-	r.pos += n
-	return kv
 }

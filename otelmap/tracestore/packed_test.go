@@ -295,4 +295,12 @@ func TestReaderVarints(t *testing.T) {
 	if r.pos != len(b) {
 		t.Fatalf("read %d of %d bytes", r.pos, len(b))
 	}
+	// Each alone, its last byte the record's (the two-byte shortcut
+	// looks one byte ahead).
+	for _, want := range us {
+		one := reader{b: binary.AppendUvarint(nil, want)}
+		if got := one.uvarint(); got != want || one.pos != len(one.b) {
+			t.Fatalf("uvarint %d alone read as %d, %d bytes of %d", want, got, one.pos, len(one.b))
+		}
+	}
 }

@@ -1,0 +1,142 @@
+package tracestore
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"go.opentelemetry.io/otel/attribute"
+
+	"github.com/coordbench/coordbench/otelmap"
+)
+
+// AddWith is Add for a caller whose spans are in another form than
+// otelmap.Span's attributes (the Collector's pdata: otlpdecode.Packer):
+// sp gives every field but Attrs, which AddWith does not read, and attrs
+// writes the attributes, one call of the AttrWriter for each, in order,
+// as Add would pack sp with those Attrs: the record is byte for byte the
+// one Add writes. count bounds how many attrs writes; from 128 on (a
+// record's count then takes more than a byte, written before the
+// attributes) it must be exactly how many, or AddWith panics.
+//
+// Writing the attributes straight from where they are, without an
+// attribute.KeyValue for each, is most of what it saves over Add.
+func (b *Batch) AddWith(h *Held, sp *otelmap.Span, count int, attrs func(w *AttrWriter)) AddOutcome {
+	if h.Has(sp.SpanID) {
+		return Duplicate
+	}
+	m := b.begin(h)
+	b.buf = b.packWith(h, sp, count, attrs)
+	return b.finish(h, sp, m)
+}
+
+func (b *Batch) packWith(h *Held, sp *otelmap.Span, count int, attrs func(w *AttrWriter)) []byte {
+	p := &h.p
+	ri := p.resourceIndex(sp.Resource) // before the dict's lock: it may take it
+	if p.dict != nil {
+		p.dict.mu.Lock()
+		defer p.dict.mu.Unlock()
+	}
+	// The writer is the batch's: one on the stack would escape to the heap
+	// through attrs, a span's allocation.
+	w := &b.w
+	*w = AttrWriter{p: p, flagsAt: len(b.buf), b: p.packHead(b.buf, sp, ri, &b.name)}
+	at := len(w.b)
+	w.b = binary.AppendUvarint(w.b, uint64(count))
+	attrs(w)
+	switch {
+	case w.n == count:
+	case count < 0x80 && w.n < count:
+		w.b[at] = byte(w.n) // a one-byte count either way
+	default:
+		panic(fmt.Sprintf("tracestore: AddWith: %d attributes written, %d announced", w.n, count))
+	}
+	buf := w.b
+	*w = AttrWriter{} // holds no batch's memory between calls
+	return buf
+}
+
+// An AttrWriter writes a span's attributes into its record, for AddWith:
+// each call writes one attribute as Add packs the attribute.KeyValue of
+// that key and value.
+type AttrWriter struct {
+	p       *packedSpans
+	b       []byte
+	n       int
+	flagsAt int // the record's first byte in b
+	// key is the last key's place in the Dict (wordTable.appendWordAfter).
+	key int32
+}
+
+// String writes a string attribute.
+func (w *AttrWriter) String(key, v string) {
+	w.n++
+	p := w.p
+	if p.dict == nil {
+		w.b = otelmap.AppendPackedString(w.b, key, v)
+		return
+	}
+	w.b = append(p.dict.keys.appendWordAfter(w.b, key, &w.key), byte(attribute.STRING))
+	if p.valueRefs {
+		w.b = p.appendRefString(w.b, v, w.key)
+		return
+	}
+	w.b = appendString(w.b, v)
+}
+
+// Int writes an int64 attribute.
+func (w *AttrWriter) Int(key string, v int64) {
+	w.n++
+	if w.p.dict == nil {
+		w.b = otelmap.AppendPackedInt(w.b, key, v)
+		return
+	}
+	w.b = binary.AppendVarint(append(w.p.dict.keys.appendWordAfter(w.b, key, &w.key), byte(attribute.INT64)), v)
+}
+
+// Float writes a float64 attribute.
+func (w *AttrWriter) Float(key string, v float64) {
+	w.Value(attribute.Float64(key, v))
+}
+
+// Bool writes a boolean attribute.
+func (w *AttrWriter) Bool(key string, v bool) {
+	w.n++
+	if w.p.dict == nil {
+		w.b = otelmap.AppendPackedBool(w.b, key, v)
+		return
+	}
+	b := append(w.p.dict.keys.appendWordAfter(w.b, key, &w.key), byte(attribute.BOOL), 0)
+	if v {
+		b[len(b)-1] = 1
+	}
+	w.b = b
+}
+
+// Value writes kv, of any type.
+func (w *AttrWriter) Value(kv attribute.KeyValue) {
+	w.n++
+	if w.p.dict == nil {
+		w.b = otelmap.AppendPackedAttr(w.b, kv)
+		return
+	}
+	w.b = w.p.dict.keys.appendWordAfter(w.b, string(kv.Key), &w.key)
+	if w.p.valueRefs && kv.Value.Type() == attribute.STRING {
+		w.b = w.p.appendRefString(append(w.b, byte(attribute.STRING)), kv.Value.AsString(), w.key)
+		return
+	}
+	w.b = otelmap.AppendPackedValue(w.b, kv.Value)
+}
+
+// SetSource sets the span's source, for a writer that finds it in the
+// attributes (a span of the Traceability Extension's: otlpdecode.Packer).
+// The span's Source and source must each be "", SourceInProcess,
+// SourceOTLP or SourceExtension, which a record carries as a code in its
+// first byte: a source of another name is written before the attributes,
+// and SetSource panics.
+func (w *AttrWriter) SetSource(source string) {
+	code := sourceCode(source)
+	if code == sourceOther || int(w.b[w.flagsAt]&sourceMask)>>sourceShift == sourceOther {
+		panic(fmt.Sprintf("tracestore: AttrWriter.SetSource(%q) on a record whose source is written out", source))
+	}
+	w.b[w.flagsAt] = w.b[w.flagsAt]&^sourceMask | byte(code)<<sourceShift
+}
