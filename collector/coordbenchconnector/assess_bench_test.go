@@ -1,0 +1,64 @@
+package coordbenchconnector
+
+import (
+	"context"
+	"testing"
+
+	"go.opentelemetry.io/collector/connector/connectortest"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/coordbench/coordbench/evals"
+	"github.com/coordbench/coordbench/otelmap"
+	"github.com/coordbench/coordbench/otelmap/assemble"
+	"github.com/coordbench/coordbench/otelmap/otlpdecode"
+	"github.com/coordbench/coordbench/report"
+)
+
+// BenchmarkAssessMetrics is what a worker runs per released trace in a
+// metrics pipeline alone (core.assess without a logs pipeline: assembly
+// without steps, the evaluators with metricsCfg, the task result and the
+// aggregate), on every trace of benchBatches' payload, spans already
+// unpacked. BenchmarkConnector/metrics measures it with the hold, the
+// settle check and the packing around it; this one alone, without their
+// noise:
+//
+//	cd collector/coordbenchconnector && go test -run '^$' -bench AssessMetrics -benchmem -cpuprofile /tmp/cpu.out
+func BenchmarkAssessMetrics(b *testing.B) {
+	batches, _, _ := benchBatches(b)
+	byTrace := map[trace.TraceID][]otelmap.Span{}
+	var order []trace.TraceID
+	nspans := 0
+	for _, td := range batches {
+		spans, _ := otlpdecode.SpansFromTraces(td, otelmap.SourceOTLP)
+		for _, sp := range spans {
+			id := sp.TraceID
+			if _, ok := byTrace[id]; !ok {
+				order = append(order, id)
+			}
+			byTrace[id] = append(byTrace[id], sp)
+			nspans++
+		}
+	}
+	c, err := newCore(connectortest.NewNopSettings(Type), testConfig())
+	if err != nil {
+		b.Fatal(err)
+	}
+	close(c.work) // the benchmark runs assess's steps itself
+	c.workers.Wait()
+	b.ReportAllocs()
+	cpu0 := processCPU(b)
+	for b.Loop() {
+		for _, id := range order {
+			spans := byTrace[id]
+			in := evals.Inputs{Config: c.metricsCfg, Collection: &evals.Collection{Settled: true, MaxWaitMS: c.cfg.MaxWait.Milliseconds()}}
+			td := assemble.TraceWith(id, spans, assemble.Options{WithoutSteps: true})
+			rep := c.registry.Run(context.Background(), td, in, nil)
+			tr := report.NewTaskResult(td, rep)
+			c.agg.record(&tr, completionSettled)
+		}
+	}
+	cpu := processCPU(b) - cpu0 // the garbage collector's and the runtime's other threads too
+	b.ReportMetric(float64(nspans)*float64(b.N)/cpu.Seconds(), "spans/cpu-s")
+	b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
+	b.ReportMetric(float64(len(order)), "traces/op")
+}
