@@ -11,45 +11,48 @@ import (
 	"github.com/coordbench/coordbench/otelmap"
 	"github.com/coordbench/coordbench/otelmap/assemble"
 	"github.com/coordbench/coordbench/otelmap/otlpdecode"
+	"github.com/coordbench/coordbench/otelmap/tracestore"
 	"github.com/coordbench/coordbench/report"
 )
 
 // BenchmarkAssessMetrics is what a worker runs per released trace in a
 // metrics pipeline alone (core.assess without a logs pipeline: assembly
 // without steps, the evaluators with metricsCfg, the task result and the
-// aggregate), on every trace of benchBatches' payload, spans already
-// unpacked. BenchmarkConnector/metrics measures it with the hold, the
-// settle check and the packing around it; this one alone, without their
-// noise:
+// aggregate), on every trace of benchBatches' payload, held packed as
+// the hold holds them. BenchmarkConnector/metrics measures it with the
+// hold, the settle check and the packing around it; this one alone,
+// without their noise:
 //
 //	cd collector/coordbenchconnector && go test -run '^$' -bench AssessMetrics -benchmem -cpuprofile /tmp/cpu.out
 func BenchmarkAssessMetrics(b *testing.B) {
 	batches, _, _ := benchBatches(b)
-	byTrace := map[trace.TraceID][]otelmap.Span{}
-	var order []trace.TraceID
-	nspans := 0
-	for _, td := range batches {
-		spans, _ := otlpdecode.SpansFromTraces(td, otelmap.SourceOTLP)
-		for _, sp := range spans {
-			id := sp.TraceID
-			if _, ok := byTrace[id]; !ok {
-				order = append(order, id)
-			}
-			byTrace[id] = append(byTrace[id], sp)
-			nspans++
-		}
-	}
 	c, err := newCore(connectortest.NewNopSettings(Type), testConfig())
 	if err != nil {
 		b.Fatal(err)
 	}
+	byTrace := map[trace.TraceID]*tracestore.Held{}
+	var order []trace.TraceID
+	nspans := 0
+	for _, td := range batches {
+		spans, _ := otlpdecode.SpansFromTraces(td, otelmap.SourceOTLP)
+		for i := range spans {
+			id := spans[i].TraceID
+			if _, ok := byTrace[id]; !ok {
+				order = append(order, id)
+				byTrace[id] = tracestore.NewHeld(c.dict)
+			}
+			byTrace[id].Add(&spans[i])
+			nspans++
+		}
+	}
+	var scratch tracestore.Scratch
 	close(c.work) // the benchmark runs assess's steps itself
 	c.workers.Wait()
 	b.ReportAllocs()
 	cpu0 := processCPU(b)
 	for b.Loop() {
 		for _, id := range order {
-			spans := byTrace[id]
+			spans := byTrace[id].SpansIn(id, &scratch)
 			in := evals.Inputs{Config: c.metricsCfg, Collection: &evals.Collection{Settled: true, MaxWaitMS: c.cfg.MaxWait.Milliseconds()}}
 			td := assemble.TraceWith(id, spans, assemble.Options{WithoutSteps: true})
 			rep := c.registry.Run(context.Background(), td, in, nil)
