@@ -156,7 +156,11 @@ func (g *digraph) allPairsWith(ctx context.Context, inLSCC []bool, wantBC, botto
 	} else {
 		var wg sync.WaitGroup
 		for wi := range workers {
-			wg.Go(func() { run(wi) })
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				run(wi)
+			}()
 		}
 		wg.Wait()
 	}
