@@ -105,7 +105,10 @@ func (g *digraph) allPairsWith(ctx context.Context, inLSCC []bool, wantBC, botto
 	if n >= 256 {
 		chunks = min(64, n/128)
 	}
-	workers := min(runtime.GOMAXPROCS(0), chunks)
+	workers := 1 // runtime.GOMAXPROCS takes the scheduler's lock: asked only when there is a choice
+	if chunks > 1 {
+		workers = min(runtime.GOMAXPROCS(0), chunks)
+	}
 	chunkBC := make([][]float64, chunks)
 	ws := make([]*bfsWorker, workers)
 	errs := make([]error, workers)
