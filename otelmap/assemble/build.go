@@ -307,7 +307,13 @@ func (a *assembler) buildCoverage(td *tracedata.TraceData) {
 // such span (Coverage.NoEvidence).
 func (a *assembler) buildEvidence(td *tracedata.TraceData) {
 	cov := &td.Coverage
-	cov.Recognized = make(map[string]int, a.reg.NumClaims())
+	claimed := 0 // the map sized for the few claims a trace has, not every claim there is
+	for _, c := range a.recognized[:a.reg.NumClaims()] {
+		if c > 0 {
+			claimed++
+		}
+	}
+	cov.Recognized = make(map[string]int, claimed)
 	for k, c := range a.recognized[:a.reg.NumClaims()] {
 		if c > 0 {
 			cov.Recognized[a.reg.ClaimName(k)] = c
