@@ -79,6 +79,12 @@ type Config struct {
 	// IncludeVirtualNodes puts virtual callers ("user", the assessor) into
 	// the graph metrics; by default they are drawn but not measured.
 	IncludeVirtualNodes bool `json:"include_virtual_nodes,omitempty"`
+	// WithoutReasons leaves out the evidence's reasons (JudgeEvidence),
+	// text only a reader of the result sees: the level, and so the
+	// graph's label, is as without it. For a caller that reads the
+	// results' values alone (the collector connector in a metrics
+	// pipeline); never set from a request.
+	WithoutReasons bool `json:"-"`
 }
 
 // Enabled reports whether the evaluator called name is on.

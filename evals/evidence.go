@@ -2,7 +2,6 @@ package evals
 
 import (
 	"fmt"
-	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -118,14 +117,17 @@ func JudgeEvidence(trace *tracedata.TraceData, in Inputs) Evidence {
 	if trace == nil {
 		return Evidence{Level: EvidenceInsufficient, Reasons: []string{"no trace"}}
 	}
-	var insufficient, partial []string
+	quiet := in.Config.WithoutReasons
+	insufficient, partial := reasons{quiet: quiet}, reasons{quiet: quiet}
 	assessor := map[string]bool{}
 	for _, a := range trace.Agents {
 		if a.Role == tracedata.RoleAssessor {
 			assessor[a.Name] = true
 		}
 		if a.IdentifiedBy == tracedata.IdentityUnknown && !a.Virtual {
-			partial = append(partial, fmt.Sprintf("agent %q could not be named (its spans carry no service.name or agent name)", a.Name))
+			partial.add(func() string {
+				return fmt.Sprintf("agent %q could not be named (its spans carry no service.name or agent name)", a.Name)
+			})
 		}
 	}
 	for _, it := range trace.Interactions {
@@ -137,12 +139,16 @@ func JudgeEvidence(trace *tracedata.TraceData, in Inputs) Evidence {
 		case assessor[it.From]:
 			switch {
 			case it.Count > 0 && answered == 0:
-				insufficient = append(insufficient, fmt.Sprintf(
-					"the assessor called %s %s and no span of %s answered any of them: it exported no spans for them (or not within the wait)",
-					it.To, evidenceTimes(it.Count), it.To))
+				insufficient.add(func() string {
+					return fmt.Sprintf(
+						"the assessor called %s %s and no span of %s answered any of them: it exported no spans for them (or not within the wait)",
+						it.To, evidenceTimes(it.Count), it.To)
+				})
 			case answered < it.Count:
-				partial = append(partial, fmt.Sprintf("%d of the assessor's %d calls to %s were not answered by a span of %s",
-					it.Count-answered, it.Count, it.To, it.To))
+				partial.add(func() string {
+					return fmt.Sprintf("%d of the assessor's %d calls to %s were not answered by a span of %s",
+						it.Count-answered, it.Count, it.To, it.To)
+				})
 			}
 		case it.From == tracedata.UserAgent:
 			// A root SERVER span: how a trace a participant starts begins.
@@ -150,12 +156,16 @@ func JudgeEvidence(trace *tracedata.TraceData, in Inputs) Evidence {
 			if it.ClientOnly > 0 {
 				// Concatenated, not fmt.Sprintf: every partly seen edge
 				// of every trace writes one.
-				partial = append(partial, it.From+" -> "+it.To+": "+evidencePlural(it.ClientOnly, "call", "calls")+
-					" seen from the caller only (the callee's spans are missing)")
+				partial.add(func() string {
+					return it.From + " -> " + it.To + ": " + evidencePlural(it.ClientOnly, "call", "calls") +
+						" seen from the caller only (the callee's spans are missing)"
+				})
 			}
 			if it.ServerOnly > 0 {
-				partial = append(partial, it.From+" -> "+it.To+": "+evidencePlural(it.ServerOnly, "call", "calls")+
-					" seen from the callee only (the caller's spans are missing)")
+				partial.add(func() string {
+					return it.From + " -> " + it.To + ": " + evidencePlural(it.ServerOnly, "call", "calls") +
+						" seen from the callee only (the caller's spans are missing)"
+				})
 			}
 		}
 	}
@@ -163,8 +173,10 @@ func JudgeEvidence(trace *tracedata.TraceData, in Inputs) Evidence {
 	// that look like an agent's work no rule understood weaken any verdict,
 	// and a trace with such spans and no interaction supports none.
 	if n := trace.Coverage.UnreadAgentSpans; n > 0 {
-		partial = append(partial, fmt.Sprintf("%s that look like an agent's work could not be read (docs/trace-assembly.md, \"my framework is not listed\")",
-			evidencePlural(n, "span", "spans")))
+		partial.add(func() string {
+			return fmt.Sprintf("%s that look like an agent's work could not be read (docs/trace-assembly.md, \"my framework is not listed\")",
+				evidencePlural(n, "span", "spans"))
+		})
 	}
 	// Spans of an agent or GenAI namespace no rule read (Coverage.
 	// UnreadNamespaces): the graph may lack what they did, so it is at best
@@ -172,76 +184,113 @@ func JudgeEvidence(trace *tracedata.TraceData, in Inputs) Evidence {
 	// (only by service.name, an address or a placeholder), nothing of the
 	// team was read and no verdict on its shape stands.
 	if len(trace.Coverage.UnreadNamespaces) > 0 {
-		for _, ns := range slices.Sorted(maps.Keys(trace.Coverage.UnreadNamespaces)) {
-			n := trace.Coverage.UnreadNamespaces[ns]
-			partial = append(partial, fmt.Sprintf("%s `%s` attributes no rule reads (docs/trace-assembly.md, \"spans no rule reads\")",
-				evidencePlural(n, "span carries", "spans carry"), ns))
+		for ns, n := range trace.Coverage.UnreadNamespaces { // the reasons are sorted in the end
+			partial.add(func() string {
+				return fmt.Sprintf("%s `%s` attributes no rule reads (docs/trace-assembly.md, \"spans no rule reads\")",
+					evidencePlural(n, "span carries", "spans carry"), ns)
+			})
 		}
 		if !teamRead(trace) {
-			insufficient = append(insufficient, "no agent of the trace was named by a span of its own (only by service.name or an address) while spans of an agent namespace went unread: the team's structure could not be read")
+			insufficient.add(func() string {
+				return "no agent of the trace was named by a span of its own (only by service.name or an address) while spans of an agent namespace went unread: the team's structure could not be read"
+			})
 		}
 	}
 	if n := trace.Coverage.UnwiredAgents; n > 0 {
 		if n == 1 {
-			partial = append(partial, "1 agent shares the trace with another and no call, handoff, nesting or message the spans show says how control reached it: the graph lacks that edge (coverage.warnings names it)")
+			partial.add(func() string {
+				return "1 agent shares the trace with another and no call, handoff, nesting or message the spans show says how control reached it: the graph lacks that edge (coverage.warnings names it)"
+			})
 		} else {
-			partial = append(partial, fmt.Sprintf("%d agents share the trace and no call, handoff, nesting or message the spans show says how control reached them: the graph lacks those edges (coverage.warnings names them)", n))
+			partial.add(func() string {
+				return fmt.Sprintf("%d agents share the trace and no call, handoff, nesting or message the spans show says how control reached them: the graph lacks those edges (coverage.warnings names them)", n)
+			})
 		}
 	}
 	if f := trace.Coverage.Fragment; f != "" {
-		partial = append(partial, f)
+		partial.add(func() string { return f })
 	}
 	// A service hosting several agents that no span names (Coverage.
 	// SharedServices): they are one node in the graph, whose shape is then
 	// not the team's.
-	for _, svc := range slices.Sorted(maps.Keys(trace.Coverage.SharedServices)) {
-		insufficient = append(insufficient, fmt.Sprintf(
-			"service %q hosts several agents (endpoints %s) that no span names: the graph merges them into one node, so its shape is not the team's",
-			svc, strings.Join(trace.Coverage.SharedServices[svc], ", ")))
+	for svc := range trace.Coverage.SharedServices { // the reasons are sorted in the end
+		insufficient.add(func() string {
+			return fmt.Sprintf(
+				"service %q hosts several agents (endpoints %s) that no span names: the graph merges them into one node, so its shape is not the team's",
+				svc, strings.Join(trace.Coverage.SharedServices[svc], ", "))
+		})
 	}
 	if trace.Coverage.NoEvidence {
-		insufficient = append(insufficient, "the trace shows no interaction that could be read: no evidence of coordination either way")
+		insufficient.add(func() string {
+			return "the trace shows no interaction that could be read: no evidence of coordination either way"
+		})
 	}
 	if len(assessor) > 0 && len(in.Participants) > 0 && len(trace.Interactions) == 0 {
-		insufficient = append(insufficient, "no call between agents was observed, not even the assessor's")
+		insufficient.add(func() string { return "no call between agents was observed, not even the assessor's" })
 	}
 	if c := in.Collection; c != nil && !c.Settled {
-		msg := fmt.Sprintf("the trace was assessed after the maximum wait of %d ms with %s unanswered",
-			c.MaxWaitMS, evidencePlural(len(c.Unanswered), "awaited call", "awaited calls"))
-		if len(c.Unanswered) > 0 {
-			msg += " (" + strings.Join(c.Unanswered, ", ") + ")"
-		}
-		partial = append(partial, msg)
+		partial.add(func() string {
+			msg := fmt.Sprintf("the trace was assessed after the maximum wait of %d ms with %s unanswered",
+				c.MaxWaitMS, evidencePlural(len(c.Unanswered), "awaited call", "awaited calls"))
+			if len(c.Unanswered) > 0 {
+				msg += " (" + strings.Join(c.Unanswered, ", ") + ")"
+			}
+			return msg
+		})
 	}
 	if c := in.Collection; c != nil && c.Detached > 0 {
-		partial = append(partial, fmt.Sprintf("%s cut off from the trace's root: spans between them and the root never arrived (lost, or never exported)",
-			evidencePlural(c.Detached, "span", "spans")))
+		partial.add(func() string {
+			return fmt.Sprintf("%s cut off from the trace's root: spans between them and the root never arrived (lost, or never exported)",
+				evidencePlural(c.Detached, "span", "spans"))
+		})
 	}
 	if c := in.Collection; c != nil && c.RefusedSpans > 0 {
-		partial = append(partial, fmt.Sprintf("the span store refused %s of this trace (docs/span-admission.md)",
-			evidencePlural(c.RefusedSpans, "span", "spans")))
+		partial.add(func() string {
+			return fmt.Sprintf("the span store refused %s of this trace (docs/span-admission.md)",
+				evidencePlural(c.RefusedSpans, "span", "spans"))
+		})
 	}
 	if c := in.Collection; c != nil && c.SetAsideOutside > 0 {
-		partial = append(partial, fmt.Sprintf("%s set aside, not counted: received outside the assessor's calls (docs/provenance.md)",
-			evidencePlural(c.SetAsideOutside, "span", "spans")))
+		partial.add(func() string {
+			return fmt.Sprintf("%s set aside, not counted: received outside the assessor's calls (docs/provenance.md)",
+				evidencePlural(c.SetAsideOutside, "span", "spans"))
+		})
 	}
 	if c := in.Collection; c != nil && c.Split != nil {
 		s := c.Split
-		msg := fmt.Sprintf("this trace is one of %d traces of conversation %q, whose agents (%s) ran as separate traces (%s not in this one): no single trace shows how they coordinated",
-			s.Traces, s.Conversation, strings.Join(s.Agents, ", "), strings.Join(s.Missing, ", "))
+		msg := func() string {
+			return fmt.Sprintf("this trace is one of %d traces of conversation %q, whose agents (%s) ran as separate traces (%s not in this one): no single trace shows how they coordinated",
+				s.Traces, s.Conversation, strings.Join(s.Agents, ", "), strings.Join(s.Missing, ", "))
+		}
 		if agentCalls(trace) == 0 {
-			insufficient = append(insufficient, msg)
+			insufficient.add(msg)
 		} else {
-			partial = append(partial, msg)
+			partial.add(msg)
 		}
 	}
 	switch {
-	case len(insufficient) > 0:
-		return Evidence{Level: EvidenceInsufficient, Reasons: evidenceSorted(append(insufficient, partial...))}
-	case len(partial) > 0:
-		return Evidence{Level: EvidencePartial, Reasons: evidenceSorted(partial)}
+	case insufficient.n > 0:
+		return Evidence{Level: EvidenceInsufficient, Reasons: evidenceSorted(append(insufficient.texts, partial.texts...))}
+	case partial.n > 0:
+		return Evidence{Level: EvidencePartial, Reasons: evidenceSorted(partial.texts)}
 	}
 	return Evidence{Level: EvidenceComplete}
+}
+
+// reasons are the reasons for one evidence level. Quiet
+// (Config.WithoutReasons) counts them without writing them: the level is
+// the same.
+type reasons struct {
+	texts []string
+	n     int
+	quiet bool
+}
+
+func (r *reasons) add(text func() string) {
+	r.n++
+	if !r.quiet {
+		r.texts = append(r.texts, text())
+	}
 }
 
 // applyEvidence weighs the evidence for r's verdict and replaces the label

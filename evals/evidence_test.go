@@ -2,6 +2,7 @@ package evals
 
 import (
 	"context"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -43,6 +44,22 @@ func evaluateEvidence(t *testing.T, tr *tracedata.TraceData, in Inputs) *GraphRe
 	}
 	if res.Evidence == nil {
 		t.Fatal("no evidence in the graph result")
+	}
+	// Without the reasons, every test's trace gets the same result but
+	// for them: the level, the label and what it replaced.
+	in.Config.WithoutReasons = true
+	quiet, err := EvaluateGraph(context.Background(), tr, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if quiet.Evidence.Reasons != nil {
+		t.Errorf("WithoutReasons wrote reasons %q", quiet.Evidence.Reasons)
+	}
+	withReasons := *res
+	ev := *res.Evidence
+	ev.Reasons, withReasons.Evidence = nil, &ev
+	if !reflect.DeepEqual(quiet, &withReasons) {
+		t.Errorf("WithoutReasons: %+v (evidence %+v); with the reasons left out %+v (evidence %+v)", quiet, quiet.Evidence, &withReasons, &ev)
 	}
 	return res
 }

@@ -12,8 +12,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/coordbench/coordbench/tracedata"
 )
@@ -400,105 +400,149 @@ func EvaluateGraph(ctx context.Context, trace *tracedata.TraceData, in Inputs) (
 
 // buildDrawnGraph collects every node and edge of the trace, measured or
 // not. Participants without an agent become isolated measured nodes.
+//
+// Every trace draws its graph, most of a few agents: the nodes are found
+// by name in a slice (a map past smallDrawing nodes), the edges merged by
+// sorting, not through maps.
 func buildDrawnGraph(trace *tracedata.TraceData, participants []string, includeVirtual bool) *GraphResult {
 	res := &GraphResult{IncludeVirtualNodes: includeVirtual, Findings: []GraphFinding{}}
-	warn := map[string]bool{}
-	nodes := map[string]*GraphNode{}
+	var warn []string
+	d := drawing{nodes: make([]GraphNode, 0, len(trace.Agents)+len(participants))}
 	for i := range trace.Agents {
 		a := &trace.Agents[i]
 		if a.Name == "" {
-			warn["agent with an empty name ignored"] = true
+			warn = append(warn, "agent with an empty name ignored")
 			continue
 		}
-		if _, dup := nodes[a.Name]; dup {
-			warn[fmt.Sprintf("agent %q listed twice; the first is used", a.Name)] = true
+		if d.find(a.Name) >= 0 {
+			warn = append(warn, fmt.Sprintf("agent %q listed twice; the first is used", a.Name))
 			continue
 		}
-		nodes[a.Name] = &GraphNode{
+		d.add(GraphNode{
 			Name:     a.Name,
 			Virtual:  a.Virtual,
 			Role:     a.Role,
 			Measured: a.Measured() || includeVirtual,
-		}
+		})
 	}
 	for _, p := range participants {
 		if p == "" {
 			continue
 		}
-		if n, ok := nodes[p]; ok {
-			n.Participant = true
+		if k := d.find(p); k >= 0 {
+			d.nodes[k].Participant = true
 			continue
 		}
-		nodes[p] = &GraphNode{Name: p, Participant: true, NoAgent: true, Measured: true}
+		d.add(GraphNode{Name: p, Participant: true, NoAgent: true, Measured: true})
 	}
-	type key struct{ from, to string }
-	weights := make(map[key]int, len(trace.Interactions))
+	// Edges by the ends' places in d.nodes, in the interactions' order.
+	type drawn struct {
+		from, to int32
+		w        int
+	}
+	edges := make([]drawn, 0, len(trace.Interactions))
 	for _, it := range trace.Interactions {
 		if it.From == "" || it.To == "" {
-			warn["interaction with an empty endpoint ignored"] = true
+			warn = append(warn, "interaction with an empty endpoint ignored")
 			continue
 		}
 		if it.Count <= 0 {
-			warn[fmt.Sprintf("interaction %s -> %s with count %d ignored", it.From, it.To, it.Count)] = true
+			warn = append(warn, fmt.Sprintf("interaction %s -> %s with count %d ignored", it.From, it.To, it.Count))
 			continue
 		}
-		for _, name := range []string{it.From, it.To} {
-			if _, ok := nodes[name]; !ok {
-				warn[fmt.Sprintf("interaction names %q, which is not among the trace's agents; added as a measured node", name)] = true
-				nodes[name] = &GraphNode{Name: name, Measured: true}
+		var ends [2]int32
+		for k, name := range [2]string{it.From, it.To} {
+			if ends[k] = d.find(name); ends[k] < 0 {
+				warn = append(warn, fmt.Sprintf("interaction names %q, which is not among the trace's agents; added as a measured node", name))
+				ends[k] = d.add(GraphNode{Name: name, Measured: true})
 			}
 		}
-		k := key{it.From, it.To}
-		if _, dup := weights[k]; dup {
-			warn[fmt.Sprintf("interaction %s -> %s listed twice; counts added", it.From, it.To)] = true
-		}
-		// Saturate rather than overflow on absurd counts.
-		if w := weights[k]; w > math.MaxInt-it.Count {
-			weights[k] = math.MaxInt
-		} else {
-			weights[k] = w + it.Count
-		}
+		edges = append(edges, drawn{ends[0], ends[1], it.Count})
 	}
-	// Sized once and sorted by name before the nodes are copied: nodes
-	// are 80 bytes, names 16 (every trace draws its graph).
-	names := make([]string, 0, len(nodes))
-	for name := range nodes {
-		names = append(names, name)
+	// The nodes sorted by name (their order, then each one's place in
+	// it), before the 80-byte nodes are copied.
+	n := len(d.nodes)
+	perm := make([]int32, 2*n)
+	order, rank := perm[:n], perm[n:]
+	for k := range order {
+		order[k] = int32(k)
 	}
-	slices.Sort(names)
-	res.Nodes = make([]GraphNode, len(names))
-	for i, name := range names {
-		res.Nodes[i] = *nodes[name]
-	}
-	idx := make(map[string]int, len(res.Nodes))
-	for i, n := range res.Nodes {
-		idx[n.Name] = i
+	slices.SortFunc(order, func(x, y int32) int { return strings.Compare(d.nodes[x].Name, d.nodes[y].Name) })
+	res.Nodes = make([]GraphNode, n)
+	for i, k := range order {
+		res.Nodes[i] = d.nodes[k]
+		rank[k] = int32(i)
 	}
 	// Edges sorted by (from, to): by the ends' places in the sorted nodes,
-	// which is their names' order and cheaper to compare.
-	type indexed struct{ from, to, w int }
-	sorted := make([]indexed, 0, len(weights))
-	for k, w := range weights {
-		sorted = append(sorted, indexed{idx[k.from], idx[k.to], w})
+	// which is their names' order and cheaper to compare. Counts of one
+	// pair listed twice are added (saturating: the sum of positive counts
+	// in any order).
+	for k := range edges {
+		edges[k].from, edges[k].to = rank[edges[k].from], rank[edges[k].to]
 	}
-	slices.SortFunc(sorted, func(a, b indexed) int {
+	slices.SortFunc(edges, func(a, b drawn) int {
 		if a.from != b.from {
 			return cmp.Compare(a.from, b.from)
 		}
 		return cmp.Compare(a.to, b.to)
 	})
-	res.Edges = make([]GraphEdge, len(sorted))
-	for i, e := range sorted {
+	res.Edges = make([]GraphEdge, 0, len(edges))
+	for k, e := range edges {
 		from, to := &res.Nodes[e.from], &res.Nodes[e.to]
-		res.Edges[i] = GraphEdge{From: from.Name, To: to.Name, Weight: e.w, Measured: from.Measured && to.Measured}
+		if k > 0 && e.from == edges[k-1].from && e.to == edges[k-1].to {
+			warn = append(warn, fmt.Sprintf("interaction %s -> %s listed twice; counts added", from.Name, to.Name))
+			last := &res.Edges[len(res.Edges)-1]
+			last.Weight = satAdd(last.Weight, e.w)
+		} else {
+			res.Edges = append(res.Edges, GraphEdge{From: from.Name, To: to.Name, Weight: e.w, Measured: from.Measured && to.Measured})
+		}
 		from.CallsOut = satAdd(from.CallsOut, e.w)
 		to.CallsIn = satAdd(to.CallsIn, e.w)
 	}
-	for w := range warn {
-		res.Warnings = append(res.Warnings, w)
-	}
-	sort.Strings(res.Warnings)
+	slices.Sort(warn)
+	res.Warnings = slices.Compact(warn)
 	return res
+}
+
+// smallDrawing is the most nodes drawing finds by a linear scan.
+const smallDrawing = 32
+
+// drawing is the nodes buildDrawnGraph draws, found by name.
+type drawing struct {
+	nodes  []GraphNode
+	byName map[string]int32 // past smallDrawing nodes
+}
+
+// find returns the place of the node named name, -1 when there is none.
+func (d *drawing) find(name string) int32 {
+	if d.byName != nil {
+		if k, ok := d.byName[name]; ok {
+			return k
+		}
+		return -1
+	}
+	for k := range d.nodes {
+		if d.nodes[k].Name == name {
+			return int32(k)
+		}
+	}
+	return -1
+}
+
+// add appends n (not drawn yet) and returns its place.
+func (d *drawing) add(n GraphNode) int32 {
+	k := int32(len(d.nodes))
+	d.nodes = append(d.nodes, n)
+	switch {
+	case d.byName != nil:
+		d.byName[n.Name] = k
+	case len(d.nodes) > smallDrawing:
+		d.byName = make(map[string]int32, 2*len(d.nodes))
+		for j := range d.nodes {
+			d.byName[d.nodes[j].Name] = int32(j)
+		}
+	}
+	return k
 }
 
 func satAdd(a, b int) int {
@@ -510,15 +554,24 @@ func satAdd(a, b int) int {
 
 // metricGraph returns the measured subgraph, its nodes indexed in name
 // order (the order the networkx oracle adds them in), and its number of
-// calls.
+// calls. r.Nodes are sorted by name and unique (buildDrawnGraph): an
+// edge's ends are found by binary search.
 func (r *GraphResult) metricGraph() (*digraph, int) {
-	var names []string
-	idx := map[string]int32{}
-	for _, n := range r.Nodes {
+	var names []string                      // nil when no node is measured
+	measured := make([]int32, len(r.Nodes)) // by place in r.Nodes; -1 for a node not measured
+	for i, n := range r.Nodes {
+		measured[i] = -1
 		if n.Measured {
-			idx[n.Name] = int32(len(names))
+			if names == nil {
+				names = make([]string, 0, len(r.Nodes)-i)
+			}
+			measured[i] = int32(len(names))
 			names = append(names, n.Name)
 		}
+	}
+	place := func(name string) int32 {
+		i, _ := slices.BinarySearchFunc(r.Nodes, name, func(n GraphNode, name string) int { return strings.Compare(n.Name, name) })
+		return measured[i]
 	}
 	var edges []wedge
 	calls := 0
@@ -526,7 +579,10 @@ func (r *GraphResult) metricGraph() (*digraph, int) {
 		if !e.Measured {
 			continue
 		}
-		edges = append(edges, wedge{from: idx[e.From], to: idx[e.To], w: e.Weight})
+		if edges == nil {
+			edges = make([]wedge, 0, len(r.Edges))
+		}
+		edges = append(edges, wedge{from: place(e.From), to: place(e.To), w: e.Weight})
 		calls = satAdd(calls, e.Weight)
 	}
 	return newDigraph(names, edges), calls

@@ -105,7 +105,10 @@ func (g *digraph) allPairsWith(ctx context.Context, inLSCC []bool, wantBC, botto
 	if n >= 256 {
 		chunks = min(64, n/128)
 	}
-	workers := min(runtime.GOMAXPROCS(0), chunks)
+	workers := 1 // runtime.GOMAXPROCS takes the scheduler's lock: asked only when there is a choice
+	if chunks > 1 {
+		workers = min(runtime.GOMAXPROCS(0), chunks)
+	}
 	chunkBC := make([][]float64, chunks)
 	ws := make([]*bfsWorker, workers)
 	errs := make([]error, workers)
@@ -114,44 +117,56 @@ func (g *digraph) allPairsWith(ctx context.Context, inLSCC []bool, wantBC, botto
 		next <- c
 	}
 	close(next)
-	var wg sync.WaitGroup
-	for wi := range workers {
-		w := newBFSWorker(g)
-		w.noBottomUp = !bottomUp
-		ws[wi] = w
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			// The graph is the participants' doing: a panic here is this
-			// evaluation's error (Registry.evaluate logs it), not the
-			// process's end.
-			defer func() {
-				if r := recover(); r != nil {
-					errs[wi] = fmt.Errorf("centrality worker failed unexpectedly: %v\n%s", r, debug.Stack())
-				}
-			}()
-			for c := range next {
-				if err := ctx.Err(); err != nil {
-					errs[wi] = err
-					return
-				}
-				var bc []float64
-				if wantBC {
-					bc = make([]float64, n)
-				}
-				lo, hi := c*n/chunks, (c+1)*n/chunks
-				for s := lo; s < hi; s++ {
-					w.search(g, int32(s), bc, inLSCC)
-					if s%64 == 63 && ctx.Err() != nil {
-						errs[wi] = ctx.Err()
-						return
-					}
-				}
-				chunkBC[c] = bc
+	run := func(wi int) {
+		w := ws[wi]
+		// The graph is the participants' doing: a panic here is this
+		// evaluation's error (Registry.evaluate logs it), not the
+		// process's end.
+		defer func() {
+			if r := recover(); r != nil {
+				errs[wi] = fmt.Errorf("centrality worker failed unexpectedly: %v\n%s", r, debug.Stack())
 			}
 		}()
+		for c := range next {
+			if err := ctx.Err(); err != nil {
+				errs[wi] = err
+				return
+			}
+			var bc []float64
+			if wantBC {
+				bc = make([]float64, n)
+			}
+			lo, hi := c*n/chunks, (c+1)*n/chunks
+			for s := lo; s < hi; s++ {
+				w.search(g, int32(s), bc, inLSCC)
+				if s%64 == 63 && ctx.Err() != nil {
+					errs[wi] = ctx.Err()
+					return
+				}
+			}
+			chunkBC[c] = bc
+		}
 	}
-	wg.Wait()
+	for wi := range workers {
+		ws[wi] = newBFSWorker(g)
+		ws[wi].noBottomUp = !bottomUp
+	}
+	if workers == 1 {
+		// One chunk (every graph under 256 nodes, every trace's but the
+		// largest): a goroutine would cost more than the searches, and
+		// waking a second core to run it more still.
+		run(0)
+	} else {
+		var wg sync.WaitGroup
+		for wi := range workers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				run(wi)
+			}()
+		}
+		wg.Wait()
+	}
 	for _, err := range errs {
 		if err != nil {
 			return pathStats{}, fmt.Errorf("all-pairs shortest paths: %w", err)

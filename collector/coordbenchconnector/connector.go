@@ -130,10 +130,11 @@ type core struct {
 	registry *evals.Registry
 	evalCfg  evals.Config
 	// metricsCfg is evalCfg with what only the log record shows off: the
-	// latency and text evaluators, and the graph metrics no metric
-	// carries (metricsOnlyGraph). Without a logs pipeline nothing reads
-	// them: the metrics take the graph's label, evidence and the metrics
-	// graphMetrics names, and the interactions.
+	// latency and text evaluators, the graph metrics no metric carries
+	// (metricsOnlyGraph) and the evidence's reasons. Without a logs
+	// pipeline nothing reads them: the metrics take the graph's label,
+	// evidence level and the metrics graphMetrics names, and the
+	// interactions.
 	metricsCfg evals.Config
 	await      *tracestore.Await
 	// dict holds the held spans' attribute keys and names once.
@@ -194,7 +195,7 @@ func newCore(set connector.Settings, cfg *Config) (*core, error) {
 		tel:        tel,
 		registry:   evals.NewRegistry(evals.Options{}),
 		evalCfg:    evals.Config{Evaluators: cfg.Evaluators, IncludeVirtualNodes: cfg.IncludeVirtualNodes},
-		metricsCfg: evals.Config{Evaluators: recordOnlyOff(cfg.Evaluators), IncludeVirtualNodes: cfg.IncludeVirtualNodes, GraphMetrics: recordOnlyMetrics},
+		metricsCfg: evals.Config{Evaluators: recordOnlyOff(cfg.Evaluators), IncludeVirtualNodes: cfg.IncludeVirtualNodes, GraphMetrics: recordOnlyMetrics, WithoutReasons: true},
 		await:      &tracestore.Await{Calls: assemble.CallRule(nil), AllAgents: true, Except: cfg.AwaitExcept},
 		dict:       tracestore.NewDict(),
 		resource:   res,

@@ -137,8 +137,10 @@ func (c *core) assess(r released, scratch *tracestore.Scratch) {
 			r.unanswered, r.detached = ev.Unanswered, ev.Detached
 		}
 		in.Collection.Detached = r.detached
-		for _, u := range r.unanswered {
-			in.Collection.Unanswered = append(in.Collection.Unanswered, u.Caller+" -> "+u.Callee)
+		if logs != nil { // only the evidence's reasons name them (metricsCfg has none)
+			for _, u := range r.unanswered {
+				in.Collection.Unanswered = append(in.Collection.Unanswered, u.Caller+" -> "+u.Callee)
+			}
 		}
 	}
 	// Without a logs pipeline nothing reads the steps: the metrics and the

@@ -68,8 +68,9 @@ var allowed = map[string][]string{
 	// The registry of the built-in convention families.
 	"otelmap/assemble/families": {"otelmap/assemble/recognize", "otelmap/assemble/families/*"},
 	// A convention family: one framework's, instrumentation's or
-	// standard's spans, read through the interface of recognize.
-	"otelmap/assemble/families/*": {"otelmap", "otelmap/assemble/recognize", "tracedata"},
+	// standard's spans, read through the interface of recognize
+	// (internal/jsonenc: StringFields reads LangGraph's run metadata).
+	"otelmap/assemble/families/*": {"otelmap", "otelmap/assemble/recognize", "tracedata", "internal/jsonenc"},
 	// The reading of one span through the convention families into a
 	// verdict: the Family interface and the registry's engine.
 	"otelmap/assemble/recognize": {"otelmap", "tracedata"},

@@ -3,8 +3,9 @@
 // times), without reflection. It is for hand-written encoders of types on
 // hot paths (a trace's steps in the collector connector's log records),
 // which must keep producing encoding/json's bytes: its tests hold it to
-// encoding/json on fuzzed input. ParseObject is the one decoder: json.Unmarshal
-// into a map[string]any, for a tool call's arguments.
+// encoding/json on fuzzed input. Its decoders are json.Unmarshal's:
+// ParseObject into a map[string]any, for a tool call's arguments;
+// StringFields into a struct of strings, for LangGraph's run metadata.
 package jsonenc
 
 import (

@@ -70,9 +70,8 @@ func Trace(traceID trace.TraceID, spans []otelmap.Span) *tracedata.TraceData {
 // TraceWith is Trace with options: the families to read with, a user's
 // convention map read before them.
 func TraceWith(traceID trace.TraceID, spans []otelmap.Span, opts Options) *tracedata.TraceData {
-	reg := opts.registry()
-	a := &assembler{traceID: traceID, joined: opts.Joined, reg: reg, reader: reg.Reader(), withoutSteps: opts.WithoutSteps}
-	defer reg.Release(a.reader)
+	a := newAssembler(traceID, opts, opts.registry()) // workspace.go
+	defer a.release()
 	a.index(spans)             // tree.go
 	a.link()                   // tree.go, scan.go
 	a.sortParentsFirst()       // tree.go; cuts parent cycles before the families walk up parents

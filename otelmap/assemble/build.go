@@ -111,6 +111,9 @@ func (a *assembler) build() *tracedata.TraceData {
 	return td
 }
 
+// pairScan is the most interactions buildInteractions finds by a scan.
+const pairScan = 16
+
 // interactionKey keys an interaction by its identities.
 func interactionKey(from, to int32) uint64 { return uint64(uint32(from))<<32 | uint64(uint32(to)) }
 
@@ -128,7 +131,23 @@ func (a *assembler) buildInteractions(td *tracedata.TraceData) {
 		sorted[k] = a.calls[key.ix]
 	}
 	a.calls = sorted
-	byPair := make(map[uint64]int)
+	// The interactions of a pair are found by a scan of the few a trace
+	// has, by a map past pairScan of them.
+	var pairBuf [pairScan]uint64
+	pairs := pairBuf[:0] // each interaction's key
+	var byPair map[uint64]int
+	find := func(key uint64) (int, bool) {
+		if byPair != nil {
+			ix, ok := byPair[key]
+			return ix, ok
+		}
+		for ix, k := range pairs {
+			if k == key {
+				return ix, true
+			}
+		}
+		return 0, false
+	}
 	cov := &td.Coverage
 	for k := range a.calls {
 		c := &a.calls[k]
@@ -141,10 +160,24 @@ func (a *assembler) buildInteractions(td *tracedata.TraceData) {
 		a.idents[c.caller].used = true
 		a.idents[c.callee].used = true
 		key := interactionKey(c.caller, c.callee)
-		ix, ok := byPair[key]
+		ix, ok := find(key)
 		if !ok {
 			ix = len(td.Interactions)
-			byPair[key] = ix
+			switch {
+			case byPair != nil:
+				byPair[key] = ix
+			case len(pairs) < pairScan:
+				pairs = append(pairs, key)
+			default:
+				byPair = make(map[uint64]int, 2*pairScan)
+				for k, p := range pairs {
+					byPair[p] = k
+				}
+				byPair[key] = ix
+			}
+			if len(td.Interactions) == 0 {
+				td.Interactions = make([]tracedata.Interaction, 0, min(len(a.calls), pairScan))
+			}
 			td.Interactions = append(td.Interactions, tracedata.Interaction{
 				From: a.idents[c.caller].name, To: a.idents[c.callee].name,
 			})
@@ -274,7 +307,13 @@ func (a *assembler) buildCoverage(td *tracedata.TraceData) {
 // such span (Coverage.NoEvidence).
 func (a *assembler) buildEvidence(td *tracedata.TraceData) {
 	cov := &td.Coverage
-	cov.Recognized = make(map[string]int, a.reg.NumClaims())
+	claimed := 0 // the map sized for the few claims a trace has, not every claim there is
+	for _, c := range a.recognized[:a.reg.NumClaims()] {
+		if c > 0 {
+			claimed++
+		}
+	}
+	cov.Recognized = make(map[string]int, claimed)
 	for k, c := range a.recognized[:a.reg.NumClaims()] {
 		if c > 0 {
 			cov.Recognized[a.reg.ClaimName(k)] = c

@@ -3,6 +3,7 @@ package assemble
 import (
 	"net"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/coordbench/coordbench/otelmap"
@@ -421,7 +422,7 @@ func (a *assembler) unpairedCallee(ch *chain) int32 {
 		return a.nodes[ch.nameSpan].selfIdent
 	}
 	if ch.addrSpan >= 0 {
-		ix := a.intern(serverAddress(a.span(ch.addrSpan)))
+		ix := a.internAddress(a.span(ch.addrSpan))
 		a.note(ix, recognize.RankServerAddr, true)
 		return ix
 	}
@@ -433,7 +434,17 @@ func (a *assembler) unpairedCallee(ch *chain) int32 {
 
 // serverAddress returns server.address, with server.port when there is one.
 func serverAddress(sp *otelmap.Span) string {
-	host, _, _ := sp.StringAttr(otelmap.AttrServerAddress)
+	host, port := serverHostPort(sp)
+	if port <= 0 {
+		return host
+	}
+	return net.JoinHostPort(host, strconv.FormatInt(port, 10))
+}
+
+// serverHostPort returns server.address and server.port (an integer, or
+// a string of one), 0 when there is none.
+func serverHostPort(sp *otelmap.Span) (host string, port int64) {
+	host, _, _ = sp.StringAttr(otelmap.AttrServerAddress)
 	port, ok := sp.IntAttr(otelmap.AttrServerPort)
 	if !ok {
 		if s, ok2, _ := sp.StringAttr(otelmap.AttrServerPort); ok2 {
@@ -442,10 +453,32 @@ func serverAddress(sp *otelmap.Span) string {
 			}
 		}
 	}
-	if !ok || port <= 0 {
-		return host
+	if !ok {
+		return host, 0
 	}
-	return net.JoinHostPort(host, strconv.FormatInt(port, 10))
+	return host, port
+}
+
+// internAddress interns serverAddress(sp), written into a buffer of the
+// stack and made a string only for an identity not seen before: every
+// unanswered call to an address names it.
+func (a *assembler) internAddress(sp *otelmap.Span) int32 {
+	host, port := serverHostPort(sp)
+	if port <= 0 {
+		return a.intern(host)
+	}
+	var buf [64]byte
+	b := buf[:0]
+	if strings.IndexByte(host, ':') >= 0 { // as net.JoinHostPort writes it
+		b = append(append(append(b, '['), host...), ']')
+	} else {
+		b = append(b, host...)
+	}
+	b = strconv.AppendInt(append(b, ':'), port, 10)
+	if ix, ok := a.identIx[string(b)]; ok {
+		return ix
+	}
+	return a.intern(string(b))
 }
 
 func durationMS(n *node) float64 {

@@ -17,3 +17,12 @@ func WithoutFamily(opts Options, name string) Options {
 	opts.Families = reg
 	return opts
 }
+
+// KeepWorkspaces switches the reuse of assemblies' working arrays
+// (workspace.go) on or off, returning the setting it replaced; off, every
+// assembly starts from fresh memory, as before there were workspaces.
+func KeepWorkspaces(on bool) bool {
+	old := keepWorkspaces
+	keepWorkspaces = on
+	return old
+}

@@ -9,7 +9,6 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/coordbench/coordbench/otelmap"
-	"github.com/coordbench/coordbench/otelmap/assemble/internal/spanindex"
 	"github.com/coordbench/coordbench/otelmap/assemble/internal/spanorder"
 )
 
@@ -32,8 +31,8 @@ type proc struct {
 // keeps the one spanLess puts first, whatever the input order.
 func (a *assembler) index(spans []otelmap.Span) {
 	a.spans = spans
-	a.nodes = make([]node, 0, len(spans))
-	a.byID = spanindex.New(len(spans))
+	a.nodes = slices.Grow(a.nodes[:0], len(spans))
+	a.byID.Reset(len(spans))
 	for i := range spans {
 		sp := &spans[i]
 		if !a.inTrace(sp.TraceID) {
@@ -62,9 +61,6 @@ func (a *assembler) index(spans []otelmap.Span) {
 // link resolves parents, processes and times, and reads each span through
 // the recognizers (scan.go) for what assembly decides by.
 func (a *assembler) link() {
-	a.procByRe = make(map[*otelmap.Resource]int32)
-	a.procBySv = make(map[string]int32)
-	a.identIx = make(map[string]int32)
 	for i := range a.nodes {
 		n := &a.nodes[i]
 		sp := a.span(int32(i))
@@ -160,7 +156,8 @@ func (a *assembler) resortParentsFirst() {
 // the cut does not depend on input order either.
 func (a *assembler) sortParentsFirst() {
 	m := len(a.nodes)
-	a.kidsOff = make([]int32, m+1)
+	a.kidsOff = slices.Grow(a.kidsOff[:0], m+1)[:m+1]
+	clear(a.kidsOff)
 	for i := range a.nodes {
 		if p := a.nodes[i].parent; p >= 0 {
 			a.kidsOff[p+1]++
@@ -169,7 +166,7 @@ func (a *assembler) sortParentsFirst() {
 	for i := 1; i <= m; i++ {
 		a.kidsOff[i] += a.kidsOff[i-1]
 	}
-	a.kids = make([]int32, a.kidsOff[m])
+	a.kids = slices.Grow(a.kids[:0], int(a.kidsOff[m]))[:a.kidsOff[m]] // every place is written below
 	fill := slices.Clone(a.kidsOff[:m])
 	for i := range a.nodes {
 		if p := a.nodes[i].parent; p >= 0 {
@@ -177,7 +174,7 @@ func (a *assembler) sortParentsFirst() {
 			fill[p]++
 		}
 	}
-	a.order = make([]int32, 0, m)
+	a.order = slices.Grow(a.order[:0], m)
 	for i := range a.nodes {
 		if a.nodes[i].parent < 0 {
 			a.nodes[i].depth = 0

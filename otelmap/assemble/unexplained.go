@@ -132,19 +132,21 @@ func (a *assembler) teamComponents() []int32 {
 		}
 	}
 	// Tarjan's algorithm, iterative: a trace may hold thousands of agents.
-	index, low, comp := make([]int32, n), make([]int32, n), make([]int32, n)
+	state := make([]int32, 3*n)
+	index, low, comp := state[:n], state[n:2*n], state[2*n:]
 	for k := range index {
 		index[k], comp[k] = -1, -1
 	}
 	onStack := make([]bool, n)
 	var stack []int32
 	type frame struct{ v, next int32 }
+	var work []frame // one root's walk, reused by the next
 	next := int32(0)
 	for root := range n {
 		if index[root] >= 0 {
 			continue
 		}
-		work := []frame{{v: int32(root)}}
+		work = append(work[:0], frame{v: int32(root)})
 		index[root], low[root] = next, next
 		next++
 		stack = append(stack, int32(root))

@@ -6,6 +6,7 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 
+	"github.com/coordbench/coordbench/internal/jsonenc"
 	"github.com/coordbench/coordbench/otelmap/assemble/recognize"
 )
 
@@ -105,16 +106,16 @@ func readJSON(m *runMeta, v string) {
 	if !strings.Contains(v, `"`+mdNode+`"`) && !strings.Contains(v, `"`+mdAgent+`"`) {
 		return
 	}
-	var md struct {
-		Node  string `json:"langgraph_node"`
-		NS    string `json:"langgraph_checkpoint_ns"`
-		Agent string `json:"lc_agent_name"`
-	}
-	if json.Unmarshal([]byte(v), &md) != nil {
+	// As json.Unmarshal into a struct of the three, without reflection.
+	var vals [3]string
+	if !jsonenc.StringFields(v, metadataKeys[:], vals[:]) {
 		return
 	}
-	m.node, m.ns, m.agent = md.Node, md.NS, md.Agent
+	m.node, m.ns, m.agent = vals[0], vals[1], vals[2]
 }
+
+// metadataKeys are the keys readJSON reads, in runMeta's order.
+var metadataKeys = [...]string{mdNode, mdNS, mdAgent}
 
 // merged is the one reading of a span's run metadata from every exporter
 // that wrote a copy. A key the copies disagree on is read from none of

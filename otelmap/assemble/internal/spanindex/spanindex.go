@@ -26,11 +26,32 @@ type Index struct {
 
 // New returns an index for up to n ids.
 func New(n int) Index {
+	size := tableSize(n)
+	return Index{keys: make([]uint64, size), vals: make([]int32, size), mask: uint64(size - 1), seed: rand.Uint64()}
+}
+
+// Reset empties x and readies it for up to n ids, with a new seed. Its
+// table is reused when it is large enough and not more than 4 times too
+// large (emptying a table costs its size): trace after trace, one index.
+func (x *Index) Reset(n int) {
+	size := tableSize(n)
+	if c := cap(x.keys); c < size || c > 4*size {
+		*x = New(n)
+		return
+	}
+	x.keys, x.vals = x.keys[:size], x.vals[:size]
+	clear(x.keys) // a value is read only where its key is set
+	x.mask, x.seed = uint64(size-1), rand.Uint64()
+}
+
+// tableSize is the power of two, at least 16, that n ids fill at most
+// half.
+func tableSize(n int) int {
 	size := 16
 	for size < 2*n {
 		size <<= 1
 	}
-	return Index{keys: make([]uint64, size), vals: make([]int32, size), mask: uint64(size - 1), seed: rand.Uint64()}
+	return size
 }
 
 func (x *Index) slot(k uint64) uint64 {

@@ -6,32 +6,43 @@ import (
 )
 
 // TestIndex: the index agrees with a map on puts, repeated puts and gets,
-// filled to the n it was made for.
+// filled to the n it was made for, whether made by New or by Reset of an
+// index that held other ids (one index for traces of growing and
+// shrinking sizes).
 func TestIndex(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 3))
-	for _, n := range []int{0, 1, 7, 8, 9, 1000} {
-		x := New(n)
-		want := map[uint64]int32{}
-		for len(want) < n {
-			// Few distinct ids, so that repeats happen.
-			k := 1 + rng.Uint64N(uint64(2*n))
-			held, dup := x.Put(k, int32(len(want)))
-			if w, ok := want[k]; ok {
-				if !dup || held != w {
-					t.Fatalf("n=%d: Put(%d) again = %d, %v; want %d, true", n, k, held, dup, w)
-				}
-				continue
-			}
-			if dup {
-				t.Fatalf("n=%d: Put(%d) first time reports a duplicate", n, k)
-			}
-			want[k] = int32(len(want))
+	var reused Index
+	for _, n := range []int{0, 1, 7, 8, 9, 1000, 300, 9, 8, 1, 0, 20, 5000} {
+		fresh := New(n)
+		reused.Reset(n)
+		for _, x := range []*Index{&fresh, &reused} {
+			checkIndex(t, rng, x, n)
 		}
-		for k := uint64(1); k <= uint64(2*n)+1; k++ {
-			v, ok := x.Get(k)
-			if w, in := want[k]; ok != in || v != w {
-				t.Fatalf("n=%d: Get(%d) = %d, %v; want %d, %v", n, k, v, ok, w, in)
+	}
+}
+
+func checkIndex(t *testing.T, rng *rand.Rand, x *Index, n int) {
+	t.Helper()
+	want := map[uint64]int32{}
+	for len(want) < n {
+		// Few distinct ids, so that repeats happen.
+		k := 1 + rng.Uint64N(uint64(2*n))
+		held, dup := x.Put(k, int32(len(want)))
+		if w, ok := want[k]; ok {
+			if !dup || held != w {
+				t.Fatalf("n=%d: Put(%d) again = %d, %v; want %d, true", n, k, held, dup, w)
 			}
+			continue
+		}
+		if dup {
+			t.Fatalf("n=%d: Put(%d) first time reports a duplicate", n, k)
+		}
+		want[k] = int32(len(want))
+	}
+	for k := uint64(1); k <= uint64(2*n)+1; k++ {
+		v, ok := x.Get(k)
+		if w, in := want[k]; ok != in || v != w {
+			t.Fatalf("n=%d: Get(%d) = %d, %v; want %d, %v", n, k, v, ok, w, in)
 		}
 	}
 }
