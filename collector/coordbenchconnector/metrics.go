@@ -90,7 +90,17 @@ func maxOf(m map[string]float64) (float64, bool) {
 	if len(m) == 0 {
 		return 0, false
 	}
-	return slices.Max(slices.Collect(maps.Values(m))), true
+	best, first := 0.0, true
+	for _, v := range m {
+		// As slices.Max: a NaN wins.
+		if first || v > best || math.IsNaN(v) {
+			best, first = v, false
+		}
+		if math.IsNaN(best) {
+			break
+		}
+	}
+	return best, true
 }
 
 // graphMetrics are the per-trace graph metrics emitted as distributions;

@@ -77,10 +77,24 @@ func (t *telemetry) close() error {
 
 func (t *telemetry) assessed(completion string, took time.Duration) {
 	ctx := context.Background()
-	opt := metric.WithAttributes(attribute.String("completion", completion))
+	opt, ok := completionAttrs[completion]
+	if !ok {
+		opt = metric.WithAttributes(attribute.String("completion", completion))
+	}
 	t.assessedN.Add(ctx, 1, opt)
 	t.assessDur.Record(ctx, took.Seconds())
 }
+
+// completionAttrs are the assessed counter's attribute sets, made once:
+// WithAttributes sorts and copies its attributes at every call, once per
+// trace.
+var completionAttrs = func() map[string]metric.MeasurementOption {
+	m := map[string]metric.MeasurementOption{}
+	for _, c := range []string{completionSettled, completionMaxWait, completionEvicted, completionShutdown} {
+		m[c] = metric.WithAttributeSet(attribute.NewSet(attribute.String("completion", c)))
+	}
+	return m
+}()
 
 func (t *telemetry) evicted(reason string) {
 	t.evictedN.Add(context.Background(), 1, metric.WithAttributes(attribute.String("reason", reason)))
