@@ -88,6 +88,12 @@ var configs = map[string]config{
 		// capture's).
 		return checkCount(r.sink.counter("traces.span.metrics.calls"), r.p.namedSpans, "spans counted (traces.span.metrics.calls)")
 	}},
+	"service_graph": {name: "service_graph", file: "service_graph.yaml", unit: "client/server pairs counted", done: func(_ context.Context, r *runState) (bool, error) {
+		if _, _, _, failures := r.sink.logState(); len(failures) > 0 {
+			return false, fmt.Errorf("the sink could not decode: %v", failures)
+		}
+		return checkCount(r.sink.counter("traces_service_graph_request_total"), r.p.pairs, "client/server pairs counted (traces_service_graph_request_total)")
+	}},
 }
 
 // emitChecked fails a coordbench run whose connector's metrics or logs

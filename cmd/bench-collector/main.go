@@ -1,11 +1,11 @@
 // Command bench-collector measures the coordbench connector in a Collector
-// against the contrib span_metrics connector, and both against the
-// receiver alone (`make bench-collector`, which builds bin/otelcol first;
-// docs/performance.md has the figures): it builds one deterministic OTLP
-// protobuf payload (copies of every framework capture under
-// otelmap/assemble/testdata/frameworks, each copy a trace id of its own,
-// spread among traces of internal/tracegen, bench-ingest's generator),
-// then, for each run, starts a fresh collector process of one
+// against two contrib connectors, span_metrics and servicegraph, and all
+// against the receiver alone (`make bench-collector`, which builds
+// bin/otelcol first; docs/performance.md has the figures): it builds one
+// deterministic OTLP protobuf payload (copies of every framework capture
+// under otelmap/assemble/testdata/frameworks, each copy a trace id of its
+// own, spread among traces of internal/tracegen, bench-ingest's
+// generator), then, for each run, starts a fresh collector process of one
 // configuration (configs/*.yaml) on free loopback ports, posts every
 // request over -conns connections, waits until that configuration has
 // processed the whole payload, reads the process's CPU time (from the
@@ -16,18 +16,19 @@
 // span_metrics and servicegraph run), the coordbench.traces counter equal
 // to the traces sent; coordbench (a metrics and a logs pipeline), one log
 // record per trace as well (a record twice fails the run); span_metrics,
-// its calls counter summed over every series equal to the spans sent. The
-// connectors' outputs go by OTLP/HTTP to a sink in this process, which
-// decodes them with pdata; with --snapshot it writes what each coordbench
-// configuration emitted in its first counted run, to compare two builds'
-// results.
+// its calls counter summed over every series equal to the spans sent;
+// service_graph, its request counter summed over every series equal to the
+// payload's client/server pairs (payload.pairs). The connectors' outputs
+// go by OTLP/HTTP to a sink in this process, which decodes them with
+// pdata; with --snapshot it writes what each coordbench configuration
+// emitted in its first counted run, to compare two builds' results.
 //
 // Configurations alternate run by run (baseline, coordbench_metrics,
-// coordbench, span_metrics, baseline, ...), after one warm-up round not
-// counted; it prints every run, the medians, and the ratios of each
-// coordbench configuration to span_metrics, of spans per CPU-second and of
-// peak RSS, with and without the baseline's CPU (the receiver's own share,
-// which every connector's run pays).
+// coordbench, span_metrics, service_graph, baseline, ...), after one
+// warm-up round not counted; it prints every run, the medians, and the
+// ratios of each coordbench configuration to each peer, of spans per
+// CPU-second and of peak RSS, with and without the baseline's CPU (the
+// receiver's own share, which every connector's run pays).
 package main
 
 import (
@@ -71,8 +72,8 @@ type options struct {
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	c := cli.New("bench-collector", "[--otelcol BIN] [--configs a,b] [--runs N] [--copies N] [--quick] [flags]",
-		"Measure the coordbench connector in a Collector against the contrib span_metrics connector and the\n"+
-			"receiver alone: the same OTLP payload, fresh collector processes, runs interleaved (run from the\n"+
+		"Measure the coordbench connector in a Collector against the contrib span_metrics and servicegraph\n"+
+			"connectors and the receiver alone: the same OTLP payload, fresh collector processes, runs interleaved (run from the\n"+
 			"repository root; `make bench-collector` builds bin/otelcol).", stdout, stderr)
 	c.Examples = []string{
 		"bench-collector",
@@ -92,7 +93,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 func parseFlags(c *cli.Command, args []string) (o options, code int, ok bool) {
 	fs := c.Flags
 	fs.StringVar(&o.otelcol, "otelcol", "bin/otelcol", "the collector binary (coordbench's distribution)")
-	fs.StringVar(&o.configsFlag, "configs", "baseline,coordbench_metrics,coordbench,span_metrics", "the configurations to run, in this order each round")
+	fs.StringVar(&o.configsFlag, "configs", "baseline,coordbench_metrics,coordbench,span_metrics,service_graph", "the configurations to run, in this order each round")
 	fs.StringVar(&o.shape.capturesDir, "captures", "otelmap/assemble/testdata/frameworks", "the framework captures (*.otlp.json)")
 	fs.IntVar(&o.shape.copies, "copies", 60, "copies of each capture, each a trace of its own")
 	fs.IntVar(&o.shape.generated.Requests, "requests", 40, "generated export requests")
@@ -140,7 +141,7 @@ func parseFlags(c *cli.Command, args []string) (o options, code int, ok bool) {
 	for name := range strings.SplitSeq(o.configsFlag, ",") {
 		name = strings.TrimSpace(name)
 		if _, known := configs[name]; !known {
-			return o, c.UsageError("--configs: unknown configuration %q (known: baseline, coordbench_metrics, coordbench, span_metrics)", name), false
+			return o, c.UsageError("--configs: unknown configuration %q (known: baseline, coordbench_metrics, coordbench, span_metrics, service_graph)", name), false
 		}
 		if slices.Contains(o.configs, name) {
 			return o, c.UsageError("--configs: %q twice", name), false
@@ -201,21 +202,23 @@ func bench(ctx context.Context, o options, stdout io.Writer) error {
 		meds[name] = m
 		fmt.Fprintf(stdout, row, "median", name, "", fmt.Sprintf("%.2f", m.cpu), procbench.Thousands(float64(p.spans)/m.cpu), fmt.Sprintf("%.0f", m.rss), "")
 	}
-	peer, okP := meds["span_metrics"]
 	base, okB := meds["baseline"]
 	fmt.Fprintln(stdout)
 	for _, name := range []string{"coordbench_metrics", "coordbench"} {
 		ours, okO := meds[name]
-		if !okO || !okP {
-			continue
-		}
-		fmt.Fprintf(stdout, "%s / span_metrics: spans per CPU-second %s (medians of CPU time: %.2f s / %.2f s), peak RSS %s\n",
-			name, ratio(peer.cpu, ours.cpu), ours.cpu, peer.cpu, ratio(ours.rss, peer.rss))
-		if okB {
-			fmt.Fprintf(stdout, "  without the receiver's share (baseline %.2f s): connector CPU %.2f s / %.2f s, spans per connector CPU-second %s / %s = %s\n",
-				base.cpu, ours.cpu-base.cpu, peer.cpu-base.cpu,
-				procbench.Thousands(float64(p.spans)/(ours.cpu-base.cpu)), procbench.Thousands(float64(p.spans)/(peer.cpu-base.cpu)),
-				ratio(peer.cpu-base.cpu, ours.cpu-base.cpu))
+		for _, peerName := range []string{"span_metrics", "service_graph"} {
+			peer, okP := meds[peerName]
+			if !okO || !okP {
+				continue
+			}
+			fmt.Fprintf(stdout, "%s / %s: spans per CPU-second %s (medians of CPU time: %.2f s / %.2f s), peak RSS %s\n",
+				name, peerName, ratio(peer.cpu, ours.cpu), ours.cpu, peer.cpu, ratio(ours.rss, peer.rss))
+			if okB {
+				fmt.Fprintf(stdout, "  without the receiver's share (baseline %.2f s): connector CPU %.2f s / %.2f s, spans per connector CPU-second %s / %s = %s\n",
+					base.cpu, ours.cpu-base.cpu, peer.cpu-base.cpu,
+					procbench.Thousands(float64(p.spans)/(ours.cpu-base.cpu)), procbench.Thousands(float64(p.spans)/(peer.cpu-base.cpu)),
+					ratio(peer.cpu-base.cpu, ours.cpu-base.cpu))
+			}
 		}
 	}
 	return nil
@@ -235,8 +238,8 @@ func describe(w io.Writer, o options, p *payload, took time.Duration) {
 	sort.Strings(kinds)
 	a := p.agentsPerTrace
 	if len(a) > 0 {
-		fmt.Fprintf(w, "         span kinds: %s; agents (service.name) per trace: min %d, median %d, max %d; %s spans without a service.name\n",
-			strings.Join(kinds, ", "), a[0], a[len(a)/2], a[len(a)-1], n(p.spans-p.namedSpans))
+		fmt.Fprintf(w, "         span kinds: %s; agents (service.name) per trace: min %d, median %d, max %d; %s spans without a service.name; %s client/server pairs\n",
+			strings.Join(kinds, ", "), a[0], a[len(a)/2], a[len(a)-1], n(p.spans-p.namedSpans), n(p.pairs))
 	}
 	fmt.Fprintf(w, "collector: %s, fresh process per run; configs %s; %d counted runs each after %d warm-up round(s); client %d connections; %d CPUs\n\n",
 		o.otelcol, strings.Join(o.configs, ", "), o.runs, o.warmup, o.conns, runtime.NumCPU())

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 
 	"github.com/coordbench/coordbench/internal/testenv"
@@ -41,6 +42,15 @@ func TestPayload(t *testing.T) {
 	}
 	perTrace := map[pcommon.TraceID]int{}
 	spans, named := 0, 0
+	// The pairs, counted from the server side: the distinct parents of
+	// named SERVER and CONSUMER spans that are named CLIENT or PRODUCER
+	// spans.
+	type key struct {
+		trace pcommon.TraceID
+		span  pcommon.SpanID
+	}
+	callers := map[key]bool{}
+	var answers []key
 	for r, body := range p.bodies {
 		req := ptraceotlp.NewExportRequest()
 		if err := req.UnmarshalProto(body); err != nil {
@@ -52,8 +62,15 @@ func TestPayload(t *testing.T) {
 				for _, s := range ss.Spans().All() {
 					perTrace[s.TraceID()]++
 					spans++
-					if hasName {
-						named++
+					if !hasName {
+						continue
+					}
+					named++
+					switch s.Kind() {
+					case ptrace.SpanKindClient, ptrace.SpanKindProducer:
+						callers[key{s.TraceID(), s.SpanID()}] = true
+					case ptrace.SpanKindServer, ptrace.SpanKindConsumer:
+						answers = append(answers, key{s.TraceID(), s.ParentSpanID()})
 					}
 				}
 			}
@@ -61,6 +78,15 @@ func TestPayload(t *testing.T) {
 	}
 	if spans != p.spans || named != p.namedSpans || len(perTrace) != p.traces {
 		t.Errorf("the bytes hold %d spans (%d named) of %d traces; the payload says %d (%d) of %d", spans, named, len(perTrace), p.spans, p.namedSpans, p.traces)
+	}
+	paired := map[key]bool{}
+	for _, k := range answers {
+		if callers[k] {
+			paired[k] = true
+		}
+	}
+	if len(paired) != p.pairs || p.pairs == 0 {
+		t.Errorf("the bytes hold %d client/server pairs; the payload says %d", len(paired), p.pairs)
 	}
 	caps, err := loadCaptures(shape.capturesDir)
 	if err != nil {
@@ -99,7 +125,8 @@ func TestFlags(t *testing.T) {
 // TestBenchCollectorQuick runs the command end to end in its quick mode
 // against bin/otelcol (`make otelcol`; without it the test skips, under
 // CI=true it fails): every configuration processes the whole payload,
-// coordbench assesses every trace exactly once. No figure is asserted.
+// coordbench assesses every trace exactly once; service_graph pairs every
+// client/server pair. No figure is asserted.
 func TestBenchCollectorQuick(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("reads Linux's /proc")
@@ -113,7 +140,7 @@ func TestBenchCollectorQuick(t *testing.T) {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out.String(), errOut.String())
 	}
 	t.Logf("\n%s", out.String())
-	for _, want := range []string{"1       baseline", "1       coordbench", "1       span_metrics", "median  coordbench", "coordbench / span_metrics:", "without the receiver's share"} {
+	for _, want := range []string{"1       baseline", "1       coordbench", "1       span_metrics", "1       service_graph", "median  coordbench", "coordbench / span_metrics:", "coordbench_metrics / service_graph:", "without the receiver's share"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("no %q in the output", want)
 		}

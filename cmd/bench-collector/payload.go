@@ -31,7 +31,12 @@ type payload struct {
 	spans, traces int
 	// namedSpans are the spans whose resource has a service.name: what
 	// span_metrics counts (it skips the others).
-	namedSpans    int
+	namedSpans int
+	// pairs are the calls servicegraph pairs: a CLIENT or PRODUCER span
+	// and a SERVER or CONSUMER span whose parent it is, both of resources
+	// with a service.name (it skips the others), counted once per client
+	// span however many servers name it.
+	pairs         int
 	captures      int // capture files
 	captureSpans  int // spans of one copy of every capture
 	captureTraces int // traces of all copies
@@ -132,6 +137,11 @@ func buildPayload(shape payloadShape) (*payload, error) {
 	for t := range shape.generated.Traces() {
 		generated[tracegen.TraceID(t)] = true
 	}
+	type spanKey struct {
+		trace pcommon.TraceID
+		span  pcommon.SpanID
+	}
+	clients, servers := map[spanKey]bool{}, map[spanKey]bool{}
 	h := sha256.New()
 	for i, td := range reqs {
 		for _, rs := range td.ResourceSpans().All() {
@@ -140,6 +150,14 @@ func buildPayload(shape payloadShape) (*payload, error) {
 				svc = v.AsString()
 				for _, ss := range rs.ScopeSpans().All() {
 					p.namedSpans += ss.Spans().Len()
+					for _, s := range ss.Spans().All() {
+						switch s.Kind() {
+						case ptrace.SpanKindClient, ptrace.SpanKindProducer:
+							clients[spanKey{s.TraceID(), s.SpanID()}] = true
+						case ptrace.SpanKindServer, ptrace.SpanKindConsumer:
+							servers[spanKey{s.TraceID(), s.ParentSpanID()}] = true
+						}
+					}
 				}
 			}
 			for _, ss := range rs.ScopeSpans().All() {
@@ -163,6 +181,11 @@ func buildPayload(shape payloadShape) (*payload, error) {
 		p.bodies = append(p.bodies, body)
 		p.bytes += len(body)
 		h.Write(body)
+	}
+	for k := range clients {
+		if servers[k] {
+			p.pairs++
+		}
 	}
 	p.traces = len(agents)
 	p.captureTraces = len(captureTrace)

@@ -20,6 +20,7 @@ import (
 	otlpreceiver "go.opentelemetry.io/collector/receiver/otlpreceiver"
 	"go.opentelemetry.io/collector/service/telemetry/otelconftelemetry"
 
+	servicegraphconnector "github.com/open-telemetry/opentelemetry-collector-contrib/connector/servicegraphconnector"
 	spanmetricsconnector "github.com/open-telemetry/opentelemetry-collector-contrib/connector/spanmetricsconnector"
 
 	coordbenchconnector "github.com/coordbench/coordbench/collector/coordbenchconnector"
@@ -74,6 +75,8 @@ func components() (otelcol.Factories, error) {
 		coordbenchconnector.NewFactory(),
 		// The peer of `make bench-collector` (builder-config.yaml).
 		spanmetricsconnector.NewFactory(),
+		// Its closer peer, which pairs calls across a trace too.
+		servicegraphconnector.NewFactory(),
 	)
 	if err != nil {
 		return otelcol.Factories{}, err
@@ -81,6 +84,7 @@ func components() (otelcol.Factories, error) {
 	factories.ConnectorModules = make(map[component.Type]string, len(factories.Connectors))
 	factories.ConnectorModules[coordbenchconnector.NewFactory().Type()] = "github.com/coordbench/coordbench/collector/coordbenchconnector v0.0.0"
 	factories.ConnectorModules[spanmetricsconnector.NewFactory().Type()] = "github.com/open-telemetry/opentelemetry-collector-contrib/connector/spanmetricsconnector v0.164.0"
+	factories.ConnectorModules[servicegraphconnector.NewFactory().Type()] = "github.com/open-telemetry/opentelemetry-collector-contrib/connector/servicegraphconnector v0.159.0"
 
 	return factories, nil
 }

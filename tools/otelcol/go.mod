@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/coordbench/coordbench/collector/coordbenchconnector v0.0.0
+	github.com/open-telemetry/opentelemetry-collector-contrib/connector/servicegraphconnector v0.159.0
 	github.com/open-telemetry/opentelemetry-collector-contrib/connector/spanmetricsconnector v0.164.0
 	go.opentelemetry.io/collector/component v1.70.0
 	go.opentelemetry.io/collector/confmap v1.70.0
