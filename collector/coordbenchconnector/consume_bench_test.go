@@ -16,7 +16,8 @@ import (
 // pdata, packing, committing), bounds wide enough that nothing is
 // released; "unpack" unpacks every held trace as assessment does
 // (Held.SpansIn into one Scratch), and reports the heap the hold keeps
-// live per span. Neither counts the assessment, which
+// live per span; "check" makes the settle check of every held trace as
+// core.due makes it. None counts the assessment, which
 // BenchmarkConnector measures with them.
 //
 //	cd collector/coordbenchconnector && go test -run '^$' -bench Consume -benchmem -count 6
@@ -24,6 +25,10 @@ func BenchmarkConsume(b *testing.B) {
 	batches, spans, traces := benchBatches(b)
 	cfg := createDefaultConfig()
 	cfg.MaxWait = time.Hour
+	// Nothing is checked or released behind the benchmark's back: its
+	// work is the same whatever the wall time (and so countable by
+	// valgrind --tool=callgrind, which runs it fifty times slower).
+	cfg.Quiet = time.Hour / 2
 	cfg.MetricsFlushInterval = time.Hour
 	cfg.MaxTraces = 4 * traces
 	cfg.MaxSpans = 4 * spans
@@ -85,5 +90,28 @@ func BenchmarkConsume(b *testing.B) {
 		// The hold's memory: what the held spans keep live (b.Loop's
 		// reset drops metrics reported before it).
 		b.ReportMetric(float64(int64(m1.HeapAlloc)-int64(m0.HeapAlloc))/float64(spans), "held-B/span")
+	})
+	b.Run("check", func(b *testing.B) {
+		c := fill(b)
+		defer stop(b, c)
+		// The settle check of every held trace, as due makes it once a
+		// trace is quiet: a view of the trace, its spans for the check,
+		// the evidence under the connector's rule.
+		var scratch tracestore.Scratch
+		var evScratch tracestore.EvidenceScratch
+		whole := 0
+		b.ReportAllocs()
+		for b.Loop() {
+			whole = 0
+			for id, h := range c.held {
+				if tracestore.CheckEvidenceIn(h.spans.View().SpansForCheck(id, &scratch), c.await, &evScratch).Whole() {
+					whole++
+				}
+			}
+		}
+		if whole == 0 || whole == traces {
+			b.Fatalf("%d of %d traces whole: the payload no longer tells the check's outcomes apart", whole, traces)
+		}
+		b.ReportMetric(float64(spans)*float64(b.N)/b.Elapsed().Seconds(), "spans/s")
 	})
 }

@@ -201,23 +201,25 @@ func (b *Batch) finish(h *Held, sp *otelmap.Span, m batchMark) AddOutcome {
 	return Added
 }
 
-// Commit moves the added records into their traces: each trace's bytes
-// are copied once into one chunk of their new size (the old chunks stay as
-// they are, for Views reading them). A Held's records are so in one chunk,
-// sized exactly, where the Store's grow by chunks with room to spare
-// (packed.go): a held trace is read a few times and its size is the
-// holder's memory. A batch's records of a trace, which alone refer to
-// each other's values, are so in one chunk.
+// Commit moves the added records into their traces: each trace's records
+// of the batch go to one new chunk of exactly their size (the chunks held
+// already stay as they are, for Views reading them). A batch's records of
+// a trace, which alone refer to each other's values, are so in one chunk,
+// and a held trace's bytes are sized exactly, where the Store's grow by
+// chunks with room to spare (packed.go): a held trace is read a few times
+// and its size is the holder's memory. Copying a trace's bytes whole into
+// one chunk at every batch instead was the connector's largest allocation
+// (docs/performance.md, seventh pass).
 func (b *Batch) Commit() {
 	for _, h := range b.traces {
-		h.p.regrow(h.pending)
+		h.p.chunks = append(h.p.chunks, chunk{start: uint32(h.p.size), b: make([]byte, 0, h.pending)})
 		h.pending = 0
 		h.p.firstPending = len(h.p.heads) // Held.Add places only the heads after these
 	}
 	for _, r := range b.records {
-		c := &r.h.p.chunks[0]
+		c := &r.h.p.chunks[len(r.h.p.chunks)-1]
 		c.b = append(c.b, b.buf[r.off:r.off+r.n]...)
-		r.h.p.size = len(c.b)
+		r.h.p.size = int(c.start) + len(c.b)
 	}
 	clear(b.records)
 	b.records = b.records[:0]
@@ -254,7 +256,10 @@ func (h *Held) Root() (trace.SpanID, bool) {
 //
 // Spans added through an open Batch are not in the view.
 func (h *Held) View() *Held {
-	v := &Held{p: h.p.view()}
+	// A Held never rewrites a head (it has no replace, for which the
+	// Store's view copies them): the view shares them, cut to their
+	// length, and h only appends past them or moves them (Reserve).
+	v := &Held{p: h.p.viewOver(h.p.heads[:len(h.p.heads):len(h.p.heads)])}
 	if h.pending > 0 {
 		n := len(v.p.heads)
 		for n > 0 && int(v.p.heads[n-1].off) >= v.p.size {
@@ -294,9 +299,10 @@ func (h *Held) SpansIn(id trace.TraceID, s *Scratch) []otelmap.Span {
 	return h.spansIn(id, s, false)
 }
 
-// SpansForCheck is SpansIn for CheckEvidence: every span but without its
-// attributes unless it is a CLIENT or PRODUCER span, the only spans whose
-// attributes the settle rule reads (a client chain's: evidence_rule.go, note and
+// SpansForCheck is SpansIn for CheckEvidence: every CLIENT and PRODUCER
+// span whole, and of the others their ids, kind and status alone, all
+// that the settle rule reads of them (it reads attributes, resources and
+// names of a client chain's spans only: evidence_rule.go, note and
 // CallRule). Unpacking the attributes is most of the cost of reading a
 // trace; TestSpansForCheck holds CheckEvidence's verdicts on these to its
 // verdicts on Spans.
@@ -320,16 +326,6 @@ func (h *Held) spansIn(id trace.TraceID, s *Scratch, clientAttrs bool) []otelmap
 		s.spans = nil
 	}
 	return out
-}
-
-// regrow copies the trace's records into one chunk with room for extra
-// bytes more.
-func (p *packedSpans) regrow(extra int) {
-	b := make([]byte, 0, p.size+extra)
-	for _, c := range p.chunks {
-		b = append(b, c.b...)
-	}
-	p.chunks = append(p.chunks[:0], chunk{b: b}) // a View has its own chunks
 }
 
 // findBatchResource is findResource for resources of the caller's batch

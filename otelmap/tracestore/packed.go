@@ -136,8 +136,13 @@ func (p *packedSpans) len() int { return len(p.heads) }
 // bytes, resources and details are the parts of p's that exist now, which
 // p never writes again (it only appends past them).
 func (p *packedSpans) view() packedSpans {
+	return p.viewOver(slices.Clone(p.heads))
+}
+
+// viewOver is view with heads, p's or a copy of them.
+func (p *packedSpans) viewOver(heads []spanHead) packedSpans {
 	return packedSpans{
-		heads:     slices.Clone(p.heads),
+		heads:     heads,
 		chunks:    slices.Clone(p.chunks), // place appends to the last chunk's b
 		size:      p.size,
 		resources: p.resources[:len(p.resources):len(p.resources)],
@@ -436,8 +441,9 @@ func (p *packedSpans) unpackAll(id trace.TraceID) []otelmap.Span {
 // unpackInto is unpackAll into out (len(p.heads) spans, which it
 // overwrites) and attributes appended to attrs when it has room (else to
 // new arrays); it returns the spans and the attribute array last written.
-// With clientAttrs, only CLIENT and PRODUCER spans get their attributes
-// (CheckEvidence reads no others': Held.SpansForCheck).
+// With clientAttrs, only CLIENT and PRODUCER spans are unpacked whole; the
+// others get their ids, kind and status alone (CheckEvidence reads no
+// more of them: Held.SpansForCheck).
 func (p *packedSpans) unpackInto(id trace.TraceID, out []otelmap.Span, attrs []attribute.KeyValue, clientAttrs bool) ([]otelmap.Span, []attribute.KeyValue) {
 	var words dictTables
 	if p.dict != nil {
@@ -463,7 +469,22 @@ const maxAttrReserve = 1 << 16
 // unpack decodes rec into sp, its attributes appended to attrs, and
 // returns attrs. When attrs has no room for them, the new slice has room
 // for the rest spans from this one on, if they have as many attributes.
+//
+// With clientAttrs, a span that is not a CLIENT or PRODUCER span gets its
+// kind and status alone: the settle check reads nothing else of it
+// (evidence_rule.go reads other spans' ids and kinds; a resource, a name,
+// a time and attributes only of a client chain's spans), and the rest of
+// the header is half of what decoding such a record costs.
 func (p *packedSpans) unpack(sp *otelmap.Span, r reader, attrs []attribute.KeyValue, rest int, clientAttrs bool) []attribute.KeyValue {
+	if clientAttrs {
+		flags := r.b[0]
+		r.pos = 1
+		if k := trace.SpanKind(r.varint()); k != trace.SpanKindClient && k != trace.SpanKindProducer {
+			sp.Kind, sp.StatusError = k, flags&flagError != 0
+			return attrs
+		}
+		r.pos = 0
+	}
 	h := r.header()
 	sp.StatusError = h.flags&flagError != 0
 	sp.Kind = trace.SpanKind(h.kind)
