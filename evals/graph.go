@@ -468,10 +468,18 @@ func buildDrawnGraph(trace *tracedata.TraceData, participants []string, includeV
 		order[k] = int32(k)
 	}
 	slices.SortFunc(order, func(x, y int32) int { return strings.Compare(d.nodes[x].Name, d.nodes[y].Name) })
-	res.Nodes = make([]GraphNode, n)
+	inOrder := true // most often: the agents come sorted by name and no participant is added
 	for i, k := range order {
-		res.Nodes[i] = d.nodes[k]
 		rank[k] = int32(i)
+		inOrder = inOrder && int(k) == i
+	}
+	if inOrder {
+		res.Nodes = d.nodes[:n:n]
+	} else {
+		res.Nodes = make([]GraphNode, n)
+		for i, k := range order {
+			res.Nodes[i] = d.nodes[k]
+		}
 	}
 	// Edges sorted by (from, to): by the ends' places in the sorted nodes,
 	// which is their names' order and cheaper to compare. Counts of one

@@ -173,6 +173,10 @@ type assembler struct {
 	chains  []chain
 	entries []int32
 	calls   []call
+	// sortedCalls and startKeys are buildInteractions's: the calls in
+	// order of start, and the keys it sorts them by.
+	sortedCalls []call
+	startKeys   []startKey
 
 	reader            *recognize.Reader // reads each span (scan.go)
 	tree              familyTree        // the tree a family's pass sees (familytree.go)

@@ -121,16 +121,20 @@ func interactionKey(from, to int32) uint64 { return uint64(uint32(from))<<32 | u
 // (caller, callee) into td.Interactions, counting coverage as it goes;
 // self-calls are dropped.
 func (a *assembler) buildInteractions(td *tracedata.TraceData) {
-	keys := make([]startKey, len(a.calls))
+	// The keys and the sorted calls are the workspace's (workspace.go):
+	// the calls sorted take the place of the calls, and the calls's array
+	// is the next trace's sortedCalls.
+	keys := slices.Grow(a.startKeys[:0], len(a.calls))[:len(a.calls)]
 	for k, c := range a.calls {
 		keys[k] = startKey{t: c.start, id: c.key, ix: int32(k)}
 	}
 	slices.SortFunc(keys, compareStart)
-	sorted := make([]call, len(a.calls))
+	sorted := slices.Grow(a.sortedCalls[:0], len(a.calls))[:len(a.calls)]
 	for k, key := range keys {
 		sorted[k] = a.calls[key.ix]
 	}
-	a.calls = sorted
+	a.startKeys = keys[:0]
+	a.calls, a.sortedCalls = sorted, a.calls[:0]
 	// The interactions of a pair are found by a scan of the few a trace
 	// has, by a map past pairScan of them.
 	var pairBuf [pairScan]uint64
@@ -148,6 +152,26 @@ func (a *assembler) buildInteractions(td *tracedata.TraceData) {
 		}
 		return 0, false
 	}
+	// The interactions' array is made once at its size: the pairs are
+	// counted first, by a scan of up to pairScan of them.
+	n := 0
+	for k := range a.calls {
+		c := &a.calls[k]
+		if c.class == classDropped || c.caller == c.callee {
+			continue
+		}
+		if key := interactionKey(c.caller, c.callee); !slices.Contains(pairs, key) {
+			if len(pairs) == pairScan {
+				n = 2 * pairScan // many: append grows it past that
+				break
+			}
+			pairs = append(pairs, key)
+		}
+	}
+	if n == 0 {
+		n = len(pairs)
+	}
+	pairs = pairs[:0]
 	cov := &td.Coverage
 	for k := range a.calls {
 		c := &a.calls[k]
@@ -176,7 +200,7 @@ func (a *assembler) buildInteractions(td *tracedata.TraceData) {
 				byPair[key] = ix
 			}
 			if len(td.Interactions) == 0 {
-				td.Interactions = make([]tracedata.Interaction, 0, min(len(a.calls), pairScan))
+				td.Interactions = make([]tracedata.Interaction, 0, n)
 			}
 			td.Interactions = append(td.Interactions, tracedata.Interaction{
 				From: a.idents[c.caller].name, To: a.idents[c.callee].name,
@@ -217,6 +241,15 @@ func (a *assembler) buildInteractions(td *tracedata.TraceData) {
 
 // buildAgents writes the agents that did a step or took part in a call.
 func (a *assembler) buildAgents(td *tracedata.TraceData) {
+	n := 0
+	for k := range a.idents {
+		if a.idents[k].used {
+			n++
+		}
+	}
+	if n > 0 {
+		td.Agents = make([]tracedata.Agent, 0, n)
+	}
 	for k := range a.idents {
 		x := &a.idents[k]
 		if !x.used {

@@ -42,6 +42,7 @@ func newAssembler(traceID trace.TraceID, opts Options, reg *recognize.Registry) 
 		idents: w.idents[:0], identIx: w.identIx,
 		kidsOff: w.kidsOff[:0], kids: w.kids[:0], order: w.order[:0],
 		chains: w.chains[:0], entries: w.entries[:0], calls: w.calls[:0],
+		sortedCalls: w.sortedCalls[:0], startKeys: w.startKeys[:0],
 	}
 	if w.procByRe == nil {
 		w.procByRe = make(map[*otelmap.Resource]int32)
@@ -70,6 +71,7 @@ func (a *assembler) release() {
 		idents: a.idents[:0], identIx: a.identIx,
 		kidsOff: a.kidsOff[:0], kids: a.kids[:0], order: a.order[:0],
 		chains: a.chains[:0], entries: a.entries[:0], calls: a.calls[:0],
+		sortedCalls: a.sortedCalls[:0], startKeys: a.startKeys[:0],
 	}
 	workspaces.Put(a)
 }
