@@ -37,15 +37,15 @@ import (
 // by the OpenTelemetry SDK's OTLP/HTTP exporter.
 
 // collectorComponents are the components collector-config.yaml and
-// collector-coordbench.yaml use, plus the contrib span_metrics connector,
-// the peer `make bench-collector` measures coordbench's against (its
-// configs are cmd/bench-collector's); the distribution must have exactly
-// these (tools/otelcol/components.go).
+// collector-coordbench.yaml use, plus the contrib span_metrics and
+// servicegraph connectors, the peers `make bench-collector` measures
+// coordbench's against (their configs are cmd/bench-collector's); the
+// distribution must have exactly these (tools/otelcol/components.go).
 var collectorComponents = map[string][]string{
 	"receivers":  {"otlp"},
 	"processors": {"batch", "memory_limiter"},
 	"exporters":  {"debug", "otlp_http"},
-	"connectors": {"coordbench", "span_metrics"},
+	"connectors": {"coordbench", "service_graph", "span_metrics"},
 	"extensions": {},
 }
 
