@@ -45,13 +45,6 @@ import (
 // limit. Where no cgroup can be made, the limits are per process, chosen so
 // that their product stays within the run's budget (Options.perProcess).
 
-// Limit modes of Info.LimitMode.
-const (
-	LimitModeCgroupV2   = "cgroup v2"
-	LimitModeCgroupV1   = "cgroup v1"
-	LimitModePerProcess = "per-process"
-)
-
 // cgroupPoll is how often a run's cgroup counters are read.
 const cgroupPoll = 100 * time.Millisecond
 

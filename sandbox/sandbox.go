@@ -254,6 +254,15 @@ func (o Options) cpuSeconds(timeout time.Duration) int {
 	return max(1, int((timeout+time.Second-1)/time.Second))
 }
 
+// Limit modes of Info.LimitMode. They are here, not beside the cgroups
+// that make them, so that code built for any system can compare against
+// them (a test that skips where no cgroup bounds the runs).
+const (
+	LimitModeCgroupV2   = "cgroup v2"
+	LimitModeCgroupV1   = "cgroup v1"
+	LimitModePerProcess = "per-process"
+)
+
 // Info says which protections are in force for a run.
 type Info struct {
 	ProcessGroup   bool     `json:"process_group"`
