@@ -348,12 +348,14 @@ func (c *core) consume(ctx context.Context, td ptrace.Traces) error {
 						}
 					}
 					attrs, n := packer.Span(ps, res, &sp)
-					if c.batch.AddWith(h.spans, &sp, n, func(w *tracestore.AttrWriter) { packer.WriteAttrs(w, attrs) }) != tracestore.Added {
+					if c.batch.AddNewWith(h.spans, &sp, n, func(w *tracestore.AttrWriter) { packer.WriteAttrs(w, attrs) }) != tracestore.Added {
 						h.refused++ // its records would pass 4 GiB
 						overTrace++
 						continue
 					}
-					h.last = now
+					if h.last != now { // a store the write barrier sees, once a batch
+						h.last = now
+					}
 					c.spans++
 				}
 			}

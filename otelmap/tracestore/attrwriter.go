@@ -24,6 +24,13 @@ func (b *Batch) AddWith(h *Held, sp *otelmap.Span, count int, attrs func(w *Attr
 	if h.Has(sp.SpanID) {
 		return Duplicate
 	}
+	return b.AddNewWith(h, sp, count, attrs)
+}
+
+// AddNewWith is AddWith for a caller that has just found that h holds no
+// span of sp's id (Held.Has, false), and so does not look again: it never
+// returns Duplicate.
+func (b *Batch) AddNewWith(h *Held, sp *otelmap.Span, count int, attrs func(w *AttrWriter)) AddOutcome {
 	m := b.begin(h)
 	b.buf = b.packWith(h, sp, count, attrs)
 	return b.finish(h, sp, m)
@@ -37,9 +44,15 @@ func (b *Batch) packWith(h *Held, sp *otelmap.Span, count int, attrs func(w *Att
 		defer p.dict.mu.Unlock()
 	}
 	// The writer is the batch's: one on the stack would escape to the heap
-	// through attrs, a span's allocation.
+	// through attrs, a span's allocation. Its pointers are stored only when
+	// they change (Commit clears them): each store is one the garbage
+	// collector's write barrier sees while it marks.
 	w := &b.w
-	*w = AttrWriter{p: p, flagsAt: len(b.buf), b: p.packHead(b.buf, sp, ri, &b.name)}
+	if w.p != p {
+		w.p = p
+	}
+	w.n, w.flagsAt, w.key = 0, len(b.buf), 0
+	w.b = p.packHead(b.buf, sp, ri, &b.name)
 	at := len(w.b)
 	w.b = binary.AppendUvarint(w.b, uint64(count))
 	attrs(w)
@@ -50,9 +63,7 @@ func (b *Batch) packWith(h *Held, sp *otelmap.Span, count int, attrs func(w *Att
 	default:
 		panic(fmt.Sprintf("tracestore: AddWith: %d attributes written, %d announced", w.n, count))
 	}
-	buf := w.b
-	*w = AttrWriter{} // holds no batch's memory between calls
-	return buf
+	return w.b
 }
 
 // An AttrWriter writes a span's attributes into its record, for AddWith:
@@ -75,12 +86,12 @@ func (w *AttrWriter) String(key, v string) {
 		w.b = otelmap.AppendPackedString(w.b, key, v)
 		return
 	}
-	w.b = append(p.dict.keys.appendWordAfter(w.b, key, &w.key), byte(attribute.STRING))
+	b := append(p.dict.keys.appendWordAfter(w.b, key, &w.key), byte(attribute.STRING))
 	if p.valueRefs {
-		w.b = p.appendRefString(w.b, v, w.key)
+		w.b = p.appendRefString(b, v, w.key)
 		return
 	}
-	w.b = appendString(w.b, v)
+	w.b = appendString(b, v)
 }
 
 // Int writes an int64 attribute.

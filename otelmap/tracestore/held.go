@@ -31,8 +31,10 @@ type Held struct {
 	// ids holds the span ids once the trace passes heldIndexFrom spans;
 	// below that Has looks through the heads.
 	ids map[trace.SpanID]struct{}
-	// pending is the bytes of this trace's records in an open Batch.
-	pending int
+	// pending is the bytes of this trace's records in an open Batch, and
+	// batchIndex the trace's place in its traces.
+	pending    int
+	batchIndex int32
 }
 
 // heldIndexFrom is the size from which a Held indexes its span ids: a scan
@@ -66,6 +68,7 @@ func (h *Held) Add(sp *otelmap.Span) bool {
 	if h.Has(sp.SpanID) || h.pending > 0 {
 		return false
 	}
+	h.p.refs = nil // a Batch's, left by a record it undid
 	var rec []byte
 	if !h.p.add(sp, spanAttrs{}, sp.Resource, maxPackedBytes, &rec) {
 		return false
@@ -124,8 +127,12 @@ type Batch struct {
 	name int32
 }
 
+// batchRecord is a record in the batch's buffer, of trace traces[t]:
+// an index, not a *Held, so that adding it stores no pointer (a store the
+// garbage collector's write barrier would see while it marks, which it
+// mostly does while a receiver's batches come in).
 type batchRecord struct {
-	h      *Held
+	t      int32
 	off, n int
 }
 
@@ -170,7 +177,12 @@ func (b *Batch) begin(h *Held) batchMark {
 	m := batchMark{start: len(b.buf), resources: len(h.p.resources), details: len(h.p.details),
 		lastRes: h.p.lastRes, lastIndex: h.p.lastIndex, off: h.p.size + h.pending}
 	if h.p.valueRefs {
-		h.p.refs, h.p.refBase = &b.refs, m.off-m.start
+		// refs stays the batch's until Commit (Held.Add clears it): one
+		// pointer store per trace and batch, not two per span.
+		if h.p.refs != &b.refs {
+			h.p.refs = &b.refs
+		}
+		h.p.refBase = m.off - m.start
 		b.refs.added = b.refs.added[:0]
 	}
 	return m
@@ -179,7 +191,6 @@ func (b *Batch) begin(h *Held) batchMark {
 // finish takes the record packed since begin (sp's: its ids) for h, or
 // undoes it if the trace's records would pass 4 GiB.
 func (b *Batch) finish(h *Held, sp *otelmap.Span, m batchMark) AddOutcome {
-	h.p.refs = nil
 	n := len(b.buf) - m.start
 	if m.off+n > maxPackedBytes {
 		b.refs.forget(&h.p)
@@ -189,15 +200,19 @@ func (b *Batch) finish(h *Held, sp *otelmap.Span, m batchMark) AddOutcome {
 		clear(h.p.details[m.details:])
 		h.p.details = h.p.details[:m.details]
 		h.p.lastRes, h.p.lastIndex = m.lastRes, m.lastIndex
+		if h.pending == 0 {
+			h.p.refs = nil // Commit clears only the traces added to
+		}
 		return Full
 	}
 	if h.pending == 0 {
+		h.batchIndex = int32(len(b.traces))
 		b.traces = append(b.traces, h)
 	}
 	h.pending += n
 	h.p.heads = append(h.p.heads, spanHead{id: sp.SpanID, parent: sp.ParentSpanID, off: uint32(m.off), n: uint32(n)})
 	h.indexLast()
-	b.records = append(b.records, batchRecord{h: h, off: m.start, n: n})
+	b.records = append(b.records, batchRecord{t: h.batchIndex, off: m.start, n: n})
 	return Added
 }
 
@@ -215,17 +230,20 @@ func (b *Batch) Commit() {
 		h.p.chunks = append(h.p.chunks, chunk{start: uint32(h.p.size), b: make([]byte, 0, h.pending)})
 		h.pending = 0
 		h.p.firstPending = len(h.p.heads) // Held.Add places only the heads after these
+		h.p.refs = nil
 	}
 	for _, r := range b.records {
-		c := &r.h.p.chunks[len(r.h.p.chunks)-1]
+		h := b.traces[r.t]
+		c := &h.p.chunks[len(h.p.chunks)-1]
 		c.b = append(c.b, b.buf[r.off:r.off+r.n]...)
-		r.h.p.size = int(c.start) + len(c.b)
+		h.p.size = int(c.start) + len(c.b)
 	}
 	clear(b.records)
 	b.records = b.records[:0]
 	b.refs.reset()
 	clear(b.traces)
 	b.traces = b.traces[:0]
+	b.w = AttrWriter{} // holds no batch's memory between batches
 	b.buf = b.buf[:0]
 	if cap(b.buf) > batchKeeps {
 		b.buf = nil

@@ -135,7 +135,10 @@ func (p *packedSpans) appendRefString(b []byte, s string, key int32) []byte {
 			r.vals = append(r.vals, valueAt{s: s, next: next})
 			r.bySig[sig] = i
 		}
-		r.vals[i].p, r.vals[i].at = p, at
+		if r.vals[i].p != p {
+			r.vals[i].p = p
+		}
+		r.vals[i].at = at
 		r.added = append(r.added, i)
 		b = append(b, s...)
 	}
@@ -143,10 +146,16 @@ func (p *packedSpans) appendRefString(b []byte, s string, key int32) []byte {
 		for int(key) >= len(r.byKey) {
 			r.byKey = append(r.byKey, keyValue{})
 		}
-		if r.byKey[key].i == 0 {
+		kv := &r.byKey[key]
+		if kv.i == 0 {
 			r.keys = append(r.keys, key)
 		}
-		r.byKey[key] = keyValue{s: s, i: i + 1}
+		// Stored only when it changes (vals[i].s is s, byte for byte):
+		// most values are their key's last, and each store is one the
+		// garbage collector's write barrier sees while it marks.
+		if kv.i != i+1 {
+			*kv = keyValue{s: s, i: i + 1}
+		}
 	}
 	return b
 }
