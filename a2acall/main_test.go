@@ -12,7 +12,6 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -21,6 +20,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 
 	"github.com/coordbench/coordbench/a2aserve"
+	"github.com/coordbench/coordbench/internal/cputime"
 )
 
 // This file: TestMain, and the benchmark server it becomes when the test
@@ -124,11 +124,8 @@ func (benchExecutor) Cancel(_ context.Context, ec *a2asrv.ExecutorContext) iter.
 
 // processCPU is this process's user and system CPU time in nanoseconds.
 func processCPU() (user, sys int64) {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0, 0
-	}
-	return ru.Utime.Nano(), ru.Stime.Nano()
+	u, s, _ := cputime.Self()
+	return int64(u), int64(s)
 }
 
 // benchServer is the benchmark server running in a child process.

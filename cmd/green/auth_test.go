@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -135,9 +134,7 @@ func TestServeAuth(t *testing.T) {
 	if strings.Contains(stderr.String(), "a2a-Token") || strings.Contains(stderr.String(), "otlp-Token") {
 		t.Errorf("the log repeats a token:\n%s", stderr.String())
 	}
-	if err := syscall.Kill(os.Getpid(), syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
+	terminateSelf(t)
 	select {
 	case c := <-code:
 		if c != 0 {

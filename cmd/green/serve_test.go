@@ -71,9 +71,7 @@ func TestServeFlagsAndSignal(t *testing.T) {
 	}
 
 	// The signal context of run() catches SIGTERM: a graceful shutdown.
-	if err := syscall.Kill(os.Getpid(), syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
+	terminateSelf(t)
 	select {
 	case c := <-code:
 		if c != 0 {
@@ -127,5 +125,18 @@ func TestConventionsFlagEveryCommand(t *testing.T) {
 		if c := run([]string{cmd, "-h"}, &stdout, &stderr); c != 0 || !strings.Contains(stdout.String(), "-conventions") {
 			t.Errorf("%s -h: exit %d, no --conventions in\n%s", cmd, c, stdout.String())
 		}
+	}
+}
+
+// terminateSelf sends this process SIGTERM, as an orchestrator stopping
+// the green agent does: run()'s signal context catches it.
+func terminateSelf(t *testing.T) {
+	t.Helper()
+	self, err := os.FindProcess(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := self.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"sort"
-	"syscall"
 	"testing"
 	"time"
 
@@ -16,6 +15,7 @@ import (
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/coordbench/coordbench/internal/cputime"
 	"github.com/coordbench/coordbench/internal/tracegen"
 	"github.com/coordbench/coordbench/otelmap/otlpdecode"
 )
@@ -154,9 +154,9 @@ func assessedTraces(in connector.Traces) int {
 // processCPU is the CPU time (user and system) this process has used.
 func processCPU(b *testing.B) time.Duration {
 	b.Helper()
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
+	u, s, ok := cputime.Self()
+	if !ok {
+		b.Skip("no process CPU time here")
 	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	return u + s
 }

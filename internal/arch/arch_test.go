@@ -40,6 +40,8 @@ var allowed = map[string][]string{
 	"internal/tracegen": {},
 	// What the whole-process benchmarks share: /proc usage, posting.
 	"internal/procbench": {},
+	// This process's CPU time, for the in-process benchmarks.
+	"internal/cputime": {},
 	// The tests of the shell scripts the Makefile runs (scripts/fuzz.sh).
 	"scripts": {},
 	// The A2A test agent; imported by tests only (a2acall's, green's,

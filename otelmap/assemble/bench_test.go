@@ -7,13 +7,13 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"slices"
-	"syscall"
 	"testing"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/coordbench/coordbench/internal/cputime"
 	"github.com/coordbench/coordbench/otelmap"
 	"github.com/coordbench/coordbench/otelmap/assemble"
 )
@@ -198,13 +198,7 @@ func arrive(spans []otelmap.Span, batchSize int) []otelmap.Span {
 }
 
 // cpuTime returns the CPU time the process has used, user and system.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
+func cpuTime() time.Duration { return cputime.Total() }
 
 // BenchmarkAssemble measures assembly alone, for traces of 1k, 100k and 1M
 // spans, reporting spans/s and allocations per span.

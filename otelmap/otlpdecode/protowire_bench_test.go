@@ -4,12 +4,12 @@ import (
 	"context"
 	"fmt"
 	"runtime"
-	"syscall"
 	"testing"
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 
+	"github.com/coordbench/coordbench/internal/cputime"
 	"github.com/coordbench/coordbench/otelmap"
 	"github.com/coordbench/coordbench/otelmap/internal/otlptest"
 	"github.com/coordbench/coordbench/otelmap/tracestore"
@@ -18,11 +18,11 @@ import (
 // cpuTime is the CPU time (user and system) this process has used.
 func cpuTime(b *testing.B) time.Duration {
 	b.Helper()
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
+	u, s, ok := cputime.Self()
+	if !ok {
+		b.Skip("no process CPU time here")
 	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	return u + s
 }
 
 // BenchmarkDecodeWire measures decoding one 10k-span request (the
