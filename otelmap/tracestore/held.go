@@ -184,6 +184,13 @@ func (b *Batch) begin(h *Held) batchMark {
 		}
 		h.p.refBase = m.off - m.start
 		b.refs.added = b.refs.added[:0]
+		// The trace's place in traces + 1, which finish gives it if it has
+		// none yet.
+		if h.pending == 0 {
+			b.refs.owner = uint32(len(b.traces)) + 1
+		} else {
+			b.refs.owner = uint32(h.batchIndex) + 1
+		}
 	}
 	return m
 }
@@ -193,7 +200,7 @@ func (b *Batch) begin(h *Held) batchMark {
 func (b *Batch) finish(h *Held, sp *otelmap.Span, m batchMark) AddOutcome {
 	n := len(b.buf) - m.start
 	if m.off+n > maxPackedBytes {
-		b.refs.forget(&h.p)
+		b.refs.forget()
 		b.buf = b.buf[:m.start]
 		clear(h.p.resources[m.resources:])
 		h.p.resources = h.p.resources[:m.resources]
