@@ -128,8 +128,22 @@ func (rd *Reader) Read(sp *otelmap.Span, id uint64) *Reading {
 		if b == nil {
 			continue
 		}
-		es := b[key[1]]
-		for j := range es {
+		bk := &b[key[1]]
+		es := bk.entries
+		// The entries a key of this length can be (keyBucket.byLen), in
+		// registry order; every entry where the bucket has too many.
+		var cand uint64
+		if bk.byLen != nil {
+			cand = bk.byLen[min(len(key), maxLenClass)]
+		}
+		for j := 0; j < len(es); j++ {
+			if bk.byLen != nil {
+				if cand == 0 {
+					break
+				}
+				j = bits.TrailingZeros64(cand)
+				cand &= cand - 1
+			}
 			// The key is the entry's, or starts with it: by its first 8
 			// bytes as one word (keyEntry.head), the rest as a string.
 			e := &es[j]

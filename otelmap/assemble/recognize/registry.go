@@ -61,7 +61,7 @@ type Registry struct {
 
 	// dispatch routes attribute keys by their first two bytes (ASCII):
 	// most buckets hold one entry.
-	dispatch [256]*[256][]keyEntry
+	dispatch [256]*[256]keyBucket
 	steps    [128][]StepKey // the families' step keys, by first byte
 
 	every        uint64 // families with Spec.EverySpan
@@ -86,6 +86,44 @@ type keyEntry struct {
 	prefix     bool
 	id         uint8
 	fam        int8
+}
+
+// keyBucket is the entries of one first two bytes, in registry order.
+// byLen[min(len(key), maxLenClass)] is, as a bit set over entries, those a
+// key of that length can be: the names of that length and the prefixes
+// no longer (names and prefixes past maxLenClass are in its class and
+// told apart by comparison); the other entries are not tried. Keys of
+// one namespace share a bucket (gen_ai.*: eleven entries of six
+// families), and each attribute of each span is routed here: trying them
+// all was half of the cost of reading a span (issue 31). nil where the
+// bucket has more than 64 entries: then each is tried.
+type keyBucket struct {
+	entries []keyEntry
+	byLen   *[maxLenClass + 1]uint64
+}
+
+// maxLenClass is the longest key length keyBucket.byLen tells apart.
+const maxLenClass = 63
+
+// add appends e and marks it in the length classes it can match.
+func (b *keyBucket) add(e keyEntry) {
+	b.entries = append(b.entries, e)
+	j := len(b.entries) - 1
+	if j >= 64 {
+		b.byLen = nil
+		return
+	}
+	if j == 0 {
+		b.byLen = new([maxLenClass + 1]uint64)
+	}
+	n := min(len(e.name), maxLenClass)
+	if !e.prefix {
+		b.byLen[n] |= 1 << j
+		return
+	}
+	for l := n; l <= maxLenClass; l++ {
+		b.byLen[l] |= 1 << j
+	}
 }
 
 // load8 reads s's first 8 bytes (len(s) >= 8), little-endian: one load.
@@ -207,10 +245,10 @@ func (reg *Registry) route(e keyEntry) {
 	e.head &= e.mask
 	b := reg.dispatch[e.name[0]]
 	if b == nil {
-		b = new([256][]keyEntry)
+		b = new([256]keyBucket)
 		reg.dispatch[e.name[0]] = b
 	}
-	b[e.name[1]] = append(b[e.name[1]], e)
+	b[e.name[1]].add(e)
 }
 
 // Families returns the registry's families, in order.

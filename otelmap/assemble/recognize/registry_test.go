@@ -1,6 +1,7 @@
 package recognize_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -234,5 +235,62 @@ func TestRegistryErrors(t *testing.T) {
 	}
 	if _, err := recognize.NewRegistry(fams...); err == nil {
 		t.Error("65 families: no error")
+	}
+}
+
+// TestDispatchByLength: the registry hands each attribute to exactly the
+// families whose keys it is or starts with, in registry order and each
+// family's key order, however the keys of a bucket (their first two
+// bytes) differ in length: names of one length and of others, prefixes
+// shorter and longer than the key, names and prefixes past the longest
+// length the bucket's index tells apart, and a bucket of more entries
+// than the index holds (where every entry is tried). Held to a plain
+// reading of Spec.Keys.
+func TestDispatchByLength(t *testing.T) {
+	long := strings.Repeat("n", 70)
+	var log []string
+	fams := []*kvFamily{
+		{name: "f0", keys: []recognize.Key{recognize.Exact("gen_ai.agent.name", 0), recognize.Prefix("gen_ai.", 1), recognize.Exact("gen_ai."+long, 2)}},
+		{name: "f1", keys: []recognize.Key{recognize.Exact("gen_ai.agent.id", 0), recognize.Prefix("gen_ai.agent", 1), recognize.Prefix("gen_ai."+long[:60], 2)}},
+		{name: "f2", keys: []recognize.Key{recognize.Exact("gen_ai.agent.name", 0), recognize.Exact("gen_", 1), recognize.Prefix("gen_ai."+long, 2)}},
+	}
+	// A bucket of 70 entries: "zz.k0" ... "zz.k69", and a prefix.
+	many := &kvFamily{name: "f3", keys: []recognize.Key{recognize.Prefix("zz.k1", 99)}}
+	for i := range 70 {
+		many.keys = append(many.keys, recognize.Exact(fmt.Sprintf("zz.k%d", i), uint8(i)))
+	}
+	fams = append(fams, many)
+	var all []recognize.Family
+	for _, f := range fams {
+		f.tier, f.log = recognize.TierFramework, &log
+		all = append(all, f)
+	}
+	reg, err := recognize.NewRegistry(all...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	probes := []string{"gen_ai.agent.name", "gen_ai.agent.id", "gen_ai.agent", "gen_ai.agentX", "gen_ai.", "gen_ai", "gen_", "gen",
+		"gen_ai." + long, "gen_ai." + long + "x", "gen_ai." + long[:60], "gen_ai." + long[:59], "gen_ai." + long[:56] + "m",
+		"gen_ai.agent.name.more", "zz.k1", "zz.k10", "zz.k69", "zz.k7", "zz.k70", "zz.k", "other.key"}
+	for _, key := range probes {
+		log = nil
+		read(t, reg, "span", attribute.String(key, "v"))
+		var got []string
+		for _, l := range log {
+			if !strings.HasSuffix(l, " decides") {
+				got = append(got, l)
+			}
+		}
+		var want []string
+		for _, f := range fams {
+			for _, k := range f.keys {
+				if len(key) >= 4 && (key == k.Name || k.Prefix && strings.HasPrefix(key, k.Name)) {
+					want = append(want, f.name+":"+key)
+				}
+			}
+		}
+		if strings.Join(got, " ") != strings.Join(want, " ") {
+			t.Errorf("%q handed to\n got %v\nwant %v", key, got, want)
+		}
 	}
 }
