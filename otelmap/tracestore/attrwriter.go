@@ -1,7 +1,6 @@
 package tracestore
 
 import (
-	"encoding/binary"
 	"fmt"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -54,7 +53,7 @@ func (b *Batch) packWith(h *Held, sp *otelmap.Span, count int, attrs func(w *Att
 	w.n, w.flagsAt, w.key = 0, len(b.buf), 0
 	w.b = p.packHead(b.buf, sp, ri, &b.name)
 	at := len(w.b)
-	w.b = binary.AppendUvarint(w.b, uint64(count))
+	putUvarint(&w.b, uint64(count))
 	attrs(w)
 	switch {
 	case w.n == count:
@@ -86,12 +85,14 @@ func (w *AttrWriter) String(key, v string) {
 		w.b = otelmap.AppendPackedString(w.b, key, v)
 		return
 	}
-	b := append(p.dict.keys.appendWordAfter(w.b, key, &w.key), byte(attribute.STRING))
+	// In place (putUvarint): no store of w.b's pointer per attribute.
+	p.dict.keys.putWordAfter(&w.b, key, &w.key)
+	w.b = append(w.b, byte(attribute.STRING))
 	if p.valueRefs {
-		w.b = p.appendRefString(b, v, w.key)
+		p.putRefString(&w.b, v, w.key)
 		return
 	}
-	w.b = appendString(b, v)
+	putString(&w.b, v)
 }
 
 // Int writes an int64 attribute.
@@ -101,7 +102,9 @@ func (w *AttrWriter) Int(key string, v int64) {
 		w.b = otelmap.AppendPackedInt(w.b, key, v)
 		return
 	}
-	w.b = binary.AppendVarint(append(w.p.dict.keys.appendWordAfter(w.b, key, &w.key), byte(attribute.INT64)), v)
+	w.p.dict.keys.putWordAfter(&w.b, key, &w.key)
+	w.b = append(w.b, byte(attribute.INT64))
+	putVarint(&w.b, v)
 }
 
 // Float writes a float64 attribute.
@@ -116,11 +119,12 @@ func (w *AttrWriter) Bool(key string, v bool) {
 		w.b = otelmap.AppendPackedBool(w.b, key, v)
 		return
 	}
-	b := append(w.p.dict.keys.appendWordAfter(w.b, key, &w.key), byte(attribute.BOOL), 0)
+	w.p.dict.keys.putWordAfter(&w.b, key, &w.key)
+	var x byte
 	if v {
-		b[len(b)-1] = 1
+		x = 1
 	}
-	w.b = b
+	w.b = append(w.b, byte(attribute.BOOL), x)
 }
 
 // Value writes kv, of any type.

@@ -1,7 +1,6 @@
 package tracestore
 
 import (
-	"encoding/binary"
 	"slices"
 	"sync"
 	"unsafe"
@@ -122,12 +121,20 @@ func (t *wordTable) appendWord(b []byte, w string) []byte {
 // appendWordIndex is appendWord, and returns w's index in the table, -1
 // if it is written out.
 func (t *wordTable) appendWordIndex(b []byte, w string) ([]byte, int32) {
+	i := t.putWordIndex(&b, w)
+	return b, i
+}
+
+// putWordIndex is appendWordIndex appending to *b in place (putUvarint).
+func (t *wordTable) putWordIndex(b *[]byte, w string) int32 {
 	if i, ok := t.ids[w]; ok {
-		return binary.AppendUvarint(b, uint64(i)<<1|1), int32(i)
+		putUvarint(b, uint64(i)<<1|1)
+		return int32(i)
 	}
 	if len(w) == 0 || len(w) > dictWordLen || len(t.words) >= dictWords {
-		b = binary.AppendUvarint(b, uint64(len(w))<<1)
-		return append(b, w...), -1
+		putUvarint(b, uint64(len(w))<<1)
+		*b = append(*b, w...)
+		return -1
 	}
 	if t.ids == nil {
 		t.ids = make(map[string]uint32)
@@ -141,7 +148,8 @@ func (t *wordTable) appendWordIndex(b []byte, w string) ([]byte, int32) {
 	i := uint32(len(t.words))
 	t.words = append(t.words, own)
 	t.ids[own] = i
-	return binary.AppendUvarint(b, uint64(i)<<1|1), int32(i)
+	putUvarint(b, uint64(i)<<1|1)
+	return int32(i)
 }
 
 // appendWordAfter is appendWord for a word that follows another, *prev
@@ -151,17 +159,24 @@ func (t *wordTable) appendWordIndex(b []byte, w string) ([]byte, int32) {
 // of a span's keys cost a string comparison rather than a hash and a
 // lookup. It writes what appendWord writes, and sets *prev to w's.
 func (t *wordTable) appendWordAfter(b []byte, w string, prev *int32) []byte {
+	t.putWordAfter(&b, w, prev)
+	return b
+}
+
+// putWordAfter is appendWordAfter appending to *b in place (putUvarint).
+func (t *wordTable) putWordAfter(b *[]byte, w string, prev *int32) {
 	p := *prev
 	if p >= 0 && int(p) < len(t.next) {
 		if g := t.next[p]; g != 0 && t.words[g-1] == w {
 			*prev = int32(g)
-			return binary.AppendUvarint(b, uint64(g-1)<<1|1)
+			putUvarint(b, uint64(g-1)<<1|1)
+			return
 		}
 	}
-	b, i := t.appendWordIndex(b, w)
+	i := t.putWordIndex(b, w)
 	if i < 0 {
 		*prev = -1
-		return b
+		return
 	}
 	if p >= 0 {
 		for len(t.next) <= len(t.words) {
@@ -170,7 +185,6 @@ func (t *wordTable) appendWordAfter(b []byte, w string, prev *int32) []byte {
 		t.next[p] = uint32(i) + 1
 	}
 	*prev = i + 1
-	return b
 }
 
 // word reads what appendWord wrote, from words (a table as of tables).

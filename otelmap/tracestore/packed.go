@@ -426,8 +426,38 @@ func appendTime(b []byte, t time.Time) []byte {
 }
 
 func appendString(b []byte, s string) []byte {
-	b = binary.AppendUvarint(b, uint64(len(s)))
-	return append(b, s...)
+	putString(&b, s)
+	return b
+}
+
+// putString is appendString appending to *b in place (putUvarint).
+func putString(b *[]byte, s string) {
+	putUvarint(b, uint64(len(s)))
+	*b = append(*b, s...)
+}
+
+// putUvarint is binary.AppendUvarint appending to *b in place: the slice
+// header is stored back whole only when the append grows it, else its
+// length alone. A writer into a Batch's buffer (AttrWriter) so stores no
+// pointer per attribute: each pointer stored into the heap while the
+// garbage collector marks is one its write barrier takes, and in a
+// Collector it marks through much of each receiver's batches
+// (docs/performance.md, eighth pass).
+func putUvarint(b *[]byte, v uint64) {
+	for v >= 0x80 {
+		*b = append(*b, byte(v)|0x80)
+		v >>= 7
+	}
+	*b = append(*b, byte(v))
+}
+
+// putVarint is binary.AppendVarint in place (putUvarint).
+func putVarint(b *[]byte, v int64) {
+	u := uint64(v) << 1
+	if v < 0 {
+		u = ^u
+	}
+	putUvarint(b, u)
 }
 
 // unpackAll returns the trace's spans, in arrival order. Their strings

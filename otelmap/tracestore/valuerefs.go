@@ -120,25 +120,32 @@ const minValueRef = 8
 // uvarint(len<<1) and the bytes. key is the value's key (AttrWriter.key:
 // > 0 for a key of the Dict), to find the value by (byKey).
 func (p *packedSpans) appendRefString(b []byte, s string, key int32) []byte {
+	p.putRefString(&b, s, key)
+	return b
+}
+
+// putRefString is appendRefString appending to *b in place (putUvarint).
+func (p *packedSpans) putRefString(b *[]byte, s string, key int32) {
 	// A value past 4 GiB of the batch's buffer has no place a valueAt can
 	// hold: it is written out.
-	if p.refs == nil || len(s) < minValueRef || len(b)+binary.MaxVarintLen64+len(s) > math.MaxUint32 {
-		b = binary.AppendUvarint(b, uint64(len(s))<<1)
-		return append(b, s...)
+	if p.refs == nil || len(s) < minValueRef || len(*b)+binary.MaxVarintLen64+len(s) > math.MaxUint32 {
+		putUvarint(b, uint64(len(s))<<1)
+		*b = append(*b, s...)
+		return
 	}
 	r := p.refs
 	i, sig := int32(-1), uint64(0)
-	if key > 0 && int(key) < len(r.byKey) && r.byKey[key] > 0 && r.holds(b, r.byKey[key]-1, s) {
+	if key > 0 && int(key) < len(r.byKey) && r.byKey[key] > 0 && r.holds(*b, r.byKey[key]-1, s) {
 		i = r.byKey[key] - 1
 	} else {
-		i, sig = r.find(b, s)
+		i, sig = r.find(*b, s)
 	}
 	if i >= 0 && r.vals[i].owner == r.owner {
-		b = binary.AppendUvarint(b, uint64(len(s))<<1|1)
-		b = binary.AppendUvarint(b, uint64(r.vals[i].at))
+		putUvarint(b, uint64(len(s))<<1|1)
+		putUvarint(b, uint64(r.vals[i].at))
 	} else {
-		b = binary.AppendUvarint(b, uint64(len(s))<<1)
-		at := uint32(p.refBase + len(b))
+		putUvarint(b, uint64(len(s))<<1)
+		at := uint32(p.refBase + len(*b))
 		if i < 0 { // not found, so looked up by signature
 			if r.bySig == nil {
 				r.bySig = map[uint64]int32{}
@@ -153,9 +160,9 @@ func (p *packedSpans) appendRefString(b []byte, s string, key int32) []byte {
 		}
 		// The value's bytes are now these: the earlier ones may be a
 		// forgotten record's.
-		r.vals[i].pos, r.vals[i].n, r.vals[i].owner, r.vals[i].at = uint32(len(b)), uint32(len(s)), r.owner, at
+		r.vals[i].pos, r.vals[i].n, r.vals[i].owner, r.vals[i].at = uint32(len(*b)), uint32(len(s)), r.owner, at
 		r.added = append(r.added, i)
-		b = append(b, s...)
+		*b = append(*b, s...)
 	}
 	if key > 0 {
 		for int(key) >= len(r.byKey) {
@@ -166,7 +173,6 @@ func (p *packedSpans) appendRefString(b []byte, s string, key int32) []byte {
 		}
 		r.byKey[key] = i + 1
 	}
-	return b
 }
 
 // refString reads what appendRefString wrote.
