@@ -31,11 +31,13 @@ func (b *Batch) AddWith(h *Held, sp *otelmap.Span, count int, attrs func(w *Attr
 // returns Duplicate.
 func (b *Batch) AddNewWith(h *Held, sp *otelmap.Span, count int, attrs func(w *AttrWriter)) AddOutcome {
 	m := b.begin(h)
-	b.buf = b.packWith(h, sp, count, attrs)
+	b.packWith(h, sp, count, attrs)
 	return b.finish(h, sp, m)
 }
 
-func (b *Batch) packWith(h *Held, sp *otelmap.Span, count int, attrs func(w *AttrWriter)) []byte {
+// packWith packs sp's record onto b.buf, in place: the record's head, then
+// what attrs writes through the batch's writer.
+func (b *Batch) packWith(h *Held, sp *otelmap.Span, count int, attrs func(w *AttrWriter)) {
 	p := &h.p
 	ri := p.resourceIndex(sp.Resource) // before the dict's lock: it may take it
 	if p.dict != nil {
@@ -43,26 +45,29 @@ func (b *Batch) packWith(h *Held, sp *otelmap.Span, count int, attrs func(w *Att
 		defer p.dict.mu.Unlock()
 	}
 	// The writer is the batch's: one on the stack would escape to the heap
-	// through attrs, a span's allocation. Its pointers are stored only when
-	// they change (Commit clears them): each store is one the garbage
-	// collector's write barrier sees while it marks.
+	// through attrs, a span's allocation. It writes onto b.buf in place,
+	// and its pointers are stored only when they change (Commit clears
+	// them): each store is one the garbage collector's write barrier sees
+	// while it marks.
 	w := &b.w
 	if w.p != p {
 		w.p = p
 	}
+	if w.buf != &b.buf {
+		w.buf = &b.buf
+	}
 	w.n, w.flagsAt, w.key = 0, len(b.buf), 0
-	w.b = p.packHead(b.buf, sp, ri, &b.name)
-	at := len(w.b)
-	putUvarint(&w.b, uint64(count))
+	p.putHead(&b.buf, sp, ri, &b.name)
+	at := len(b.buf)
+	putUvarint(&b.buf, uint64(count))
 	attrs(w)
 	switch {
 	case w.n == count:
 	case count < 0x80 && w.n < count:
-		w.b[at] = byte(w.n) // a one-byte count either way
+		b.buf[at] = byte(w.n) // a one-byte count either way
 	default:
 		panic(fmt.Sprintf("tracestore: AddWith: %d attributes written, %d announced", w.n, count))
 	}
-	return w.b
 }
 
 // An AttrWriter writes a span's attributes into its record, for AddWith:
@@ -70,9 +75,9 @@ func (b *Batch) packWith(h *Held, sp *otelmap.Span, count int, attrs func(w *Att
 // that key and value.
 type AttrWriter struct {
 	p       *packedSpans
-	b       []byte
+	buf     *[]byte // the Batch's buffer, written in place
 	n       int
-	flagsAt int // the record's first byte in b
+	flagsAt int // the record's first byte in *buf
 	// key is the last key's place in the Dict (wordTable.appendWordAfter).
 	key int32
 }
@@ -82,29 +87,29 @@ func (w *AttrWriter) String(key, v string) {
 	w.n++
 	p := w.p
 	if p.dict == nil {
-		w.b = otelmap.AppendPackedString(w.b, key, v)
+		*w.buf = otelmap.AppendPackedString(*w.buf, key, v)
 		return
 	}
-	// In place (putUvarint): no store of w.b's pointer per attribute.
-	p.dict.keys.putWordAfter(&w.b, key, &w.key)
-	w.b = append(w.b, byte(attribute.STRING))
+	// In place (putUvarint): no store of the buffer's pointer per attribute.
+	p.dict.keys.putWordAfter(w.buf, key, &w.key)
+	*w.buf = append(*w.buf, byte(attribute.STRING))
 	if p.valueRefs {
-		p.putRefString(&w.b, v, w.key)
+		p.putRefString(w.buf, v, w.key)
 		return
 	}
-	putString(&w.b, v)
+	putString(w.buf, v)
 }
 
 // Int writes an int64 attribute.
 func (w *AttrWriter) Int(key string, v int64) {
 	w.n++
 	if w.p.dict == nil {
-		w.b = otelmap.AppendPackedInt(w.b, key, v)
+		*w.buf = otelmap.AppendPackedInt(*w.buf, key, v)
 		return
 	}
-	w.p.dict.keys.putWordAfter(&w.b, key, &w.key)
-	w.b = append(w.b, byte(attribute.INT64))
-	putVarint(&w.b, v)
+	w.p.dict.keys.putWordAfter(w.buf, key, &w.key)
+	*w.buf = append(*w.buf, byte(attribute.INT64))
+	putVarint(w.buf, v)
 }
 
 // Float writes a float64 attribute.
@@ -116,30 +121,30 @@ func (w *AttrWriter) Float(key string, v float64) {
 func (w *AttrWriter) Bool(key string, v bool) {
 	w.n++
 	if w.p.dict == nil {
-		w.b = otelmap.AppendPackedBool(w.b, key, v)
+		*w.buf = otelmap.AppendPackedBool(*w.buf, key, v)
 		return
 	}
-	w.p.dict.keys.putWordAfter(&w.b, key, &w.key)
+	w.p.dict.keys.putWordAfter(w.buf, key, &w.key)
 	var x byte
 	if v {
 		x = 1
 	}
-	w.b = append(w.b, byte(attribute.BOOL), x)
+	*w.buf = append(*w.buf, byte(attribute.BOOL), x)
 }
 
 // Value writes kv, of any type.
 func (w *AttrWriter) Value(kv attribute.KeyValue) {
 	w.n++
 	if w.p.dict == nil {
-		w.b = otelmap.AppendPackedAttr(w.b, kv)
+		*w.buf = otelmap.AppendPackedAttr(*w.buf, kv)
 		return
 	}
-	w.b = w.p.dict.keys.appendWordAfter(w.b, string(kv.Key), &w.key)
+	*w.buf = w.p.dict.keys.appendWordAfter(*w.buf, string(kv.Key), &w.key)
 	if w.p.valueRefs && kv.Value.Type() == attribute.STRING {
-		w.b = w.p.appendRefString(append(w.b, byte(attribute.STRING)), kv.Value.AsString(), w.key)
+		*w.buf = w.p.appendRefString(append(*w.buf, byte(attribute.STRING)), kv.Value.AsString(), w.key)
 		return
 	}
-	w.b = otelmap.AppendPackedValue(w.b, kv.Value)
+	*w.buf = otelmap.AppendPackedValue(*w.buf, kv.Value)
 }
 
 // SetSource sets the span's source, for a writer that finds it in the
@@ -150,8 +155,8 @@ func (w *AttrWriter) Value(kv attribute.KeyValue) {
 // and SetSource panics.
 func (w *AttrWriter) SetSource(source string) {
 	code := sourceCode(source)
-	if code == sourceOther || int(w.b[w.flagsAt]&sourceMask)>>sourceShift == sourceOther {
+	if code == sourceOther || int((*w.buf)[w.flagsAt]&sourceMask)>>sourceShift == sourceOther {
 		panic(fmt.Sprintf("tracestore: AttrWriter.SetSource(%q) on a record whose source is written out", source))
 	}
-	w.b[w.flagsAt] = w.b[w.flagsAt]&^sourceMask | byte(code)<<sourceShift
+	(*w.buf)[w.flagsAt] = (*w.buf)[w.flagsAt]&^sourceMask | byte(code)<<sourceShift
 }

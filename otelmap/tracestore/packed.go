@@ -353,6 +353,12 @@ func (p *packedSpans) pack(b []byte, sp *otelmap.Span, attrs spanAttrs, res *ote
 // holds the dict's lock, if there is a dict. With prevName, the name is
 // guessed from the one before (wordTable.appendWordAfter).
 func (p *packedSpans) packHead(b []byte, sp *otelmap.Span, ri int, prevName *int32) []byte {
+	p.putHead(&b, sp, ri, prevName)
+	return b
+}
+
+// putHead is packHead appending to *b in place (putUvarint).
+func (p *packedSpans) putHead(b *[]byte, sp *otelmap.Span, ri int, prevName *int32) {
 	flags := byte(0)
 	if sp.StatusError {
 		flags |= flagError
@@ -368,31 +374,30 @@ func (p *packedSpans) packHead(b []byte, sp *otelmap.Span, ri int, prevName *int
 	}
 	code := sourceCode(sp.Source)
 	flags |= byte(code) << sourceShift
-	b = append(b, flags)
-	b = binary.AppendVarint(b, int64(sp.Kind))
+	*b = append(*b, flags)
+	putVarint(b, int64(sp.Kind))
 	if !sp.Start.IsZero() {
-		b = appendTime(b, sp.Start)
+		putTime(b, sp.Start)
 	}
 	if !sp.End.IsZero() {
-		b = appendTime(b, sp.End)
+		putTime(b, sp.End)
 	}
-	b = binary.AppendUvarint(b, uint64(ri))
+	putUvarint(b, uint64(ri))
 	if sp.Detail != nil {
 		p.details = append(p.details, cloneDetail(sp.Detail))
-		b = binary.AppendUvarint(b, uint64(len(p.details)-1))
+		putUvarint(b, uint64(len(p.details)-1))
 	}
 	if p.dict == nil {
-		b = appendString(b, sp.Name)
+		putString(b, sp.Name)
 	} else if prevName != nil {
-		b = p.dict.names.appendWordAfter(b, sp.Name, prevName)
+		p.dict.names.putWordAfter(b, sp.Name, prevName)
 	} else {
-		b = p.dict.names.appendWord(b, sp.Name)
+		p.dict.names.putWordIndex(b, sp.Name)
 	}
-	b = appendString(b, sp.StatusMessage)
+	putString(b, sp.StatusMessage)
 	if code == sourceOther {
-		b = appendString(b, sp.Source)
+		putString(b, sp.Source)
 	}
-	return b
 }
 
 // appendDictAttr writes kv with its key through the dict (the caller holds
@@ -420,9 +425,11 @@ func sourceCode(s string) int {
 	return sourceOther
 }
 
-func appendTime(b []byte, t time.Time) []byte {
-	b = binary.AppendVarint(b, t.Unix())
-	return binary.AppendUvarint(b, uint64(t.Nanosecond()))
+// putTime appends t in place (putUvarint): its Unix seconds and
+// nanoseconds.
+func putTime(b *[]byte, t time.Time) {
+	putVarint(b, t.Unix())
+	putUvarint(b, uint64(t.Nanosecond()))
 }
 
 func appendString(b []byte, s string) []byte {
