@@ -34,8 +34,13 @@ fmt-check:
 
 ruff: fmt-check
 
+# go vet for this system, and for darwin and windows: the module (its
+# tests too) must build for a developer's laptop, even where the SciCode
+# sandbox and the benchmarks' CPU readings do not run.
 vet:
 	$(GO) vet $(PKGS)
+	GOOS=darwin $(GO) vet $(PKGS)
+	GOOS=windows $(GO) vet $(PKGS)
 
 type_check: vet
 	$(GO) build $(PKGS)
