@@ -432,12 +432,8 @@ func putTime(b *[]byte, t time.Time) {
 	putUvarint(b, uint64(t.Nanosecond()))
 }
 
-func appendString(b []byte, s string) []byte {
-	putString(&b, s)
-	return b
-}
-
-// putString is appendString appending to *b in place (putUvarint).
+// putString appends s as uvarint(len(s)) and its bytes, to *b in place
+// (putUvarint).
 func putString(b *[]byte, s string) {
 	putUvarint(b, uint64(len(s)))
 	*b = append(*b, s...)
