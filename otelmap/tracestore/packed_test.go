@@ -304,3 +304,57 @@ func TestReaderVarints(t *testing.T) {
 		}
 	}
 }
+
+// TestPackedTimes: a record's times come back as the varint pair gave them
+// (time.Unix of their seconds and nanoseconds: no monotonic reading, the
+// local zone), written in 8 bytes when both fit UnixNano, around the
+// years 1678 and 2262 where they stop fitting, before 1970, zero on either
+// side, and with one time in range and one not.
+func TestPackedTimes(t *testing.T) {
+	now := time.Now() // with a monotonic reading
+	var zero time.Time
+	minIn, maxIn := time.Unix(minNanoSecond, 0), time.Unix(maxNanoSecond, 999_999_999)
+	minOut, maxOut := time.Unix(minNanoSecond-1, 999_999_999), time.Unix(maxNanoSecond+1, 0)
+	before1970 := time.Date(1969, 12, 31, 23, 59, 59, 1, time.UTC)
+	cases := []struct {
+		start, end time.Time
+		nano       bool
+	}{
+		{now, now.Add(time.Millisecond), true},
+		{zero, now, true},
+		{now, zero, true},
+		{zero, zero, true},
+		{before1970, before1970.Add(time.Nanosecond), true},
+		{minIn, maxIn, true},
+		{minOut, now, false},
+		{now, maxOut, false},
+		{time.Unix(maxNanoSecond+1, 999_999_999), now, false}, // past int64's nanoseconds
+		{now, time.Unix(minNanoSecond-2, 0), false},           // before them
+		{time.Date(1500, 1, 1, 0, 0, 0, 1, time.UTC), zero, false},
+		{zero, time.Date(3000, 1, 1, 0, 0, 0, 999_999_999, time.FixedZone("x", 3600)), false},
+	}
+	asPair := func(x time.Time) time.Time {
+		if x.IsZero() {
+			return x
+		}
+		return time.Unix(x.Unix(), int64(x.Nanosecond()))
+	}
+	for i, c := range cases {
+		var p packedSpans
+		var b []byte
+		sp := otelmap.Span{Name: "n", Start: c.start, End: c.end, Kind: trace.SpanKindClient}
+		p.putHead(&b, &sp, 3, nil)
+		if got := b[0]&flagNanoTimes != 0; got != c.nano {
+			t.Errorf("case %d: written in 8 bytes %v, want %v", i, got, c.nano)
+		}
+		r := reader{b: b}
+		h := r.header()
+		// == and not Equal: the struct as time.Unix makes it, zone and all.
+		if h.start != asPair(c.start) || h.end != asPair(c.end) {
+			t.Errorf("case %d: read %v – %v, want %v – %v", i, h.start, h.end, asPair(c.start), asPair(c.end))
+		}
+		if h.resource != 3 || h.name != "n" || r.pos != len(b) {
+			t.Errorf("case %d: then resource %d, name %q, %d of %d bytes read", i, h.resource, h.name, r.pos, len(b))
+		}
+	}
+}

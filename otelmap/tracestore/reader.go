@@ -36,11 +36,20 @@ func (r *reader) header() recordHeader {
 	h.flags = r.b[r.pos]
 	r.pos++
 	h.kind = r.varint()
-	if h.flags&flagStartZero == 0 {
-		h.start = r.time()
-	}
-	if h.flags&flagEndZero == 0 {
-		h.end = r.time()
+	if h.flags&flagNanoTimes != 0 {
+		if h.flags&flagStartZero == 0 {
+			h.start = r.nanoTime()
+		}
+		if h.flags&flagEndZero == 0 {
+			h.end = r.nanoTime()
+		}
+	} else {
+		if h.flags&flagStartZero == 0 {
+			h.start = r.time()
+		}
+		if h.flags&flagEndZero == 0 {
+			h.end = r.time()
+		}
 	}
 	h.resource = r.uvarint()
 	if h.flags&flagDetail != 0 {
@@ -88,6 +97,13 @@ func (r *reader) varint() int64 {
 	v, n := binary.Varint(r.b[r.pos:])
 	r.pos += n
 	return v
+}
+
+// nanoTime reads a time flagNanoTimes wrote.
+func (r *reader) nanoTime() time.Time {
+	ns := int64(binary.LittleEndian.Uint64(r.b[r.pos:]))
+	r.pos += 8
+	return time.Unix(0, ns)
 }
 
 func (r *reader) time() time.Time {
