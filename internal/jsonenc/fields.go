@@ -102,6 +102,19 @@ func fieldOf(key string, names []string) int {
 // case, any other rune unicode.ToUpper(unicode.ToLower(r)), invalid UTF-8
 // as U+FFFD.
 func foldedEqual(a, b string) bool {
+	// ASCII a byte at a time, while both are: most keys are ASCII and
+	// share a prefix with a name (langgraph_step, langgraph_node).
+	i := 0
+	for ; i < len(a) && i < len(b); i++ {
+		ca, cb := a[i], b[i]
+		if ca|cb >= utf8.RuneSelf {
+			break
+		}
+		if ca != cb && upperASCII(ca) != upperASCII(cb) {
+			return false
+		}
+	}
+	a, b = a[i:], b[i:]
 	for a != "" && b != "" {
 		ra, na := foldedRune(a)
 		rb, nb := foldedRune(b)
@@ -113,12 +126,16 @@ func foldedEqual(a, b string) bool {
 	return a == "" && b == ""
 }
 
+func upperASCII(c byte) byte {
+	if 'a' <= c && c <= 'z' {
+		c -= 'a' - 'A'
+	}
+	return c
+}
+
 func foldedRune(s string) (rune, int) {
 	if c := s[0]; c < utf8.RuneSelf {
-		if 'a' <= c && c <= 'z' {
-			c -= 'a' - 'A'
-		}
-		return rune(c), 1
+		return rune(upperASCII(c)), 1
 	}
 	r, n := utf8.DecodeRuneInString(s)
 	return unicode.ToUpper(unicode.ToLower(r)), n
