@@ -173,7 +173,7 @@ func TestToolCallSpans(t *testing.T) {
 		for _, sp := range []sdktrace.ReadOnlySpan{c, s} {
 			attrs := map[attribute.Key]string{}
 			for _, kv := range sp.Attributes() {
-				attrs[kv.Key] = kv.Value.Emit()
+				attrs[kv.Key] = kv.Value.String()
 			}
 			for k, want := range map[attribute.Key]string{mcpcall.AttrMethodName: "tools/call", mcpcall.AttrToolName: "echo", mcpcall.AttrOperationName: "execute_tool"} {
 				if attrs[k] != want {

@@ -36,16 +36,16 @@ func TestPackedAttrRoundTrip(t *testing.T) {
 				b := otelmap.AppendPackedAttr(append([]byte(nil), prefix...), kv)
 				b = append(b, 0xee) // what follows must not be read
 				got, n := otelmap.ReadPackedAttr(b[len(prefix):])
-				if got != kv && !(got.Key == kv.Key && got.Value.Emit() == kv.Value.Emit() && got.Value.Type() == kv.Value.Type()) {
-					t.Fatalf("key of %d bytes, %s %q: read back as %s %q", len(key), v.Type(), v.Emit(), got.Value.Type(), got.Value.Emit())
+				if got != kv && !(got.Key == kv.Key && got.Value.String() == kv.Value.String() && got.Value.Type() == kv.Value.Type()) {
+					t.Fatalf("key of %d bytes, %s %q: read back as %s %q", len(key), v.Type(), v.String(), got.Value.Type(), got.Value.String())
 				}
 				if n != len(b)-len(prefix)-1 {
 					t.Fatalf("key of %d bytes, %s: read %d bytes of %d", len(key), v.Type(), n, len(b)-len(prefix)-1)
 				}
 				vb := otelmap.AppendPackedValue(append([]byte(nil), prefix...), v)
 				gotV, n := otelmap.ReadPackedValue(attribute.Key(key), vb[len(prefix):])
-				if gotV.Value.Type() != v.Type() || gotV.Value.Emit() != v.Emit() || n != len(vb)-len(prefix) {
-					t.Fatalf("value %s %q alone: read back as %s %q, %d bytes of %d", v.Type(), v.Emit(), gotV.Value.Type(), gotV.Value.Emit(), n, len(vb)-len(prefix))
+				if gotV.Value.Type() != v.Type() || gotV.Value.String() != v.String() || n != len(vb)-len(prefix) {
+					t.Fatalf("value %s %q alone: read back as %s %q, %d bytes of %d", v.Type(), v.String(), gotV.Value.Type(), gotV.Value.String(), n, len(vb)-len(prefix))
 				}
 			}
 		}

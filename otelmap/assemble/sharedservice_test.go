@@ -53,7 +53,7 @@ func urlHas(s string) func(*otelmap.Span) bool {
 		for _, kv := range sp.Attrs {
 			switch kv.Key {
 			case "url.full", "url.path", "http.route", "http.target":
-				if strings.Contains(kv.Value.Emit(), s) {
+				if strings.Contains(kv.Value.String(), s) {
 					return true
 				}
 			}

@@ -31,7 +31,7 @@ func (c *Map) Match(sp *otelmap.Span) *Rule {
 			if !ok {
 				continue
 			}
-			if r.value != nil && !r.value.MatchString(kv.Value.Emit()) {
+			if r.value != nil && !r.value.MatchString(kv.Value.String()) {
 				continue
 			}
 		}
@@ -65,7 +65,7 @@ func (v *Value) Read(sp *otelmap.Span) string {
 	if !ok {
 		return ""
 	}
-	s := kv.Value.Emit()
+	s := kv.Value.String()
 	if len(v.json) == 0 {
 		return s
 	}

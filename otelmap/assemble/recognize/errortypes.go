@@ -28,11 +28,14 @@ func ErrorTypes(sp *otelmap.Span) []string {
 	return appendErrorName(types, sp.StatusMessage)
 }
 
-// eventAttr returns e's attribute key in its Emit form.
+// eventAttr returns e's attribute key as text (attribute.Value.String:
+// a string as it is; another type as OpenTelemetry's rules for non-OTLP
+// protocols write it, which no longer makes "invalid" of a float slice
+// holding NaN, as the deprecated Emit did).
 func eventAttr(e otelmap.Event, key string) (string, bool) {
 	for _, kv := range e.Attrs {
 		if string(kv.Key) == key {
-			return kv.Value.Emit(), true
+			return kv.Value.String(), true
 		}
 	}
 	return "", false

@@ -25,7 +25,6 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
-	otelcodes "go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -151,7 +150,7 @@ func attrsText(kvs []attribute.KeyValue) string {
 				fmt.Fprintf(&b, "%x,", math.Float64bits(f))
 			}
 		default:
-			fmt.Fprintf(&b, " %q=%s:%q", kv.Key, v.Type(), v.Emit())
+			fmt.Fprintf(&b, " %q=%s:%q", kv.Key, v.Type(), v.String())
 		}
 	}
 	return b.String()
@@ -186,7 +185,7 @@ func RecordAgentTrace(t testing.TB, service string) tracetest.SpanStubs {
 		trace.WithAttributes(otelmap.AttrServerAddress.String("reviewer.local"), otelmap.AttrServerPort.Int(9010)))
 	post.End()
 	_, chat := tr.Start(ctx, "chat gpt-4o", trace.WithAttributes(otelmap.AttrGenAIOperationName.String(otelmap.OpChat)))
-	chat.SetStatus(otelcodes.Error, "rate limited")
+	chat.SetStatus(codes.Error, "rate limited")
 	chat.End()
 	root.End()
 	return mem.GetSpans()

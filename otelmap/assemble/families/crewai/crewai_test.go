@@ -30,7 +30,7 @@ func setInput(in string) func([]attribute.KeyValue) []attribute.KeyValue {
 func delegationTo(coworker string) func(*otelmap.Span) bool {
 	return func(sp *otelmap.Span) bool {
 		for _, kv := range sp.Attrs {
-			if kv.Key == "input.value" && strings.Contains(kv.Value.Emit(), `"coworker": "`+coworker+`"`) {
+			if kv.Key == "input.value" && strings.Contains(kv.Value.String(), `"coworker": "`+coworker+`"`) {
 				return true
 			}
 		}

@@ -50,9 +50,9 @@ func controlFlowType(sp *otelmap.Span, types []string) bool {
 		for _, kv := range e.Attrs {
 			switch kv.Key {
 			case "exception.type":
-				typ = kv.Value.Emit()
+				typ = kv.Value.String()
 			case "exception.message":
-				msg = kv.Value.Emit()
+				msg = kv.Value.String()
 			}
 		}
 		if typ == "Exception" && controlFlowRepr.MatchString(msg) {
@@ -71,7 +71,7 @@ func graphPlace(sp *otelmap.Span) (meta, node bool) {
 		switch {
 		case key == "metadata":
 			meta = true
-			node = node || strings.Contains(sp.Attrs[k].Value.Emit(), `"`+mdNode+`"`)
+			node = node || strings.Contains(sp.Attrs[k].Value.String(), `"`+mdNode+`"`)
 		case strings.HasPrefix(key, langsmithPrefix):
 			meta = true
 			node = node || key[len(langsmithPrefix):] == mdNode

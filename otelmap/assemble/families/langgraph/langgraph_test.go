@@ -246,7 +246,7 @@ func TestLangGraphAttacks(t *testing.T) {
 		for i := range spans {
 			spans[i].Attrs = slices.Clone(spans[i].Attrs)
 			for k, kv := range spans[i].Attrs {
-				if v := kv.Value.Emit(); strings.HasPrefix(string(kv.Key), "langfuse.observation.metadata.") && strings.HasPrefix(v, `"`) {
+				if v := kv.Value.String(); strings.HasPrefix(string(kv.Key), "langfuse.observation.metadata.") && strings.HasPrefix(v, `"`) {
 					var s string
 					if json.Unmarshal([]byte(v), &s) == nil {
 						spans[i].Attrs[k] = attribute.String(string(kv.Key), s)
