@@ -144,9 +144,3 @@ func (m *Messenger) Close() error {
 	}
 	return nil
 }
-
-func (m *Messenger) isClosed() bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.closed
-}

@@ -81,6 +81,7 @@ func TestPanicsFailOnlyTheirTask(t *testing.T) {
 	p := fastPush(t, PushOptions{CheckURL: func(raw string) error {
 		if strings.Contains(raw, "panic") {
 			var m map[string]bool
+			//lint:ignore SA5000 the panic under test
 			m[raw] = true
 		}
 		return nil

@@ -34,8 +34,7 @@ func joinGroups(ids []trace.TraceID, spansOf func(trace.TraceID) []otelmap.Span)
 	for k := range parent {
 		parent[k] = k
 	}
-	var find func(int) int
-	find = func(k int) int {
+	find := func(k int) int {
 		for parent[k] != k {
 			parent[k] = parent[parent[k]]
 			k = parent[k]

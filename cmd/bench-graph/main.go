@@ -160,7 +160,7 @@ func bench(o options, stdout, stderr io.Writer) error {
 		r := row{nodes: n, edges: len(g.Edges), values: "-"}
 		goT, err := timeGo(ctx, o, n)
 		if err != nil {
-			return fmt.Errorf("Go side, %d nodes: %w", n, err)
+			return fmt.Errorf("the Go side, %d nodes: %w", n, err)
 		}
 		r.goT = goT
 		fmt.Fprintf(stderr, "go: %d nodes: first %.4fs, best of %d %.4fs\n", n, goT.First, goT.Runs, goT.Best)

@@ -300,7 +300,7 @@ func protoEveryValueTraces() ptrace.Traces {
 		a.PutStr("s", "duplicate")
 		a.PutBool("b", true)
 		a.PutDouble("f", math.NaN())
-		a.PutDouble("g", -0.0)
+		a.PutDouble("g", math.Copysign(0, -1))
 		a.PutEmpty("empty")
 		a.PutEmptyBytes("bytes").FromRaw([]byte{0, 1, 2, 0xff})
 		m := a.PutEmptyMap("map")

@@ -58,10 +58,9 @@ type SubmitReviewOutput struct {
 type toolTask struct {
 	paper PaperView
 
-	mu       sync.Mutex
-	inCall   bool
-	answer   *coordAnswer
-	problems []string
+	mu     sync.Mutex
+	inCall bool
+	answer *coordAnswer
 }
 
 // reviewSchema is submit_review's input schema: coordAnswerSchema with
