@@ -114,18 +114,12 @@ func (d *Dict) tables() dictTables {
 // the table (added when there is room), else uvarint(len<<1) and the
 // bytes. The caller holds the Dict's lock.
 func (t *wordTable) appendWord(b []byte, w string) []byte {
-	b, _ = t.appendWordIndex(b, w)
+	t.putWordIndex(&b, w)
 	return b
 }
 
-// appendWordIndex is appendWord, and returns w's index in the table, -1
-// if it is written out.
-func (t *wordTable) appendWordIndex(b []byte, w string) ([]byte, int32) {
-	i := t.putWordIndex(&b, w)
-	return b, i
-}
-
-// putWordIndex is appendWordIndex appending to *b in place (putUvarint).
+// putWordIndex is appendWord appending to *b in place (putUvarint); it
+// returns w's index in the table, -1 if it is written out.
 func (t *wordTable) putWordIndex(b *[]byte, w string) int32 {
 	if i, ok := t.ids[w]; ok {
 		putUvarint(b, uint64(i)<<1|1)

@@ -331,7 +331,7 @@ func (p *packedSpans) pack(b []byte, sp *otelmap.Span, attrs spanAttrs, res *ote
 		p.dict.mu.Lock()
 		defer p.dict.mu.Unlock()
 	}
-	b = p.packHead(b, sp, ri, nil)
+	p.putHead(&b, sp, ri, nil)
 	switch {
 	case attrs.ok && p.dict == nil:
 		b = binary.AppendUvarint(b, uint64(attrs.count))
@@ -356,16 +356,11 @@ func (p *packedSpans) pack(b []byte, sp *otelmap.Span, attrs spanAttrs, res *ote
 	return b
 }
 
-// packHead writes the record's fields before its attributes (sp.Attrs
-// are not read), its resource at index ri (resourceIndex); the caller
-// holds the dict's lock, if there is a dict. With prevName, the name is
-// guessed from the one before (wordTable.appendWordAfter).
-func (p *packedSpans) packHead(b []byte, sp *otelmap.Span, ri int, prevName *int32) []byte {
-	p.putHead(&b, sp, ri, prevName)
-	return b
-}
-
-// putHead is packHead appending to *b in place (putUvarint).
+// putHead writes the record's fields before its attributes onto *b, in
+// place (putUvarint; sp.Attrs are not read), its resource at index ri
+// (resourceIndex); the caller holds the dict's lock, if there is a dict.
+// With prevName, the name is guessed from the one before
+// (wordTable.appendWordAfter).
 func (p *packedSpans) putHead(b *[]byte, sp *otelmap.Span, ri int, prevName *int32) {
 	flags := byte(0)
 	if sp.StatusError {
